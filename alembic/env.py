@@ -1,0 +1,78 @@
+"""Alembic environment: async engine, URL from IRIS_* settings unless the config names one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from advanced_alchemy.types import GUID, DateTimeUTC
+from sqlalchemy.engine import Connection
+from sqlalchemy.types import TypeEngine
+
+from alembic import context
+from app.persistence import models
+from app.persistence.db import VERSION_TABLE, create_engine
+from app.settings import load_settings
+
+config = context.config
+target_metadata = models.ModelRow.metadata  # every table shares advanced-alchemy's registry
+
+
+def _database_url() -> str:
+    configured = config.get_main_option("sqlalchemy.url")
+    if configured:
+        return configured
+    settings = load_settings(os.environ)
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    return settings.effective_database_url
+
+
+def _compare_type(
+    _context: Any,
+    _inspected_column: Any,
+    _metadata_column: Any,
+    _inspected_type: TypeEngine[Any],
+    metadata_type: TypeEngine[Any],
+) -> bool | None:
+    """advanced-alchemy's portable types reflect as their storage type (BINARY, DATETIME):
+    not a change. Everything else gets Alembic's normal comparison."""
+    if isinstance(metadata_type, GUID | DateTimeUTC):
+        return False
+    return None
+
+
+def _configure(connection: Connection | None = None, url: str | None = None) -> None:
+    context.configure(
+        connection=connection,
+        url=url,
+        target_metadata=target_metadata,
+        version_table=VERSION_TABLE,
+        render_as_batch=True,  # SQLite can only ALTER by copying the table
+        compare_type=_compare_type,
+        literal_binds=connection is None,
+    )
+
+
+def _run_sync(connection: Connection) -> None:
+    _configure(connection)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_async() -> None:
+    engine = create_engine(_database_url())
+    try:
+        async with engine.connect() as connection:
+            await connection.run_sync(_run_sync)
+            await connection.commit()
+    finally:
+        await engine.dispose()
+
+
+if context.is_offline_mode():
+    _configure(url=_database_url())
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    asyncio.run(_run_async())

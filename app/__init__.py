@@ -1,0 +1,1 @@
+"""Iris: a multimodal agent-chat backend (Litestar service)."""

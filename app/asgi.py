@@ -1,0 +1,52 @@
+"""The application factory: everything is built here from an explicit :class:`Settings`."""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import version
+
+from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from app.catalogue import seed_catalogue
+from app.deps import DEPENDENCIES
+from app.persistence.db import create_alchemy_config
+from app.problems import EXCEPTION_HANDLERS
+from app.routes import ROUTE_HANDLERS
+from app.settings import Settings, load_settings, prepare
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import)."""
+    settings = prepare(settings if settings is not None else load_settings(os.environ))
+    alchemy = create_alchemy_config(settings)
+
+    async def on_startup() -> None:
+        await seed_catalogue(alchemy)
+
+    return Litestar(
+        route_handlers=ROUTE_HANDLERS,
+        plugins=[SQLAlchemyPlugin(config=alchemy)],
+        dependencies=DEPENDENCIES,
+        exception_handlers=EXCEPTION_HANDLERS,
+        on_startup=[on_startup],
+        state=State({"settings": settings, "alchemy": alchemy}),
+        openapi_config=OpenAPIConfig(
+            title="Iris",
+            version=version("iris"),
+            description="Multimodal agent-chat backend: text and images in, AG-UI 1.0 events out.",
+            path="/schema",
+            render_plugins=[SwaggerRenderPlugin()],
+            components=Components(
+                security_schemes={
+                    "BearerToken": SecurityScheme(type="http", scheme="bearer", bearer_format="JWT")
+                }
+            ),
+        ),
+        request_max_body_size=settings.max_request_bytes,
+        debug=settings.debug,
+    )

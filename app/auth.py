@@ -1,0 +1,113 @@
+"""Bearer JWTs (HS256, Supabase-compatible claims) and the principal they carry.
+
+A principal's ``user_id`` ends up in storage paths (``agent-inputs/{userId}/…``), so it is
+checked against a strict alphabet here, once, rather than escaped everywhere else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from typing import Any, Literal
+
+import jwt
+import msgspec
+from litestar import Request
+
+from app.errors import Forbidden, Unauthorized
+
+Role = Literal["user", "admin", "guest"]
+
+_USER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_ADMIN_ROLES = frozenset({"admin", "service_role"})
+DEV_TOKEN_TTL = dt.timedelta(days=30)
+
+
+class Principal(msgspec.Struct, frozen=True, kw_only=True):
+    """Who is calling: the JWT ``sub`` and what the token lets them do."""
+
+    user_id: str
+    role: Role
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+    @property
+    def is_guest(self) -> bool:
+        return self.role == "guest"
+
+
+def issue_token(
+    secret: str,
+    user_id: str,
+    *,
+    role: Role = "user",
+    ttl: dt.timedelta = DEV_TOKEN_TTL,
+    audience: str = "authenticated",
+) -> str:
+    """Sign a token with the claims Supabase Auth would put in it."""
+    if not _USER_ID.fullmatch(user_id):
+        raise ValueError(f"user id {user_id!r} must match {_USER_ID.pattern}")
+    now = dt.datetime.now(dt.UTC)
+    claims: dict[str, Any] = {
+        "sub": user_id,
+        "aud": audience,
+        "iat": int(now.timestamp()),
+        "exp": int((now + ttl).timestamp()),
+        # Supabase puts "authenticated" here for every signed-in user, anonymous ones included.
+        "role": "admin" if role == "admin" else "authenticated",
+        "is_anonymous": role == "guest",
+    }
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def issue_guest_token(secret: str, *, ttl: dt.timedelta, audience: str) -> tuple[str, str, dt.datetime]:
+    """A fresh anonymous identity: ``(token, user_id, expires_at)``."""
+    user_id = f"guest-{uuid.uuid4().hex}"
+    token = issue_token(secret, user_id, role="guest", ttl=ttl, audience=audience)
+    return token, user_id, dt.datetime.now(dt.UTC) + ttl
+
+
+def decode_token(secret: str, token: str, *, audience: str) -> Principal:
+    """Verify signature, expiry and audience; map the claims to a :class:`Principal`."""
+    try:
+        claims = jwt.decode(
+            token,
+            secret,
+            algorithms=["HS256"],
+            audience=audience,
+            options={"require": ["sub", "exp", "aud"]},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise Unauthorized("The token has expired.", code="token_expired") from exc
+    except jwt.InvalidTokenError as exc:
+        raise Unauthorized("The token is not valid.", code="invalid_token") from exc
+    sub = claims.get("sub")
+    if not isinstance(sub, str) or not _USER_ID.fullmatch(sub):
+        raise Unauthorized("The token's subject is not a usable user id.", code="invalid_token")
+    role: Role
+    if claims.get("role") in _ADMIN_ROLES:
+        role = "admin"
+    elif claims.get("is_anonymous") is True:
+        role = "guest"
+    else:
+        role = "user"
+    return Principal(user_id=sub, role=role)
+
+
+def bearer_token(request: Request[Any, Any, Any]) -> str:
+    """The token from ``Authorization: Bearer …``, or 401."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Send 'Authorization: Bearer <token>'.", code="missing_token")
+    return token.strip()
+
+
+def require_admin(principal: Principal) -> Principal:
+    """The principal if it is an admin, else 403."""
+    if not principal.is_admin:
+        raise Forbidden("This needs the admin role.", code="admin_required")
+    return principal

@@ -1,0 +1,146 @@
+"""The default agent and models every fresh install starts with."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
+from sqlalchemy.exc import IntegrityError
+
+from app.errors import Unprocessable
+from app.persistence.db import session_scope
+from app.persistence.models import Agent, ModelRow
+from app.persistence.repositories import AgentRepository, ModelRepository
+from app.schemas.catalogue import AgentModel, AgentModels, ModelCapabilities, ModelOut
+from app.settings import Settings
+
+log = logging.getLogger("iris.catalogue")
+
+DEFAULT_AGENT_SLUG = "default"
+
+
+def default_models() -> list[ModelRow]:
+    """The two offline local test models; the vision one is the default."""
+    return [
+        ModelRow(
+            name="Local vision (offline test model)",
+            provider="local",
+            model_id="vision",
+            type="vision",
+            supports_tools=True,
+            guest_visible=True,
+            options={},
+        ),
+        ModelRow(
+            name="Local text (offline test model)",
+            provider="local",
+            model_id="text",
+            type="text",
+            supports_tools=True,
+            guest_visible=True,
+            options={},
+        ),
+    ]
+
+
+async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
+    """Insert the defaults when the catalogue is empty; returns whether it did.
+
+    Several processes may start at once against one database: the loser of the race hits a
+    unique constraint, rolls back and finds the winner's rows.
+    """
+    try:
+        async with session_scope(config) as session:
+            models = ModelRepository(session=session)
+            agents = AgentRepository(session=session)
+            if await models.count() or await agents.count():
+                return False
+            rows = await models.add_many(default_models())
+            await agents.add(
+                Agent(
+                    slug=DEFAULT_AGENT_SLUG,
+                    name="Iris",
+                    system_prompt="You are Iris, a helpful assistant that can look at images.",
+                    default_model_id=rows[0].id,
+                    guest_access=True,
+                    enabled_tools=[],
+                )
+            )
+    except IntegrityError:
+        log.info("another process seeded the catalogue first")
+        return False
+    log.info("seeded the default agent and models")
+    return True
+
+
+_SECRET_KEY = re.compile(r"api[_-]?key|secret|token|password|authorization|credential", re.IGNORECASE)
+
+
+def reject_secrets(options: Mapping[str, Any], path: str = "options") -> None:
+    """Refuse option keys that look like credentials: secrets live in the environment, not the database."""
+    for key, value in options.items():
+        where = f"{path}.{key}"
+        if _SECRET_KEY.search(key):
+            raise Unprocessable(
+                f"'{where}' looks like a credential; set the vendor's environment variable instead.",
+                code="secret_in_options",
+                field=where,
+            )
+        if isinstance(value, Mapping):
+            reject_secrets(value, where)
+
+
+def capabilities_of(row: ModelRow, settings: Settings) -> ModelCapabilities:
+    """Capabilities from the catalogue row and the deployment's limits."""
+    return ModelCapabilities(
+        vision=row.type != "text",
+        tools=row.supports_tools,
+        max_images=row.max_images if row.max_images is not None else settings.max_images_per_message,
+        max_image_bytes=row.max_image_bytes or settings.max_image_bytes,
+    )
+
+
+def model_out(row: ModelRow, settings: Settings, *, with_options: bool) -> ModelOut:
+    """The API view of a catalogue row."""
+    return ModelOut(
+        id=str(row.id),
+        ref=row.ref,
+        name=row.name,
+        provider=row.provider,
+        model_id=row.model_id,
+        type=row.type,
+        supports_tools=row.supports_tools,
+        enabled=row.enabled,
+        guest_visible=row.guest_visible,
+        capabilities=capabilities_of(row, settings),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        max_images=row.max_images,
+        max_image_bytes=row.max_image_bytes,
+        options=dict(row.options) if with_options else None,
+    )
+
+
+def agent_model(row: ModelRow) -> AgentModel:
+    """The model-picker view of a catalogue row (seed 002 §4.5, ``type`` included)."""
+    return AgentModel(
+        id=str(row.id),
+        name=row.name,
+        model_id=row.model_id,
+        provider=row.provider,
+        provider_name=row.provider,
+        supports_tools=row.supports_tools,
+        type=row.type,
+    )
+
+
+def picker_models(visible: Sequence[ModelRow], default: ModelRow | None) -> AgentModels:
+    """Guest-visible models, plus the agent's default when it is not among them (seed 002's fix-up)."""
+    entries = [agent_model(row) for row in visible]
+    if default is not None and default.enabled and all(row.id != default.id for row in visible):
+        entries.append(agent_model(default))
+    usable_default = default if default is not None and default.enabled else None
+    return AgentModels(models=entries, default_model_id=str(usable_default.id) if usable_default else None)

@@ -1,0 +1,76 @@
+"""Dependency providers: app-scoped objects from ``app.state``, the caller, and repositories.
+
+Every route that needs a caller asks for ``principal`` (any valid token) or ``admin``; there is
+no other way to authenticate, so the checks live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal, bearer_token, decode_token, require_admin
+from app.persistence.repositories import (
+    AgentRepository,
+    MessageRepository,
+    ModelRepository,
+    RunRepository,
+    SessionRepository,
+    UploadRepository,
+)
+from app.settings import Settings
+
+
+def provide_settings(state: State) -> Settings:
+    settings: Settings = state.settings
+    return settings
+
+
+def provide_principal(request: Request[Any, Any, Any], settings: NamedDependency[Settings]) -> Principal:
+    assert settings.jwt_secret, "prepare() fills the secret before the app starts"
+    return decode_token(settings.jwt_secret, bearer_token(request), audience=settings.jwt_audience)
+
+
+def provide_admin(principal: NamedDependency[Principal]) -> Principal:
+    return require_admin(principal)
+
+
+def provide_models(db_session: NamedDependency[AsyncSession]) -> ModelRepository:
+    return ModelRepository(session=db_session)
+
+
+def provide_agents(db_session: NamedDependency[AsyncSession]) -> AgentRepository:
+    return AgentRepository(session=db_session)
+
+
+def provide_sessions(db_session: NamedDependency[AsyncSession]) -> SessionRepository:
+    return SessionRepository(session=db_session)
+
+
+def provide_messages(db_session: NamedDependency[AsyncSession]) -> MessageRepository:
+    return MessageRepository(session=db_session)
+
+
+def provide_runs(db_session: NamedDependency[AsyncSession]) -> RunRepository:
+    return RunRepository(session=db_session)
+
+
+def provide_uploads(db_session: NamedDependency[AsyncSession]) -> UploadRepository:
+    return UploadRepository(session=db_session)
+
+
+DEPENDENCIES: dict[str, Provide] = {
+    "settings": Provide(provide_settings, sync_to_thread=False),
+    "principal": Provide(provide_principal, sync_to_thread=False),
+    "admin": Provide(provide_admin, sync_to_thread=False),
+    "models": Provide(provide_models, sync_to_thread=False),
+    "agents": Provide(provide_agents, sync_to_thread=False),
+    "sessions": Provide(provide_sessions, sync_to_thread=False),
+    "messages": Provide(provide_messages, sync_to_thread=False),
+    "runs": Provide(provide_runs, sync_to_thread=False),
+    "uploads": Provide(provide_uploads, sync_to_thread=False),
+}

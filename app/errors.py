@@ -1,0 +1,101 @@
+"""The one error hierarchy. Every error a client can see is an :class:`IrisError`.
+
+Each subclass fixes an HTTP status and a default stable ``code``; raise sites may give a more
+specific ``code`` (``model_lacks_vision``, ``thread_not_found`` …) and the ``field`` that failed.
+``app.problems`` turns them, and Litestar's own exceptions, into RFC 9457 problem+json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+
+class IrisError(Exception):
+    """Base of all client-visible errors."""
+
+    status_code: ClassVar[int] = 400
+    default_code: ClassVar[str] = "bad_request"
+    title: ClassVar[str] = "Bad request"
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        code: str | None = None,
+        field: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code or self.default_code
+        self.field = field
+        self.extra = dict(extra or {})
+
+
+class BadRequest(IrisError):
+    """The request is malformed in a way no field-level rule describes."""
+
+
+class Unauthorized(IrisError):
+    """No usable bearer token."""
+
+    status_code = 401
+    default_code = "unauthorized"
+    title = "Authentication required"
+
+
+class Forbidden(IrisError):
+    """Authenticated, but this principal may not do this."""
+
+    status_code = 403
+    default_code = "forbidden"
+    title = "Forbidden"
+
+
+class NotFound(IrisError):
+    """Absent, or owned by someone else (the two are indistinguishable on purpose)."""
+
+    status_code = 404
+    default_code = "not_found"
+    title = "Not found"
+
+
+class Conflict(IrisError):
+    """The request contradicts what is stored (duplicate key, resource in use)."""
+
+    status_code = 409
+    default_code = "conflict"
+    title = "Conflict"
+
+
+class PayloadTooLarge(IrisError):
+    """A body or file is over its limit."""
+
+    status_code = 413
+    default_code = "request_too_large"
+    title = "Payload too large"
+
+
+class UnsupportedMediaType(IrisError):
+    """The bytes are not a type Iris accepts."""
+
+    status_code = 415
+    default_code = "unsupported_media_type"
+    title = "Unsupported media type"
+
+
+class Unprocessable(IrisError):
+    """Well-formed, but breaks a rule (validation, capability, URL policy)."""
+
+    status_code = 422
+    default_code = "validation_failed"
+    title = "Unprocessable content"
+
+
+class ServiceUnavailable(IrisError):
+    """A dependency (database, migrations) is not ready."""
+
+    status_code = 503
+    default_code = "not_ready"
+    title = "Service unavailable"

@@ -1,0 +1,1 @@
+"""Tables, repositories and the database configuration."""

@@ -1,0 +1,139 @@
+"""ORM tables. Ids are UUIDv7, timestamps UTC, JSON columns portable (JSON on SQLite, JSONB on PostgreSQL).
+
+Owners are the JWT ``sub`` (users live in the identity provider, not here), so ``owner_id`` is a
+plain string, not a foreign key. Client-chosen ids (AG-UI ``runId`` and message ids) are kept in
+``external_id`` beside our own UUID primary keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from uuid import UUID
+
+from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
+from advanced_alchemy.types import DateTimeUTC, JsonB
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+
+class ModelRow(UUIDv7AuditBase):
+    """A model in the catalogue: which provider plugin serves it and what it can take."""
+
+    __tablename__ = "models"
+    __table_args__ = (UniqueConstraint("provider", "model_id", name="uq_models_provider_model_id"),)
+
+    name: Mapped[str] = mapped_column(String(200))
+    provider: Mapped[str] = mapped_column(String(64))
+    model_id: Mapped[str] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(16))
+    supports_tools: Mapped[bool] = mapped_column(Boolean, default=False)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    guest_visible: Mapped[bool] = mapped_column(Boolean, default=False)
+    options: Mapped[dict[str, Any]] = mapped_column(JsonB, default=dict)
+    max_images: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_image_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    @property
+    def ref(self) -> str:
+        """``provider/modelId``, the human-readable way to name a model in requests."""
+        return f"{self.provider}/{self.model_id}"
+
+
+class Agent(UUIDv7AuditBase):
+    """An agent the frontend chats with (seed 002's ``agentSlug``)."""
+
+    __tablename__ = "agents"
+
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    system_prompt: Mapped[str] = mapped_column(Text, default="")
+    default_model_id: Mapped[UUID | None] = mapped_column(
+        ForeignKey("models.id", ondelete="RESTRICT"), nullable=True
+    )
+    guest_access: Mapped[bool] = mapped_column(Boolean, default=False)
+    enabled_tools: Mapped[list[str]] = mapped_column(JsonB, default=list)
+
+
+class ChatSession(UUIDv7AuditBase):
+    """A conversation: the AG-UI thread and seed 002's session are the same row."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (Index("ix_sessions_owner_agent_activity", "owner_id", "agent_id", "last_activity_at"),)
+
+    owner_id: Mapped[str] = mapped_column(String(128))
+    agent_id: Mapped[UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
+    model_id: Mapped[UUID | None] = mapped_column(ForeignKey("models.id", ondelete="SET NULL"), nullable=True)
+    title: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    last_activity_at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class Run(UUIDv7AuditBase):
+    """One agent run on a thread; its events live in ``run_events``."""
+
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_session_status", "session_id", "status"),)
+
+    external_id: Mapped[str] = mapped_column(String(128), unique=True)
+    session_id: Mapped[UUID] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    owner_id: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16))
+    model_id: Mapped[UUID | None] = mapped_column(ForeignKey("models.id", ondelete="SET NULL"), nullable=True)
+    model_ref: Mapped[str | None] = mapped_column(String(270), nullable=True)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
+    pending_interrupts: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonB, nullable=True)
+
+
+class Message(UUIDv7AuditBase):
+    """One message of a session. ``parts`` holds canonical parts only, never a signed URL."""
+
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("session_id", "position", name="uq_messages_session_id_position"),
+        UniqueConstraint("session_id", "external_id", name="uq_messages_session_id_external_id"),
+    )
+
+    session_id: Mapped[UUID] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    external_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text, default="")
+    parts: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonB, nullable=True)
+    # "metadata" is reserved on declarative classes, so the attribute is ``meta``.
+    meta: Mapped[dict[str, Any]] = mapped_column("metadata", JsonB, default=dict)
+    run_id: Mapped[UUID | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"), nullable=True)
+    position: Mapped[int] = mapped_column(Integer)
+    superseded_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+
+
+class RunEvent(BigIntBase):
+    """One AG-UI event of a run, as sent (its ``sequence`` is the SSE ``id:``)."""
+
+    __tablename__ = "run_events"
+    __table_args__ = (UniqueConstraint("run_id", "sequence", name="uq_run_events_run_id_sequence"),)
+
+    run_id: Mapped[UUID] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    sequence: Mapped[int] = mapped_column(Integer)
+    event: Mapped[dict[str, Any]] = mapped_column(JsonB)
+
+
+class Upload(UUIDv7AuditBase):
+    """An image a user uploaded for a thread. The thread may not exist yet, so no foreign key."""
+
+    __tablename__ = "uploads"
+    __table_args__ = (Index("ix_uploads_owner_thread", "owner_id", "thread_id"),)
+
+    owner_id: Mapped[str] = mapped_column(String(128))
+    thread_id: Mapped[UUID] = mapped_column()
+    bucket: Mapped[str] = mapped_column(String(100))
+    path: Mapped[str] = mapped_column(String(500), unique=True)
+    mime_type: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(255), default="")
+    size: Mapped[int] = mapped_column(Integer)
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))

@@ -1,0 +1,279 @@
+"""Repositories: advanced-alchemy's async repository plus the named queries the service needs.
+
+Controllers never build SQL; they call these methods.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+from uuid import UUID
+
+from advanced_alchemy.repository import SQLAlchemyAsyncRepository
+from sqlalchemy import func, insert, select, update
+
+from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run, RunEvent, Upload
+
+
+def utcnow() -> dt.datetime:
+    """Timezone-aware now; every timestamp Iris writes is UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+def parse_uuid(value: str) -> UUID | None:
+    """``UUID(value)`` or ``None`` for anything that is not one (ids in paths are untrusted)."""
+    try:
+        return UUID(value)
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
+    """The model catalogue."""
+
+    model_type = ModelRow
+
+    async def list_catalogue(self, *, include_disabled: bool) -> Sequence[ModelRow]:
+        """Models ordered by provider and name; disabled ones only when asked."""
+        stmt = select(ModelRow).order_by(ModelRow.provider, ModelRow.name)
+        if not include_disabled:
+            stmt = stmt.where(ModelRow.enabled.is_(True))
+        return (await self.session.scalars(stmt)).all()
+
+    async def list_guest_visible(self) -> Sequence[ModelRow]:
+        """Enabled models marked guest-visible, the list seed 002's model picker shows."""
+        stmt = (
+            select(ModelRow)
+            .where(ModelRow.enabled.is_(True), ModelRow.guest_visible.is_(True))
+            .order_by(ModelRow.provider, ModelRow.name)
+        )
+        return (await self.session.scalars(stmt)).all()
+
+    async def get_by_ref(self, ref: str) -> ModelRow | None:
+        """A model by its UUID or by ``provider/modelId`` (split on the first slash)."""
+        as_uuid = parse_uuid(ref)
+        if as_uuid is not None:
+            return await self.get_one_or_none(id=as_uuid)
+        provider, sep, model_id = ref.partition("/")
+        if not sep or not provider or not model_id:
+            return None
+        return await self.get_one_or_none(provider=provider, model_id=model_id)
+
+
+class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
+    """Agents, looked up by slug."""
+
+    model_type = Agent
+
+    async def get_by_slug(self, slug: str) -> Agent | None:
+        """The agent with this slug, or ``None``."""
+        return await self.get_one_or_none(slug=slug)
+
+    async def uses_model(self, model_id: UUID) -> bool:
+        """Whether any agent has this model as its default (it may then not be deleted)."""
+        return await self.exists(default_model_id=model_id)
+
+
+class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
+    """Sessions (threads). Deleted sessions are invisible to every method here."""
+
+    model_type = ChatSession
+
+    async def get_owned(self, session_id: UUID, owner_id: str) -> ChatSession | None:
+        """The session if it exists, is not deleted and belongs to ``owner_id``; else ``None``."""
+        return await self.get_one_or_none(
+            ChatSession.id == session_id,
+            ChatSession.owner_id == owner_id,
+            ChatSession.deleted_at.is_(None),
+        )
+
+    async def exists_for_other_owner(self, session_id: UUID, owner_id: str) -> bool:
+        """Whether the id is taken by someone else (deleted sessions still hold their id)."""
+        return await self.exists(ChatSession.id == session_id, ChatSession.owner_id != owner_id)
+
+    async def list_for_owner(
+        self, owner_id: str, agent_id: UUID, *, limit: int = 50, offset: int = 0
+    ) -> Sequence[ChatSession]:
+        """A user's sessions with one agent, most recently active first."""
+        stmt = (
+            select(ChatSession)
+            .where(
+                ChatSession.owner_id == owner_id,
+                ChatSession.agent_id == agent_id,
+                ChatSession.deleted_at.is_(None),
+            )
+            .order_by(ChatSession.last_activity_at.desc(), ChatSession.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return (await self.session.scalars(stmt)).all()
+
+    async def create_for_owner(
+        self, session_id: UUID, owner_id: str, agent_id: UUID, model_id: UUID | None
+    ) -> ChatSession:
+        """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``)."""
+        return await self.add(
+            ChatSession(
+                id=session_id,
+                owner_id=owner_id,
+                agent_id=agent_id,
+                model_id=model_id,
+                last_activity_at=utcnow(),
+            )
+        )
+
+    async def touch(self, session: ChatSession) -> None:
+        """Record activity now (the sessions list sorts by it)."""
+        session.last_activity_at = utcnow()
+        await self.session.flush()
+
+    async def soft_delete(self, session: ChatSession) -> None:
+        """Hide the session; nothing is hard-deleted."""
+        session.deleted_at = utcnow()
+        await self.session.flush()
+
+
+class MessageRepository(SQLAlchemyAsyncRepository[Message]):
+    """Messages of a session, ordered by ``position``."""
+
+    model_type = Message
+
+    async def append(
+        self,
+        session_id: UUID,
+        *,
+        role: str,
+        content: str,
+        parts: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        run_id: UUID | None = None,
+        external_id: str | None = None,
+    ) -> Message:
+        """Add a message after the last one of the session (superseded rows keep their positions)."""
+        last = await self.session.scalar(
+            select(func.max(Message.position)).where(Message.session_id == session_id)
+        )
+        return await self.add(
+            Message(
+                session_id=session_id,
+                role=role,
+                content=content,
+                parts=parts,
+                meta=meta or {},
+                run_id=run_id,
+                external_id=external_id,
+                position=0 if last is None else last + 1,
+            )
+        )
+
+    async def active_history(self, session_id: UUID) -> Sequence[Message]:
+        """Every message that still counts (not superseded), oldest first: the model's context."""
+        stmt = (
+            select(Message)
+            .where(Message.session_id == session_id, Message.superseded_at.is_(None))
+            .order_by(Message.position)
+        )
+        return (await self.session.scalars(stmt)).all()
+
+    async def list_page(
+        self,
+        session_id: UUID,
+        *,
+        include_superseded: bool = False,
+        after_position: int = -1,
+        limit: int = 100,
+    ) -> Sequence[Message]:
+        """A page of history after ``after_position``, oldest first."""
+        stmt = select(Message).where(Message.session_id == session_id, Message.position > after_position)
+        if not include_superseded:
+            stmt = stmt.where(Message.superseded_at.is_(None))
+        stmt = stmt.order_by(Message.position).limit(limit)
+        return (await self.session.scalars(stmt)).all()
+
+    async def stored_external_ids(self, session_id: UUID, external_ids: Iterable[str]) -> set[str]:
+        """Which of these client message ids the session already holds."""
+        wanted = list(external_ids)
+        if not wanted:
+            return set()
+        stmt = select(Message.external_id).where(
+            Message.session_id == session_id, Message.external_id.in_(wanted)
+        )
+        return {value for value in (await self.session.scalars(stmt)).all() if value is not None}
+
+    async def supersede_from(self, session_id: UUID, position: int) -> int:
+        """Mark every live message at or after ``position`` superseded; returns how many."""
+        result = await self.session.execute(
+            update(Message)
+            .where(
+                Message.session_id == session_id,
+                Message.position >= position,
+                Message.superseded_at.is_(None),
+            )
+            .values(superseded_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+
+class RunRepository(SQLAlchemyAsyncRepository[Run]):
+    """Runs, found by the client's ``runId``."""
+
+    model_type = Run
+
+    async def get_by_external_id(self, external_id: str) -> Run | None:
+        """The run the client named, or ``None``."""
+        return await self.get_one_or_none(external_id=external_id)
+
+    async def active_for_session(self, session_id: UUID) -> Run | None:
+        """The session's run that is still going, if any."""
+        stmt = (
+            select(Run)
+            .where(Run.session_id == session_id, Run.status == "running")
+            .order_by(Run.started_at.desc())
+            .limit(1)
+        )
+        return (await self.session.scalars(stmt)).first()
+
+
+class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
+    """A run's event log, appended in batches and replayed by sequence."""
+
+    model_type = RunEvent
+
+    async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, dict[str, Any]]]) -> None:
+        """Insert ``(sequence, event)`` pairs in one statement."""
+        if not events:
+            return
+        await self.session.execute(
+            insert(RunEvent),
+            [{"run_id": run_id, "sequence": seq, "event": event} for seq, event in events],
+        )
+
+    async def list_after(self, run_id: UUID, after: int, *, limit: int = 500) -> Sequence[RunEvent]:
+        """Events with ``sequence > after``, in order."""
+        stmt = (
+            select(RunEvent)
+            .where(RunEvent.run_id == run_id, RunEvent.sequence > after)
+            .order_by(RunEvent.sequence)
+            .limit(limit)
+        )
+        return (await self.session.scalars(stmt)).all()
+
+
+class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
+    """Upload records; every lookup is scoped to an owner."""
+
+    model_type = Upload
+
+    async def get_owned(self, upload_id: UUID, owner_id: str) -> Upload | None:
+        """The upload if ``owner_id`` made it."""
+        return await self.get_one_or_none(id=upload_id, owner_id=owner_id)
+
+    async def get_by_path(self, owner_id: str, thread_id: UUID, bucket: str, path: str) -> Upload | None:
+        """The upload stored at ``bucket/path`` by this owner for this thread."""
+        return await self.get_one_or_none(owner_id=owner_id, thread_id=thread_id, bucket=bucket, path=path)
+
+    async def thread_used_by_other_owner(self, thread_id: UUID, owner_id: str) -> bool:
+        """Whether someone else already uploaded into this thread id."""
+        return await self.exists(Upload.thread_id == thread_id, Upload.owner_id != owner_id)

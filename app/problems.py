@@ -1,0 +1,182 @@
+"""RFC 9457 problem+json for every error, ours and Litestar's, so clients parse one shape."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from advanced_alchemy.exceptions import (
+    DuplicateKeyError,
+    ForeignKeyError,
+    IntegrityError,
+    NotFoundError,
+    RepositoryError,
+)
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.types import ExceptionHandlersMap
+
+from app.errors import Conflict, IrisError, NotFound
+from providers.wire import WireStruct
+
+log = logging.getLogger("iris.errors")
+
+PROBLEM_JSON = "application/problem+json"
+
+# Litestar raises these for requests that never reach a handler; the codes are part of the API.
+_HTTP_STATUS_CODES: dict[int, str] = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "route_not_found",
+    405: "method_not_allowed",
+    413: "request_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+
+class FieldError(WireStruct, omit_defaults=True):
+    """One failed field of a validation error."""
+
+    field: str | None = None
+    message: str = ""
+    source: str | None = None
+
+
+class Problem(WireStruct, omit_defaults=True):
+    """An RFC 9457 problem document with Iris's stable ``code`` extension."""
+
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str | None = None
+    instance: str | None = None
+    field: str | None = None
+    errors: list[FieldError] | None = None
+    extra: dict[str, Any] | None = None
+
+
+def _response(problem: Problem, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(
+        content=msgspec.json.encode(problem),
+        status_code=problem.status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
+    )
+
+
+def problem(
+    request: Request[Any, Any, Any],
+    *,
+    status: int,
+    code: str,
+    title: str,
+    detail: str | None,
+    field: str | None = None,
+    errors: list[FieldError] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Problem:
+    """Build the problem document for ``request``; ``type`` is a stable URN per code."""
+    return Problem(
+        type=f"urn:iris:problem:{code}",
+        title=title,
+        status=status,
+        code=code,
+        detail=detail,
+        instance=request.url.path,
+        field=field,
+        errors=errors,
+        extra=extra or None,
+    )
+
+
+def _iris_error(request: Request[Any, Any, Any], exc: IrisError) -> Response[bytes]:
+    headers = {"WWW-Authenticate": 'Bearer realm="iris"'} if exc.status_code == 401 else None
+    body = problem(
+        request,
+        status=exc.status_code,
+        code=exc.code,
+        title=exc.title,
+        detail=exc.detail,
+        field=exc.field,
+        extra=exc.extra,
+    )
+    return _response(body, headers)
+
+
+def _field_errors(extra: Any) -> list[FieldError]:
+    if not isinstance(extra, list):
+        return []
+    out: list[FieldError] = []
+    for item in extra:
+        if isinstance(item, dict):
+            out.append(
+                FieldError(
+                    field=_str_or_none(item.get("key")),
+                    message=str(item.get("message", "")),
+                    source=_str_or_none(item.get("source")),
+                )
+            )
+    return out
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[bytes]:
+    errors = _field_errors(exc.extra)
+    first = next((e.field for e in errors if e.field), None)
+    detail = "; ".join(f"{e.field}: {e.message}" if e.field else e.message for e in errors) or exc.detail
+    # Without field errors Litestar could not even decode the body (malformed JSON, bad multipart).
+    body = problem(
+        request,
+        status=422 if errors else 400,
+        code="validation_failed" if errors else "malformed_body",
+        title="Request validation failed" if errors else "Malformed request body",
+        detail=detail,
+        field=first,
+        errors=errors or None,
+    )
+    return _response(body)
+
+
+def _http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:
+    status = exc.status_code
+    if status >= 500:
+        return _internal_error(request, exc)
+    code = _HTTP_STATUS_CODES.get(status, "http_error")
+    body = problem(request, status=status, code=code, title=exc.detail or "Error", detail=exc.detail)
+    return _response(body, exc.headers)
+
+
+def _repository_error(request: Request[Any, Any, Any], exc: RepositoryError) -> Response[bytes]:
+    if isinstance(exc, NotFoundError):
+        return _iris_error(request, NotFound("The resource does not exist."))
+    if isinstance(exc, DuplicateKeyError | IntegrityError | ForeignKeyError):
+        return _iris_error(request, Conflict("The change conflicts with stored data."))
+    return _internal_error(request, exc)
+
+
+def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    body = problem(
+        request,
+        status=500,
+        code="internal_error",
+        title="Internal server error",
+        detail="Something went wrong on our side; it has been logged.",
+    )
+    return _response(body)
+
+
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    IrisError: _iris_error,
+    ValidationException: _validation_error,
+    HTTPException: _http_exception,
+    RepositoryError: _repository_error,
+    Exception: _internal_error,
+}

@@ -1,0 +1,10 @@
+"""HTTP controllers. They hold no SQL and no vendor code: repositories and services do the work."""
+
+from __future__ import annotations
+
+from app.routes.agents import AgentController
+from app.routes.auth import AuthController
+from app.routes.health import HealthController
+from app.routes.models import ModelController
+
+ROUTE_HANDLERS = [HealthController, AuthController, ModelController, AgentController]

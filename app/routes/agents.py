@@ -1,0 +1,34 @@
+"""Agent-scoped endpoints of seed 002's chat surface (more arrive with the chat issue)."""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from app.catalogue import picker_models
+from app.errors import NotFound
+from app.persistence.repositories import AgentRepository, ModelRepository
+from app.schemas.catalogue import AgentModels
+
+
+class AgentController(Controller):
+    """``/api/agents/{slug}``."""
+
+    path = "/api/agents/{slug:str}"
+    tags = ["Agents"]
+    signature_types = [AgentRepository, ModelRepository]
+
+    @get("/models", operation_id="ListAgentModels")
+    async def list_models(
+        self,
+        slug: FromPath[str],
+        agents: NamedDependency[AgentRepository],
+        models: NamedDependency[ModelRepository],
+    ) -> AgentModels:
+        """Guest-visible models with their ``type``, plus the agent's default model (public)."""
+        agent = await agents.get_by_slug(slug)
+        if agent is None:
+            raise NotFound(f"No agent '{slug}'.", code="agent_not_found")
+        default = await models.get_one_or_none(id=agent.default_model_id) if agent.default_model_id else None
+        return picker_models(await models.list_guest_visible(), default)

@@ -1,0 +1,42 @@
+"""Liveness and readiness."""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.datastructures import State
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.errors import ServiceUnavailable
+from app.migrations import current_revisions, head_revisions
+from app.schemas.system import Health, Readiness
+
+
+class HealthController(Controller):
+    """Probes for load balancers and orchestrators; no auth."""
+
+    tags = ["Health"]
+
+    @get("/healthz", operation_id="Healthz")
+    async def healthz(self) -> Health:
+        """The process is up."""
+        return Health(status="ok")
+
+    @get("/readyz", operation_id="Readyz")
+    async def readyz(self, state: State) -> Readiness:
+        """The database answers and its schema is at the migrations' head."""
+        engine = state.alchemy.get_engine()
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            current = await current_revisions(engine)
+        except (SQLAlchemyError, OSError) as exc:
+            raise ServiceUnavailable("The database is not reachable.", code="database_unreachable") from exc
+        head = head_revisions()
+        if current != head:
+            raise ServiceUnavailable(
+                f"The database is at {sorted(current) or 'no revision'}, migrations are at {sorted(head)}: "
+                "run `just migrate`.",
+                code="migrations_pending",
+            )
+        return Readiness(status="ready", database="ok", revision=sorted(current), head=sorted(head))

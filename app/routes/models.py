@@ -1,0 +1,102 @@
+"""The model catalogue: everyone signed in reads it, admins change it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from uuid import UUID
+
+import msgspec
+from litestar import Controller, delete, get, patch, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+
+from app.auth import Principal
+from app.catalogue import model_out, reject_secrets
+from app.errors import Conflict, NotFound
+from app.persistence.models import ModelRow
+from app.persistence.repositories import AgentRepository, ModelRepository
+from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
+from app.settings import Settings
+
+
+class ModelController(Controller):
+    """``/api/models``."""
+
+    path = "/api/models"
+    tags = ["Models"]
+    security = [{"BearerToken": []}]
+    signature_types = [Principal, ModelRepository, AgentRepository, Settings]
+
+    @get("/", operation_id="ListModels")
+    async def list_models(
+        self,
+        principal: NamedDependency[Principal],
+        models: NamedDependency[ModelRepository],
+        settings: NamedDependency[Settings],
+    ) -> ModelList:
+        """Enabled models (admins also see disabled ones; guests only guest-visible ones)."""
+        rows: Sequence[ModelRow]
+        if principal.is_guest:
+            rows = await models.list_guest_visible()
+        else:
+            rows = await models.list_catalogue(include_disabled=principal.is_admin)
+        return ModelList(models=[model_out(r, settings, with_options=principal.is_admin) for r in rows])
+
+    @post("/", operation_id="CreateModel", status_code=201)
+    async def create_model(
+        self,
+        admin: NamedDependency[Principal],
+        data: JSONBody[ModelCreate],
+        models: NamedDependency[ModelRepository],
+        settings: NamedDependency[Settings],
+    ) -> ModelOut:
+        """Add a model to the catalogue."""
+        reject_secrets(data.options)
+        if await models.exists(provider=data.provider, model_id=data.model_id):
+            raise Conflict(
+                f"{data.provider}/{data.model_id} is already in the catalogue.", code="model_exists"
+            )
+        row = await models.add(ModelRow(**msgspec.structs.asdict(data)))
+        return model_out(row, settings, with_options=True)
+
+    @patch("/{model_id:uuid}", operation_id="UpdateModel")
+    async def update_model(
+        self,
+        admin: NamedDependency[Principal],
+        model_id: FromPath[UUID],
+        data: JSONBody[ModelUpdate],
+        models: NamedDependency[ModelRepository],
+        settings: NamedDependency[Settings],
+    ) -> ModelOut:
+        """Change the fields present in the body."""
+        row = await models.get_one_or_none(id=model_id)
+        if row is None:
+            raise NotFound("No such model.", code="model_not_found")
+        changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
+        if isinstance(changes.get("options"), dict):
+            reject_secrets(changes["options"])
+        provider = changes.get("provider", row.provider)
+        vendor_id = changes.get("model_id", row.model_id)
+        if (provider, vendor_id) != (row.provider, row.model_id) and await models.exists(
+            provider=provider, model_id=vendor_id
+        ):
+            raise Conflict(f"{provider}/{vendor_id} is already in the catalogue.", code="model_exists")
+        for key, value in changes.items():
+            setattr(row, key, value)
+        row = await models.update(row)
+        return model_out(row, settings, with_options=True)
+
+    @delete("/{model_id:uuid}", operation_id="DeleteModel", status_code=204)
+    async def delete_model(
+        self,
+        admin: NamedDependency[Principal],
+        model_id: FromPath[UUID],
+        models: NamedDependency[ModelRepository],
+        agents: NamedDependency[AgentRepository],
+    ) -> None:
+        """Remove a model; refused while an agent uses it as its default."""
+        if not await models.exists(id=model_id):
+            raise NotFound("No such model.", code="model_not_found")
+        if await agents.uses_model(model_id):
+            raise Conflict("An agent uses this model as its default; change that first.", code="model_in_use")
+        await models.delete(model_id)

@@ -1,0 +1,1 @@
+"""Request and response structs of the JSON API (camelCase on the wire)."""

@@ -1,0 +1,101 @@
+"""Model catalogue and agent model-picker shapes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from providers.wire import RequestStruct, WireStruct
+
+ModelType = Literal["text", "vision", "multimodal"]
+ProviderId = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+VendorModelId = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+ImageCount = Annotated[int, msgspec.Meta(ge=0, le=64)]
+ByteCount = Annotated[int, msgspec.Meta(ge=1, le=1 << 30)]
+
+
+class ModelCapabilities(WireStruct):
+    """What the model can take, as far as the catalogue row says (the provider layer refines it)."""
+
+    vision: bool
+    tools: bool
+    max_images: int
+    max_image_bytes: int
+
+
+class ModelOut(WireStruct, omit_defaults=True):
+    """A catalogue entry. ``options`` is shown to admins only."""
+
+    id: str
+    ref: str
+    name: str
+    provider: str
+    model_id: str
+    type: str
+    supports_tools: bool
+    enabled: bool
+    guest_visible: bool
+    capabilities: ModelCapabilities
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    max_images: int | None = None
+    max_image_bytes: int | None = None
+    options: dict[str, Any] | None = None
+
+
+class ModelList(WireStruct):
+    """``GET /api/models``."""
+
+    models: list[ModelOut]
+
+
+class ModelCreate(RequestStruct):
+    """``POST /api/models``. Secrets never go in ``options``: vendors read them from the environment."""
+
+    name: Name
+    provider: ProviderId
+    model_id: VendorModelId
+    type: ModelType
+    supports_tools: bool = False
+    enabled: bool = True
+    guest_visible: bool = False
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+    max_images: ImageCount | None = None
+    max_image_bytes: ByteCount | None = None
+
+
+class ModelUpdate(RequestStruct):
+    """``PATCH /api/models/{id}``: only the fields present change; ``null`` clears an override."""
+
+    name: Name | msgspec.UnsetType = msgspec.UNSET
+    provider: ProviderId | msgspec.UnsetType = msgspec.UNSET
+    model_id: VendorModelId | msgspec.UnsetType = msgspec.UNSET
+    type: ModelType | msgspec.UnsetType = msgspec.UNSET
+    supports_tools: bool | msgspec.UnsetType = msgspec.UNSET
+    enabled: bool | msgspec.UnsetType = msgspec.UNSET
+    guest_visible: bool | msgspec.UnsetType = msgspec.UNSET
+    options: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    max_images: ImageCount | msgspec.UnsetType | None = msgspec.UNSET
+    max_image_bytes: ByteCount | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class AgentModel(WireStruct):
+    """One entry of seed 002's model picker; ``type`` tells the frontend whether images may be attached."""
+
+    id: str
+    name: str
+    model_id: str
+    provider: str
+    provider_name: str
+    supports_tools: bool
+    type: str
+
+
+class AgentModels(WireStruct):
+    """``GET /api/agents/{slug}/models``."""
+
+    models: list[AgentModel]
+    default_model_id: str | None

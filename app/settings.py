@@ -1,0 +1,117 @@
+"""Settings: one explicit object, read from ``IRIS_*`` variables only when asked.
+
+Nothing here runs at import time. ``load_settings(os.environ)`` builds a :class:`Settings`;
+``create_app`` and the CLI call :func:`prepare` to fill in what the embedded default derives
+(the SQLite URL under the data directory and the generated JWT secret).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+StorageKind = Literal["local", "supabase"]
+
+_SECRET_FILE = "jwt-secret"  # noqa: S105 (a file name, not a secret)
+
+
+class SettingsError(ValueError):
+    """An ``IRIS_*`` variable has a value Iris cannot use."""
+
+
+class Settings(msgspec.Struct, kw_only=True, frozen=True):
+    """Everything Iris can be configured with; every field has a working default."""
+
+    data_dir: str = ".iris"
+    """Where the embedded database, local storage and the generated secret live (IRIS_DATA_DIR)."""
+    host: str = "127.0.0.1"
+    """Interface `iris serve` binds (IRIS_HOST)."""
+    port: int = 8000
+    """Port `iris serve` binds (IRIS_PORT)."""
+    public_url: str = "http://127.0.0.1:8000"
+    """Base URL clients reach Iris at; signed local-storage URLs start with it (IRIS_PUBLIC_URL)."""
+    database_url: str | None = None
+    """SQLAlchemy async URL; default SQLite file under the data directory (IRIS_DATABASE_URL)."""
+    jwt_secret: str | None = None
+    """HS256 secret for bearer tokens; generated into the data directory when unset (IRIS_JWT_SECRET)."""
+    jwt_audience: str = "authenticated"
+    """Required `aud` claim, Supabase's default (IRIS_JWT_AUDIENCE)."""
+    guest_token_ttl_seconds: int = 3600
+    """Lifetime of tokens from POST /api/auth/guest (IRIS_GUEST_TOKEN_TTL_SECONDS)."""
+    storage: StorageKind = "local"
+    """Object store backend: `local` or `supabase` (IRIS_STORAGE)."""
+    storage_bucket: str = "iris"
+    """Bucket every upload goes to (IRIS_STORAGE_BUCKET)."""
+    supabase_url: str | None = None
+    """Supabase project URL, for IRIS_STORAGE=supabase (IRIS_SUPABASE_URL)."""
+    supabase_service_key: str | None = None
+    """Supabase service-role key, for IRIS_STORAGE=supabase (IRIS_SUPABASE_SERVICE_KEY)."""
+    max_image_bytes: int = 5 * 1024 * 1024
+    """Largest accepted image upload, in bytes (IRIS_MAX_IMAGE_BYTES)."""
+    max_images_per_message: int = 4
+    """Most images one user message may carry (IRIS_MAX_IMAGES_PER_MESSAGE)."""
+    max_request_bytes: int = 1024 * 1024
+    """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
+    debug: bool = False
+    """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
+
+    @property
+    def data_path(self) -> Path:
+        """``data_dir`` as a path."""
+        return Path(self.data_dir)
+
+    @property
+    def effective_database_url(self) -> str:
+        """The configured URL, or the embedded SQLite file under the data directory."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_path / 'iris.db').resolve()}"
+
+
+_ENV_FIELDS: dict[str, str] = {f"IRIS_{name.upper()}": name for name in Settings.__struct_fields__}
+
+
+def load_settings(environ: Mapping[str, str]) -> Settings:
+    """Build settings from ``IRIS_*`` entries of ``environ``; unknown ``IRIS_*`` names are errors."""
+    raw: dict[str, str] = {}
+    for key, value in environ.items():
+        if not key.startswith("IRIS_") or key.startswith("IRIS_TEST_"):
+            continue
+        if key not in _ENV_FIELDS:
+            raise SettingsError(f"unknown setting {key}; known: {', '.join(sorted(_ENV_FIELDS))}")
+        raw[_ENV_FIELDS[key]] = value
+    try:
+        return msgspec.convert(raw, Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise SettingsError(f"invalid setting: {exc}") from exc
+
+
+def prepare(settings: Settings) -> Settings:
+    """Create the data directory and fill in the JWT secret (generated once, then reused)."""
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    if settings.jwt_secret:
+        return settings
+    return msgspec.structs.replace(settings, jwt_secret=_load_or_create_secret(settings.data_path))
+
+
+def _load_or_create_secret(data_dir: Path) -> str:
+    path = data_dir / _SECRET_FILE
+    try:
+        existing = path.read_text().strip()
+    except FileNotFoundError:
+        existing = ""
+    if existing:
+        return existing
+    secret = secrets.token_urlsafe(48)
+    # O_EXCL: when two processes start at once, one writes and both read the winner's secret.
+    try:
+        with path.open("x") as handle:
+            handle.write(secret)
+        path.chmod(0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    return secret

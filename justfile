@@ -1,0 +1,52 @@
+# Iris task runner. Every recipe sets itself up: a fresh clone needs only `pip install rust-just`.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+venv := ".venv"
+py := venv / "bin/python"
+
+# Serve on the embedded default (SQLite + local disk + local model): set up, migrate, run.
+run: setup migrate
+    {{py}} -m app serve
+
+# Set up, then run the whole suite (SQLite always; PostgreSQL too where initdb/pg_ctl exist).
+test *args: setup
+    {{py}} -m pytest {{args}}
+
+# ruff (lint + format check) and mypy.
+lint: setup
+    {{venv}}/bin/ruff check .
+    {{venv}}/bin/ruff format --check .
+    {{venv}}/bin/mypy
+
+# Apply migrations to the configured database (IRIS_DATABASE_URL, default ./.iris/iris.db).
+migrate: setup
+    {{venv}}/bin/alembic upgrade head
+
+# New Alembic revision from the models: just revision "add things"
+revision message: setup
+    {{venv}}/bin/alembic revision --autogenerate -m "{{message}}"
+
+# Print a bearer token for USER (ROLE: user, admin or guest), signed with this data dir's secret.
+token user role="user": setup
+    {{py}} -m app token {{user}} {{role}}
+
+# Run the benchmarks under bench/ and print their figures.
+bench: setup
+    {{py}} bench/run_all.py
+
+# Create .venv and install the project with its extras; re-installs only when pyproject.toml changes.
+setup:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    stamp="{{venv}}/.installed"
+    want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
+    if command -v uv >/dev/null 2>&1; then
+        [ -x "{{py}}" ] || uv venv -q "{{venv}}"
+        uv pip install -q --python "{{py}}" -e '.[dev,litellm]'
+    else
+        [ -x "{{py}}" ] || python3 -m venv "{{venv}}"
+        "{{py}}" -m pip install -q --disable-pip-version-check -e '.[dev,litellm]'
+    fi
+    echo "$want" > "$stamp"

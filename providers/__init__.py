@@ -1,0 +1,1 @@
+"""Provider SPI and built-in vendors. Imports nothing from ``app``."""

@@ -1,0 +1,1 @@
+"""Test helpers: real servers and databases started on loopback."""
