@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
-from sqlalchemy.exc import IntegrityError
 
 from app.errors import Unprocessable
 from app.persistence.db import session_scope
@@ -69,7 +69,7 @@ async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
                     enabled_tools=[],
                 )
             )
-    except IntegrityError:
+    except (DuplicateKeyError, IntegrityError):
         log.info("another process seeded the catalogue first")
         return False
     log.info("seeded the default agent and models")

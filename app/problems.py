@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import msgspec
@@ -26,7 +27,7 @@ PROBLEM_JSON = "application/problem+json"
 
 # Litestar raises these for requests that never reach a handler; the codes are part of the API.
 _HTTP_STATUS_CODES: dict[int, str] = {
-    400: "bad_request",
+    400: "malformed_body",  # Litestar raises bare 400s when it cannot decode the body
     401: "unauthorized",
     403: "forbidden",
     404: "route_not_found",
@@ -107,24 +108,35 @@ def _iris_error(request: Request[Any, Any, Any], exc: IrisError) -> Response[byt
     return _response(body, headers)
 
 
+# msgspec names the offending key in the message for missing/unknown fields; Litestar then
+# reports the enclosing object ("data" for the body root) as the key.
+_NAMED_FIELD = re.compile(r"field `([^`]+)`")
+
+
+def _field_name(key: Any, message: str, source: Any) -> str | None:
+    parent = None if key is None or (source == "body" and key == "data") else str(key)
+    named = _NAMED_FIELD.search(message)
+    if named:
+        return f"{parent}.{named.group(1)}" if parent else named.group(1)
+    return parent
+
+
 def _field_errors(extra: Any) -> list[FieldError]:
     if not isinstance(extra, list):
         return []
     out: list[FieldError] = []
     for item in extra:
         if isinstance(item, dict):
+            message = str(item.get("message", ""))
+            source = item.get("source")
             out.append(
                 FieldError(
-                    field=_str_or_none(item.get("key")),
-                    message=str(item.get("message", "")),
-                    source=_str_or_none(item.get("source")),
+                    field=_field_name(item.get("key"), message, source),
+                    message=message,
+                    source=None if source is None else str(source),
                 )
             )
     return out
-
-
-def _str_or_none(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[bytes]:

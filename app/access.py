@@ -1,0 +1,26 @@
+"""Ownership checks, in one place. Someone else's resource is reported exactly like a missing one."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from app.auth import Principal
+from app.errors import NotFound
+from app.persistence.models import ChatSession, Upload
+from app.persistence.repositories import SessionRepository, UploadRepository
+
+
+async def owned_session(sessions: SessionRepository, principal: Principal, session_id: UUID) -> ChatSession:
+    """The caller's live session with this id, or 404 ``thread_not_found``."""
+    session = await sessions.get_owned(session_id, principal.user_id)
+    if session is None:
+        raise NotFound("No such thread.", code="thread_not_found")
+    return session
+
+
+async def owned_upload(uploads: UploadRepository, principal: Principal, upload_id: UUID) -> Upload:
+    """The caller's upload with this id, or 404 ``upload_not_found``."""
+    upload = await uploads.get_owned(upload_id, principal.user_id)
+    if upload is None:
+        raise NotFound("No such upload.", code="upload_not_found")
+    return upload

@@ -1,0 +1,131 @@
+"""Bearer tokens: missing, malformed, expired, forged, wrong audience; guests; admins."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import jwt
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+from app.auth import decode_token, issue_token
+from app.errors import Unauthorized
+from tests.conftest import JWT_SECRET
+
+Client = AsyncTestClient[Litestar]
+
+
+def _claims(**overrides: object) -> dict[str, object]:
+    now = int(dt.datetime.now(dt.UTC).timestamp())
+    claims: dict[str, object] = {"sub": "alice", "aud": "authenticated", "iat": now, "exp": now + 600}
+    claims.update(overrides)
+    return claims
+
+
+async def _models_status(client: Client, headers: dict[str, str]) -> tuple[int, str]:
+    response = await client.get("/api/models", headers=headers)
+    assert response.headers["content-type"].startswith(
+        "application/json" if response.status_code == 200 else "application/problem+json"
+    )
+    return response.status_code, response.json().get("code", "")
+
+
+@pytest.mark.parametrize(
+    ("headers", "code"),
+    [
+        ({}, "missing_token"),
+        ({"Authorization": "Basic YWxpY2U6cHc="}, "missing_token"),
+        ({"Authorization": "Bearer "}, "missing_token"),
+        ({"Authorization": "Bearer not.a.jwt"}, "invalid_token"),
+        (
+            {
+                "Authorization": "Bearer "
+                + jwt.encode(_claims(), "another-secret-of-plenty-length-0123456789", algorithm="HS256")
+            },
+            "invalid_token",
+        ),
+        (
+            {"Authorization": "Bearer " + jwt.encode(_claims(exp=1), JWT_SECRET, algorithm="HS256")},
+            "token_expired",
+        ),
+        (
+            {"Authorization": "Bearer " + jwt.encode(_claims(aud="other"), JWT_SECRET, algorithm="HS256")},
+            "invalid_token",
+        ),
+        (
+            {"Authorization": "Bearer " + jwt.encode(_claims(sub="../etc"), JWT_SECRET, algorithm="HS256")},
+            "invalid_token",
+        ),
+        (
+            {"Authorization": "Bearer " + jwt.encode({"sub": "alice"}, JWT_SECRET, algorithm="HS256")},
+            "invalid_token",
+        ),
+    ],
+    ids=["none", "basic", "empty", "garbage", "wrong-secret", "expired", "wrong-aud", "bad-sub", "no-exp"],
+)
+async def test_bad_tokens_are_401(client: Client, headers: dict[str, str], code: str) -> None:
+    response = await client.get("/api/models", headers=headers)
+    assert response.status_code == 401
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.json()["code"] == code
+
+
+def test_alg_none_is_refused() -> None:
+    token = jwt.encode(_claims(), key=None, algorithm="none")
+    with pytest.raises(Unauthorized):
+        decode_token(JWT_SECRET, token, audience="authenticated")
+
+
+def test_supabase_style_claims_map_to_roles() -> None:
+    user = decode_token(
+        JWT_SECRET, jwt.encode(_claims(role="authenticated"), JWT_SECRET), audience="authenticated"
+    )
+    assert (user.user_id, user.role) == ("alice", "user")
+    service = decode_token(
+        JWT_SECRET, jwt.encode(_claims(role="service_role"), JWT_SECRET), audience="authenticated"
+    )
+    assert service.is_admin
+    anon = decode_token(
+        JWT_SECRET, jwt.encode(_claims(is_anonymous=True), JWT_SECRET), audience="authenticated"
+    )
+    assert anon.is_guest
+
+
+def test_issue_token_refuses_unsafe_user_ids() -> None:
+    with pytest.raises(ValueError, match="user id"):
+        issue_token(JWT_SECRET, "a/b")
+
+
+async def test_valid_token_is_accepted(client: Client, auth: Callable[..., dict[str, str]]) -> None:
+    assert (await _models_status(client, auth("alice")))[0] == 200
+
+
+async def test_guest_token_is_short_lived_and_works(client: Client) -> None:
+    response = await client.post("/api/auth/guest")
+    assert response.status_code == 201
+    body = response.json()
+    assert body["tokenType"] == "bearer"
+    assert body["userId"].startswith("guest-")
+    claims = jwt.decode(body["accessToken"], JWT_SECRET, algorithms=["HS256"], audience="authenticated")
+    assert claims["is_anonymous"] is True
+    assert claims["sub"] == body["userId"]
+    assert claims["exp"] - claims["iat"] == body["expiresIn"] == 3600
+    listed = await client.get("/api/models", headers={"Authorization": f"Bearer {body['accessToken']}"})
+    assert listed.status_code == 200
+    # two guests are two different users
+    again = (await client.post("/api/auth/guest")).json()
+    assert again["userId"] != body["userId"]
+
+
+async def test_guest_cannot_administer(client: Client) -> None:
+    token = (await client.post("/api/auth/guest")).json()["accessToken"]
+    response = await client.post(
+        "/api/models",
+        json={"name": "x", "provider": "openai", "modelId": "x", "type": "text"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 403
+    assert response.json()["code"] == "admin_required"

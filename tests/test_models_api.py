@@ -1,0 +1,215 @@
+"""The model catalogue endpoints and the agent model picker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.testing import AsyncTestClient
+
+Client = AsyncTestClient[Litestar]
+Auth = Callable[..., dict[str, str]]
+
+NEW_MODEL: dict[str, Any] = {
+    "name": "GPT-4o",
+    "provider": "openai",
+    "modelId": "gpt-4o",
+    "type": "multimodal",
+    "supportsTools": True,
+    "options": {"baseUrl": "http://127.0.0.1:9/v1", "detail": "auto"},
+}
+
+
+async def _create(client: Client, auth: Auth, **changes: Any) -> dict[str, Any]:
+    response = await client.post("/api/models", json={**NEW_MODEL, **changes}, headers=auth("root", "admin"))
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def test_default_catalogue_lists_both_local_models(client: Client, auth: Auth) -> None:
+    response = await client.get("/api/models", headers=auth("alice"))
+    assert response.status_code == 200
+    models = {m["ref"]: m for m in response.json()["models"]}
+    assert set(models) == {"local/vision", "local/text"}
+    assert models["local/vision"]["type"] == "vision"
+    assert models["local/text"]["type"] == "text"
+    assert models["local/vision"]["capabilities"] == {
+        "vision": True,
+        "tools": True,
+        "maxImages": 4,
+        "maxImageBytes": 5 * 1024 * 1024,
+    }
+    assert models["local/text"]["capabilities"]["vision"] is False
+    assert "options" not in models["local/vision"]  # admins only
+    assert None not in models["local/vision"].values()
+
+
+async def test_admin_creates_updates_and_deletes(client: Client, auth: Auth) -> None:
+    created = await _create(client, auth)
+    assert created["ref"] == "openai/gpt-4o"
+    assert created["options"] == NEW_MODEL["options"]
+    assert created["capabilities"]["vision"] is True
+
+    patched = await client.patch(
+        f"/api/models/{created['id']}",
+        json={"enabled": False, "maxImages": 2},
+        headers=auth("root", "admin"),
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["enabled"] is False
+    assert patched.json()["capabilities"]["maxImages"] == 2
+    assert patched.json()["name"] == "GPT-4o"  # absent fields untouched
+
+    users_view = (await client.get("/api/models", headers=auth("alice"))).json()["models"]
+    assert "openai/gpt-4o" not in {m["ref"] for m in users_view}
+    admins_view = (await client.get("/api/models", headers=auth("root", "admin"))).json()["models"]
+    assert "openai/gpt-4o" in {m["ref"] for m in admins_view}
+
+    cleared = await client.patch(
+        f"/api/models/{created['id']}", json={"maxImages": None}, headers=auth("root", "admin")
+    )
+    assert cleared.json()["capabilities"]["maxImages"] == 4
+    assert "maxImages" not in cleared.json()
+
+    deleted = await client.delete(f"/api/models/{created['id']}", headers=auth("root", "admin"))
+    assert deleted.status_code == 204
+    gone = await client.delete(f"/api/models/{created['id']}", headers=auth("root", "admin"))
+    assert gone.status_code == 404
+    assert gone.json()["code"] == "model_not_found"
+
+
+async def test_writes_need_admin(client: Client, auth: Auth) -> None:
+    created = await _create(client, auth)
+    for method, url, body in [
+        ("POST", "/api/models", NEW_MODEL),
+        ("PATCH", f"/api/models/{created['id']}", {"enabled": False}),
+        ("DELETE", f"/api/models/{created['id']}", None),
+    ]:
+        as_user = await client.request(method, url, json=body, headers=auth("alice"))
+        assert as_user.status_code == 403, (method, as_user.text)
+        assert as_user.json()["code"] == "admin_required"
+        anonymous = await client.request(method, url, json=body)
+        assert anonymous.status_code == 401
+    still_there = await client.get("/api/models", headers=auth("alice"))
+    assert "openai/gpt-4o" in {m["ref"] for m in still_there.json()["models"]}
+
+
+async def test_duplicate_and_in_use_are_conflicts(client: Client, auth: Auth) -> None:
+    await _create(client, auth)
+    duplicate = await client.post("/api/models", json=NEW_MODEL, headers=auth("root", "admin"))
+    assert duplicate.status_code == 409
+    assert duplicate.json()["code"] == "model_exists"
+
+    other = await _create(client, auth, modelId="gpt-4o-mini")
+    renamed = await client.patch(
+        f"/api/models/{other['id']}", json={"modelId": "gpt-4o"}, headers=auth("root", "admin")
+    )
+    assert renamed.status_code == 409
+
+    vision = next(
+        m
+        for m in (await client.get("/api/models", headers=auth("alice"))).json()["models"]
+        if m["ref"] == "local/vision"
+    )
+    in_use = await client.delete(f"/api/models/{vision['id']}", headers=auth("root", "admin"))
+    assert in_use.status_code == 409
+    assert in_use.json()["code"] == "model_in_use"
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "code"),
+    [
+        ({**NEW_MODEL, "type": "audio"}, "type", "validation_failed"),
+        ({**NEW_MODEL, "provider": "Open AI"}, "provider", "validation_failed"),
+        ({**NEW_MODEL, "name": ""}, "name", "validation_failed"),
+        ({**NEW_MODEL, "maxImages": -1}, "maxImages", "validation_failed"),
+        ({**NEW_MODEL, "supportsTools": "yes"}, "supportsTools", "validation_failed"),
+        ({**NEW_MODEL, "colour": "blue"}, "colour", "validation_failed"),
+        ({k: v for k, v in NEW_MODEL.items() if k != "modelId"}, "modelId", "validation_failed"),
+        ({**NEW_MODEL, "options": {"apiKey": "sk-123"}}, "options.apiKey", "secret_in_options"),
+        (
+            {**NEW_MODEL, "options": {"headers": {"Authorization": "x"}}},
+            "options.headers.Authorization",
+            None,
+        ),
+    ],
+    ids=[
+        "type",
+        "provider",
+        "empty-name",
+        "negative",
+        "bool",
+        "unknown",
+        "missing",
+        "api-key",
+        "nested-secret",
+    ],
+)
+async def test_invalid_model_bodies_name_the_field(
+    client: Client, auth: Auth, body: dict[str, Any], field: str, code: str | None
+) -> None:
+    response = await client.post("/api/models", json=body, headers=auth("root", "admin"))
+    assert response.status_code == 422, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    problem = response.json()
+    assert problem["code"] == (code or "secret_in_options")
+    assert problem["field"] == field
+    listed = await client.get("/api/models", headers=auth("root", "admin"))
+    assert len(listed.json()["models"]) == 2  # nothing was stored
+
+
+async def test_agent_models_for_the_picker(client: Client, auth: Auth) -> None:
+    response = await client.get("/api/agents/default/models")  # public
+    assert response.status_code == 200
+    body = response.json()
+    by_id = {m["id"]: m for m in body["models"]}
+    assert {m["type"] for m in body["models"]} == {"vision", "text"}
+    assert by_id[body["defaultModelId"]]["type"] == "vision"
+    assert set(by_id[body["defaultModelId"]]) == {
+        "id",
+        "name",
+        "modelId",
+        "provider",
+        "providerName",
+        "supportsTools",
+        "type",
+    }
+
+    # The default model is listed (with its type) even when it is not guest-visible.
+    await client.patch(
+        f"/api/models/{body['defaultModelId']}", json={"guestVisible": False}, headers=auth("root", "admin")
+    )
+    again = (await client.get("/api/agents/default/models")).json()
+    default_entry = [m for m in again["models"] if m["id"] == body["defaultModelId"]]
+    assert len(default_entry) == 1
+    assert default_entry[0]["type"] == "vision"
+
+    # A disabled default is neither listed nor offered.
+    await client.patch(
+        f"/api/models/{body['defaultModelId']}", json={"enabled": False}, headers=auth("root", "admin")
+    )
+    disabled = (await client.get("/api/agents/default/models")).json()
+    assert disabled["defaultModelId"] is None
+    assert body["defaultModelId"] not in {m["id"] for m in disabled["models"]}
+
+
+async def test_unknown_agent_is_404(client: Client) -> None:
+    response = await client.get("/api/agents/nobody/models")
+    assert response.status_code == 404
+    assert response.json()["code"] == "agent_not_found"
+
+
+async def test_guests_see_only_guest_visible_models(client: Client, auth: Auth) -> None:
+    await _create(client, auth, guestVisible=False)
+    await _create(client, auth, modelId="gpt-4o-mini", guestVisible=True)
+    guest = (await client.post("/api/auth/guest")).json()["accessToken"]
+    refs = {
+        m["ref"]
+        for m in (await client.get("/api/models", headers={"Authorization": f"Bearer {guest}"})).json()[
+            "models"
+        ]
+    }
+    assert refs == {"local/vision", "local/text", "openai/gpt-4o-mini"}

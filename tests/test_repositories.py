@@ -1,0 +1,210 @@
+"""Repositories against real databases (SQLite file, PostgreSQL where available)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.access import owned_session, owned_upload
+from app.auth import Principal
+from app.catalogue import seed_catalogue
+from app.errors import NotFound
+from app.persistence.db import create_alchemy_config
+from app.persistence.models import Run, Upload
+from app.persistence.repositories import (
+    AgentRepository,
+    MessageRepository,
+    ModelRepository,
+    RunEventRepository,
+    RunRepository,
+    SessionRepository,
+    UploadRepository,
+    utcnow,
+)
+from app.settings import Settings
+from tests.factories import AgentFactory, ModelRowFactory
+
+
+async def _agent(db: AsyncSession) -> uuid.UUID:
+    agent = await AgentRepository(session=db).add(AgentFactory.build(slug=f"a-{uuid.uuid4().hex[:8]}"))
+    return agent.id
+
+
+async def test_model_lookup_by_uuid_and_ref(db_session: AsyncSession) -> None:
+    repo = ModelRepository(session=db_session)
+    row = await repo.add(ModelRowFactory.build(provider="openai", model_id="org/gpt-x", name="X"))
+    assert (await repo.get_by_ref(str(row.id))) is row
+    assert (await repo.get_by_ref("openai/org/gpt-x")) is row  # vendor ids may contain slashes
+    assert await repo.get_by_ref("openai/nope") is None
+    assert await repo.get_by_ref("no-slash") is None
+    assert await repo.get_by_ref(str(uuid.uuid4())) is None
+
+
+async def test_model_catalogue_filters(db_session: AsyncSession) -> None:
+    repo = ModelRepository(session=db_session)
+    await repo.add(ModelRowFactory.build(model_id="on", name="a", enabled=True, guest_visible=True))
+    await repo.add(ModelRowFactory.build(model_id="hidden", name="b", enabled=True, guest_visible=False))
+    await repo.add(ModelRowFactory.build(model_id="off", name="c", enabled=False, guest_visible=True))
+    assert [m.model_id for m in await repo.list_catalogue(include_disabled=False)] == ["on", "hidden"]
+    assert len(await repo.list_catalogue(include_disabled=True)) == 3
+    assert [m.model_id for m in await repo.list_guest_visible()] == ["on"]
+
+
+async def test_provider_model_pair_is_unique(db_session: AsyncSession) -> None:
+    repo = ModelRepository(session=db_session)
+    await repo.add(ModelRowFactory.build(provider="p", model_id="m"))
+    with pytest.raises((DuplicateKeyError, IntegrityError)):
+        await repo.add(ModelRowFactory.build(provider="p", model_id="m"))
+
+
+async def test_sessions_are_owner_scoped_and_sorted_by_activity(db_session: AsyncSession) -> None:
+    agent_id = await _agent(db_session)
+    repo = SessionRepository(session=db_session)
+    older = await repo.create_for_owner(uuid.uuid4(), "alice", agent_id, None)
+    newer = await repo.create_for_owner(uuid.uuid4(), "alice", agent_id, None)
+    bobs = await repo.create_for_owner(uuid.uuid4(), "bob", agent_id, None)
+    older.last_activity_at = utcnow() - dt.timedelta(hours=1)
+    await repo.touch(newer)
+
+    assert [s.id for s in await repo.list_for_owner("alice", agent_id)] == [newer.id, older.id]
+    assert await repo.get_owned(bobs.id, "alice") is None
+    assert await repo.exists_for_other_owner(bobs.id, "alice")
+    assert not await repo.exists_for_other_owner(older.id, "alice")
+
+    await repo.soft_delete(older)
+    assert [s.id for s in await repo.list_for_owner("alice", agent_id)] == [newer.id]
+    assert await repo.get_owned(older.id, "alice") is None
+    assert await repo.exists(id=older.id)  # soft: the row is still there
+
+
+async def test_access_check_hides_other_users_sessions(db_session: AsyncSession) -> None:
+    agent_id = await _agent(db_session)
+    sessions = SessionRepository(session=db_session)
+    mine = await sessions.create_for_owner(uuid.uuid4(), "alice", agent_id, None)
+    alice, bob = Principal(user_id="alice", role="user"), Principal(user_id="bob", role="user")
+    assert (await owned_session(sessions, alice, mine.id)).id == mine.id
+    with pytest.raises(NotFound) as caught:
+        await owned_session(sessions, bob, mine.id)
+    assert caught.value.code == "thread_not_found"
+    with pytest.raises(NotFound):
+        await owned_session(sessions, alice, uuid.uuid4())
+
+
+async def test_messages_append_in_order_and_supersede(db_session: AsyncSession) -> None:
+    agent_id = await _agent(db_session)
+    session = await SessionRepository(session=db_session).create_for_owner(uuid.uuid4(), "u", agent_id, None)
+    repo = MessageRepository(session=db_session)
+    parts: list[dict[str, Any]] = [
+        {"type": "text", "text": "què és això? 🖼"},
+        {"type": "image", "bucket": "iris", "path": "agent-inputs/u/t/uploads/x.png", "width": 3},
+    ]
+    first = await repo.append(
+        session.id, role="user", content="què és això? 🖼", parts=parts, external_id="m1"
+    )
+    second = await repo.append(
+        session.id, role="assistant", content="a", meta={"worker_agent_output": {"x": 1}}
+    )
+    third = await repo.append(session.id, role="user", content="again", external_id="m3")
+    assert [m.position for m in (first, second, third)] == [0, 1, 2]
+
+    db_session.expunge_all()
+    history = await repo.active_history(session.id)
+    assert [m.content for m in history] == ["què és això? 🖼", "a", "again"]
+    assert history[0].parts == parts  # JSON round-trip, unicode intact
+    assert history[1].meta == {"worker_agent_output": {"x": 1}}
+    assert history[0].created_at.tzinfo is not None
+    assert history[0].created_at.utcoffset() == dt.timedelta(0)
+
+    assert await repo.stored_external_ids(session.id, ["m1", "m3", "m9"]) == {"m1", "m3"}
+    assert await repo.stored_external_ids(session.id, []) == set()
+
+    assert await repo.supersede_from(session.id, 1) == 2
+    assert [m.content for m in await repo.active_history(session.id)] == ["què és això? 🖼"]
+    page = await repo.list_page(session.id, include_superseded=True)
+    assert [m.position for m in page] == [0, 1, 2]
+    assert [m.position for m in await repo.list_page(session.id, after_position=0, limit=1)] == []
+
+    # Superseded rows keep their positions; a new message goes after all of them.
+    fourth = await repo.append(session.id, role="user", content="edited")
+    assert fourth.position == 3
+
+
+async def test_runs_and_event_log(db_session: AsyncSession) -> None:
+    agent_id = await _agent(db_session)
+    session = await SessionRepository(session=db_session).create_for_owner(uuid.uuid4(), "u", agent_id, None)
+    runs = RunRepository(session=db_session)
+    run = await runs.add(
+        Run(external_id="run-1", session_id=session.id, owner_id="u", status="running", started_at=utcnow())
+    )
+    assert await runs.get_by_external_id("run-1") is run
+    assert (await runs.active_for_session(session.id)) is run
+    run.status = "succeeded"
+    await db_session.flush()
+    assert await runs.active_for_session(session.id) is None
+
+    events = RunEventRepository(session=db_session)
+    await events.append_batch(
+        run.id, [(i, {"type": "TEXT_MESSAGE_CONTENT", "delta": str(i)}) for i in range(1, 6)]
+    )
+    await events.append_batch(run.id, [])
+    after = await events.list_after(run.id, 2)
+    assert [e.sequence for e in after] == [3, 4, 5]
+    assert after[0].event == {"type": "TEXT_MESSAGE_CONTENT", "delta": "3"}
+    assert [e.sequence for e in await events.list_after(run.id, 0, limit=2)] == [1, 2]
+    with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
+        await events.append_batch(run.id, [(3, {"type": "again"})])
+
+
+async def test_uploads_are_owner_and_thread_scoped(db_session: AsyncSession) -> None:
+    repo = UploadRepository(session=db_session)
+    thread = uuid.uuid4()
+    path = f"agent-inputs/alice/{thread}/uploads/{uuid.uuid4()}.png"
+    upload = await repo.add(
+        Upload(
+            owner_id="alice",
+            thread_id=thread,
+            bucket="iris",
+            path=path,
+            mime_type="image/png",
+            name="cat.png",
+            size=10,
+            width=2,
+            height=2,
+            sha256="0" * 64,
+        )
+    )
+    assert await repo.get_by_path("alice", thread, "iris", path) is upload
+    assert await repo.get_by_path("bob", thread, "iris", path) is None
+    assert await repo.get_by_path("alice", uuid.uuid4(), "iris", path) is None
+    assert await repo.get_by_path("alice", thread, "other", path) is None
+    assert await repo.thread_used_by_other_owner(thread, "bob")
+    assert not await repo.thread_used_by_other_owner(thread, "alice")
+    alice, bob = Principal(user_id="alice", role="user"), Principal(user_id="bob", role="user")
+    assert (await owned_upload(repo, alice, upload.id)) is upload
+    with pytest.raises(NotFound):
+        await owned_upload(repo, bob, upload.id)
+
+
+async def test_seeding_is_idempotent_and_race_safe(database_url: str, tmp_path: object) -> None:
+    config = create_alchemy_config(Settings(database_url=database_url))
+    try:
+        results = await asyncio.gather(*(seed_catalogue(config) for _ in range(3)))
+        assert results.count(True) == 1
+        assert await seed_catalogue(config) is False
+        async with config.get_session() as db:
+            models = await ModelRepository(session=db).list_catalogue(include_disabled=True)
+            assert sorted(m.ref for m in models) == ["local/text", "local/vision"]
+            agent = await AgentRepository(session=db).get_by_slug("default")
+            assert agent is not None
+            vision = next(m for m in models if m.ref == "local/vision")
+            assert agent.default_model_id == vision.id
+            assert agent.guest_access
+    finally:
+        engine = config.get_engine()
+        await engine.dispose()

@@ -1,0 +1,137 @@
+"""The real entry points: `alembic upgrade head`, `python -m app serve` and `python -m app token`.
+
+This is what `just run` does, end to end, on a fresh data directory with no configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.migrations import REPO_ROOT
+from tests.support.postgres import free_port
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    data = tmp_path_factory.mktemp("serve") / "data"
+    port = free_port()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "IRIS_DATA_DIR": str(data),
+        "IRIS_PORT": str(port),
+        "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
+    }
+    subprocess.run(
+        [str(BIN / "alembic"), "upgrade", "head"], cwd=REPO_ROOT, env=env, check=True, capture_output=True
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.stdout.read().decode() if process.stdout else ""
+                pytest.fail(f"server did not come up:\n{output}")
+            time.sleep(0.2)
+        yield base, env
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_serves_health_and_readiness(server: tuple[str, dict[str, str]]) -> None:
+    base, _ = server
+    assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{base}/readyz").json()["status"] == "ready"
+
+
+def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
+    base, _ = server
+    spec = httpx.get(f"{base}/schema/openapi.json").json()
+    assert set(spec["paths"]) >= {
+        "/healthz",
+        "/readyz",
+        "/api/auth/guest",
+        "/api/models",
+        "/api/models/{model_id}",
+        "/api/agents/{slug}/models",
+    }
+    assert spec["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
+
+
+def test_cli_token_is_accepted_by_the_server(server: tuple[str, dict[str, str]]) -> None:
+    base, env = server
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "token", "alice"],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    token = done.stdout.strip().splitlines()[-1]
+    response = httpx.get(f"{base}/api/models", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200
+    assert {(m["ref"], m["type"]) for m in response.json()["models"]} == {
+        ("local/vision", "vision"),
+        ("local/text", "text"),
+    }
+    admin = (
+        subprocess.run(
+            [sys.executable, "-m", "app", "token", "root", "admin"],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    forbidden = httpx.post(
+        f"{base}/api/models",
+        json={"name": "x", "provider": "openai", "modelId": "x", "type": "text"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert forbidden.status_code == 403
+    allowed = httpx.post(
+        f"{base}/api/models",
+        json={"name": "x", "provider": "openai", "modelId": "x", "type": "text"},
+        headers={"Authorization": f"Bearer {admin}"},
+    )
+    assert allowed.status_code == 201
+
+
+def test_token_rejects_unsafe_user(server: tuple[str, dict[str, str]]) -> None:
+    _, env = server
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "token", "../x"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "user id" in done.stderr

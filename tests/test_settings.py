@@ -1,0 +1,79 @@
+"""Settings come from an explicit object or from IRIS_* variables, never at import time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.settings import Settings, SettingsError, load_settings, prepare
+
+
+def test_defaults_need_no_configuration() -> None:
+    settings = load_settings({})
+    assert settings == Settings()
+    assert (settings.host, settings.port) == ("127.0.0.1", 8000)
+    assert settings.storage == "local"
+    assert settings.effective_database_url == f"sqlite+aiosqlite:///{Path('.iris/iris.db').resolve()}"
+
+
+def test_reads_iris_variables_with_types() -> None:
+    settings = load_settings(
+        {
+            "IRIS_PORT": "9001",
+            "IRIS_DATA_DIR": "/tmp/x",
+            "IRIS_DATABASE_URL": "postgresql+asyncpg://u@h/db",
+            "IRIS_DEBUG": "true",
+            "IRIS_MAX_IMAGE_BYTES": "1000",
+            "PATH": "/bin",  # not ours: ignored
+        }
+    )
+    assert settings.port == 9001
+    assert settings.data_path == Path("/tmp/x")
+    assert settings.effective_database_url == "postgresql+asyncpg://u@h/db"
+    assert settings.debug is True
+    assert settings.max_image_bytes == 1000
+
+
+def test_unknown_iris_variable_is_an_error() -> None:
+    with pytest.raises(SettingsError, match="IRIS_PROT"):
+        load_settings({"IRIS_PROT": "1"})
+
+
+def test_badly_typed_variable_is_an_error() -> None:
+    with pytest.raises(SettingsError, match="port"):
+        load_settings({"IRIS_PORT": "eighty"})
+    with pytest.raises(SettingsError, match="storage"):
+        load_settings({"IRIS_STORAGE": "s3"})
+
+
+def test_secret_is_generated_once_and_reused(tmp_path: Path) -> None:
+    first = prepare(Settings(data_dir=str(tmp_path / "d")))
+    second = prepare(Settings(data_dir=str(tmp_path / "d")))
+    assert first.jwt_secret is not None
+    assert len(first.jwt_secret) >= 32
+    assert first.jwt_secret == second.jwt_secret
+    assert (tmp_path / "d" / "jwt-secret").stat().st_mode & 0o777 == 0o600
+    other = prepare(Settings(data_dir=str(tmp_path / "other")))
+    assert other.jwt_secret != first.jwt_secret
+
+
+def test_configured_secret_wins(tmp_path: Path) -> None:
+    settings = prepare(Settings(data_dir=str(tmp_path), jwt_secret="configured"))
+    assert settings.jwt_secret == "configured"
+    assert not (tmp_path / "jwt-secret").exists()
+
+
+def test_importing_the_app_reads_no_environment() -> None:
+    env = {**os.environ, "IRIS_PORT": "not-a-port"}
+    code = "import app.asgi, app.settings, app.routes; print('imported')"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "imported" in done.stdout
+    code = "import app.asgi; app.asgi.create_app()"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "SettingsError" in done.stderr
