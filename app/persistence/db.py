@@ -13,6 +13,7 @@ from advanced_alchemy.extensions.litestar import (
 )
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from app.settings import Settings
 
@@ -23,7 +24,9 @@ VERSION_TABLE = "alembic_version"
 def create_engine(url: str) -> AsyncEngine:
     """An async engine; SQLite gets WAL, enforced foreign keys and a busy timeout for concurrent writers."""
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, connect_args={"timeout": 30})
+        # No pool: opening a SQLite file is cheap, and pooled aiosqlite connections (each with a
+        # worker thread) outliving their event loop is a known source of "loop is closed" errors.
+        engine = create_async_engine(url, connect_args={"timeout": 30}, poolclass=NullPool)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     return create_async_engine(url, pool_pre_ping=True)
