@@ -142,4 +142,3 @@ def auth() -> Callable[..., dict[str, str]]:
         return {"Authorization": f"Bearer {issue_token(JWT_SECRET, user, role=role)}"}
 
     return headers
-
