@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from importlib.metadata import version
 
+import anyio
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
 from litestar import Litestar
 from litestar.datastructures import State
@@ -18,15 +19,22 @@ from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
 from app.settings import Settings, load_settings, prepare
+from app.storage.factory import create_storage
+from app.uploads import DECODE_SLOTS
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import)."""
     settings = prepare(settings if settings is not None else load_settings(os.environ))
     alchemy = create_alchemy_config(settings)
+    storage = create_storage(settings)
 
-    async def on_startup() -> None:
+    async def on_startup(app: Litestar) -> None:
+        app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
         await seed_catalogue(alchemy)
+
+    async def on_shutdown() -> None:
+        await storage.aclose()
 
     return Litestar(
         route_handlers=ROUTE_HANDLERS,
@@ -34,7 +42,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         on_startup=[on_startup],
-        state=State({"settings": settings, "alchemy": alchemy}),
+        on_shutdown=[on_shutdown],
+        state=State({"settings": settings, "alchemy": alchemy, "storage": storage}),
         openapi_config=OpenAPIConfig(
             title="Iris",
             version=version("iris"),

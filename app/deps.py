@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from litestar import Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
@@ -23,11 +24,22 @@ from app.persistence.repositories import (
     UploadRepository,
 )
 from app.settings import Settings
+from app.storage.base import Storage
 
 
 def provide_settings(state: State) -> Settings:
     settings: Settings = state.settings
     return settings
+
+
+def provide_storage(state: State) -> Storage:
+    storage: Storage = state.storage
+    return storage
+
+
+def provide_decode_limiter(state: State) -> anyio.CapacityLimiter:
+    limiter: anyio.CapacityLimiter = state.decode_limiter
+    return limiter
 
 
 def provide_principal(request: Request[Any, Any, Any], settings: NamedDependency[Settings]) -> Principal:
@@ -65,6 +77,8 @@ def provide_uploads(db_session: NamedDependency[AsyncSession]) -> UploadReposito
 
 DEPENDENCIES: dict[str, Provide] = {
     "settings": Provide(provide_settings, sync_to_thread=False),
+    "storage": Provide(provide_storage, sync_to_thread=False),
+    "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "models": Provide(provide_models, sync_to_thread=False),

@@ -18,7 +18,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from app.errors import Conflict, IrisError, NotFound
+from app.errors import Conflict, IrisError, NotFound, ServiceUnavailable
+from app.storage.base import StorageError
 from providers.wire import WireStruct
 
 log = logging.getLogger("iris.errors")
@@ -173,6 +174,11 @@ def _repository_error(request: Request[Any, Any, Any], exc: RepositoryError) -> 
     return _internal_error(request, exc)
 
 
+def _storage_error(request: Request[Any, Any, Any], exc: StorageError) -> Response[bytes]:
+    log.error("storage failed on %s %s: %s", request.method, request.url.path, exc)
+    return _iris_error(request, ServiceUnavailable("Storage is not available.", code="storage_unavailable"))
+
+
 def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     body = problem(
@@ -190,5 +196,6 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     ValidationException: _validation_error,
     HTTPException: _http_exception,
     RepositoryError: _repository_error,
+    StorageError: _storage_error,
     Exception: _internal_error,
 }

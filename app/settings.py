@@ -50,8 +50,14 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Supabase project URL, for IRIS_STORAGE=supabase (IRIS_SUPABASE_URL)."""
     supabase_service_key: str | None = None
     """Supabase service-role key, for IRIS_STORAGE=supabase (IRIS_SUPABASE_SERVICE_KEY)."""
+    supabase_jwt_secret: str | None = None
+    """Supabase project JWT secret: lets Iris verify signed-URL tokens itself (IRIS_SUPABASE_JWT_SECRET)."""
+    signed_url_ttl_seconds: int = 3600
+    """Lifetime of every signed image URL Iris hands out (IRIS_SIGNED_URL_TTL_SECONDS)."""
     max_image_bytes: int = 5 * 1024 * 1024
     """Largest accepted image upload, in bytes (IRIS_MAX_IMAGE_BYTES)."""
+    max_image_pixels: int = 50_000_000
+    """Decompression-bomb guard: images with more pixels are refused (IRIS_MAX_IMAGE_PIXELS)."""
     max_images_per_message: int = 4
     """Most images one user message may carry (IRIS_MAX_IMAGES_PER_MESSAGE)."""
     max_request_bytes: int = 1024 * 1024

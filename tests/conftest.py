@@ -11,6 +11,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -21,9 +22,13 @@ from app.auth import Role, issue_token
 from app.persistence.db import create_engine
 from app.settings import Settings
 from tests.support.databases import PostgresDatabases, copy_sqlite, migrate, sqlite_url
+from tests.support.fake_supabase import FakeSupabase
+from tests.support.http_server import serve_asgi
 from tests.support.postgres import TemporaryCluster
 
 JWT_SECRET = "test-secret-for-iris-tests-only-0123456789"
+SUPABASE_SERVICE_KEY = "service-role-key-for-tests-0123456789"
+SUPABASE_JWT_SECRET = "supabase-project-jwt-secret-for-tests-0123"
 ENGINES = ["sqlite", "postgresql"]
 
 
@@ -119,8 +124,34 @@ async def db_session(database_url: str) -> AsyncIterator[AsyncSession]:
 
 
 @pytest.fixture
-def settings(database_url: str, tmp_path: Path) -> Settings:
-    return Settings(data_dir=str(tmp_path / "data"), database_url=database_url, jwt_secret=JWT_SECRET)
+def storage_kind() -> str:
+    """Which storage backend ``settings`` uses; modules override it to run on both."""
+    return "local"
+
+
+@pytest.fixture
+def fake_supabase() -> Iterator[tuple[FakeSupabase, str]]:
+    """A fake Supabase Storage on a loopback port: ``(fake, base_url)``."""
+    fake = FakeSupabase(SUPABASE_SERVICE_KEY, SUPABASE_JWT_SECRET, buckets=["iris"])
+    with serve_asgi(fake.app) as base_url:
+        yield fake, base_url
+
+
+@pytest.fixture
+def settings(
+    database_url: str, tmp_path: Path, storage_kind: str, request: pytest.FixtureRequest
+) -> Settings:
+    base = Settings(data_dir=str(tmp_path / "data"), database_url=database_url, jwt_secret=JWT_SECRET)
+    if storage_kind == "local":
+        return base
+    _, supabase_url = request.getfixturevalue("fake_supabase")
+    return msgspec.structs.replace(
+        base,
+        storage="supabase",
+        supabase_url=supabase_url,
+        supabase_service_key=SUPABASE_SERVICE_KEY,
+        supabase_jwt_secret=SUPABASE_JWT_SECRET,
+    )
 
 
 @pytest.fixture

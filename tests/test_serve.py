@@ -76,6 +76,9 @@ def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
         "/api/models",
         "/api/models/{model_id}",
         "/api/agents/{slug}/models",
+        "/api/files",
+        "/api/file/upload",
+        "/storage/v1/object/sign/{bucket}/{object_path}",
     }
     assert spec["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
 

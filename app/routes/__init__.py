@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from app.routes.agents import AgentController
 from app.routes.auth import AuthController
+from app.routes.files import FileController
 from app.routes.health import HealthController
 from app.routes.models import ModelController
+from app.routes.storage import StorageController
 
-ROUTE_HANDLERS = [HealthController, AuthController, ModelController, AgentController]
+ROUTE_HANDLERS = [
+    HealthController,
+    AuthController,
+    ModelController,
+    AgentController,
+    FileController,
+    StorageController,
+]

@@ -1,0 +1,193 @@
+"""A streaming ``multipart/form-data`` reader for uploads.
+
+Litestar's own form parsing reads the whole body into memory; this one spools the single file
+part to a temporary file chunk by chunk (hashing and counting as it goes) and stops reading the
+moment the file passes its limit, so a 5 MB upload never sits whole in memory and an oversized
+one is refused without being received.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator
+from pathlib import Path
+
+import anyio
+import msgspec
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
+
+from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+
+MAX_FIELD_BYTES = 1024
+MAX_PARTS = 8
+CHUNK = 256 * 1024
+
+
+class SpooledFile(msgspec.Struct, kw_only=True):
+    """The file part, on disk: where, how big, its SHA-256 and what the client called it."""
+
+    path: Path
+    size: int
+    sha256: str
+    filename: str
+    declared_type: str
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Stream the spooled bytes back."""
+        async with await anyio.open_file(self.path, "rb") as handle:
+            while chunk := await handle.read(CHUNK):
+                yield chunk
+
+
+class UploadForm(msgspec.Struct, kw_only=True):
+    """Text fields and the one file of an upload form."""
+
+    fields: dict[str, str]
+    file: SpooledFile | None
+
+
+class _PartState:
+    """What the parser callbacks learn about the current part (they are synchronous)."""
+
+    def __init__(self) -> None:
+        self.headers: dict[bytes, bytes] = {}
+        self.header_field = b""
+        self.header_value = b""
+        self.name: str | None = None
+        self.filename: str | None = None
+        self.content_type = ""
+        self.is_file = False
+        self.field_value = bytearray()
+
+
+def multipart_boundary(content_type: str | None) -> bytes:
+    """The boundary of a ``multipart/form-data`` content type, or 415."""
+    kind, options = parse_options_header(content_type or "")
+    boundary = options.get(b"boundary")
+    if kind != b"multipart/form-data" or not boundary:
+        raise UnsupportedMediaType(
+            "Send the image as multipart/form-data with a 'file' field.", code="multipart_required"
+        )
+    return boundary
+
+
+async def read_upload_form(
+    body: AsyncIterable[bytes],
+    *,
+    boundary: bytes,
+    file_field: str,
+    max_file_bytes: int,
+    spool_dir: Path,
+) -> UploadForm:
+    """Parse the form, spooling ``file_field`` to ``spool_dir``; the caller deletes the file."""
+    await anyio.Path(spool_dir).mkdir(parents=True, exist_ok=True)
+    fields: dict[str, str] = {}
+    spool_path = spool_dir / f"upload-{uuid.uuid4().hex}.part"
+    digest = hashlib.sha256()
+    size = 0
+    pending: list[bytes] = []
+    state = _PartState()
+    parts = 0
+    file_meta: tuple[str, str] | None = None
+    error: Exception | None = None
+
+    def on_part_begin() -> None:
+        nonlocal state, parts
+        parts += 1
+        state = _PartState()
+
+    def on_header_field(data: bytes, start: int, end: int) -> None:
+        state.header_field += data[start:end]
+
+    def on_header_value(data: bytes, start: int, end: int) -> None:
+        state.header_value += data[start:end]
+
+    def on_header_end() -> None:
+        state.headers[state.header_field.lower()] = state.header_value
+        state.header_field, state.header_value = b"", b""
+
+    def on_headers_finished() -> None:
+        nonlocal error
+        _, options = parse_options_header(state.headers.get(b"content-disposition", b""))
+        state.name = options.get(b"name", b"").decode("utf-8", "replace") or None
+        raw_filename = options.get(b"filename")
+        state.is_file = raw_filename is not None
+        state.filename = raw_filename.decode("utf-8", "replace") if raw_filename is not None else None
+        state.content_type = state.headers.get(b"content-type", b"").decode("latin-1")
+        if state.is_file and state.name != file_field:
+            error = Unprocessable(
+                f"Only one file, in the '{file_field}' field, is accepted.",
+                code="unexpected_file",
+                field=state.name,
+            )
+        elif state.is_file and file_meta is not None:
+            error = Unprocessable("Send one image per upload.", code="too_many_files", field=file_field)
+
+    def on_part_data(data: bytes, start: int, end: int) -> None:
+        nonlocal size, error
+        chunk = data[start:end]
+        if state.is_file:
+            size += len(chunk)
+            if size > max_file_bytes:
+                error = PayloadTooLarge(
+                    f"The file is larger than the {max_file_bytes}-byte limit.",
+                    code="file_too_large",
+                    field=file_field,
+                )
+                return
+            digest.update(chunk)
+            pending.append(chunk)
+        else:
+            state.field_value += chunk
+            if len(state.field_value) > MAX_FIELD_BYTES:
+                error = Unprocessable("A form field is too long.", field=state.name)
+
+    def on_part_end() -> None:
+        nonlocal file_meta
+        if state.is_file:
+            file_meta = (state.filename or "", state.content_type)
+        elif state.name is not None:
+            fields[state.name] = state.field_value.decode("utf-8", "replace")
+
+    parser = MultipartParser(
+        boundary,
+        {
+            "on_part_begin": on_part_begin,
+            "on_header_field": on_header_field,
+            "on_header_value": on_header_value,
+            "on_header_end": on_header_end,
+            "on_headers_finished": on_headers_finished,
+            "on_part_data": on_part_data,
+            "on_part_end": on_part_end,
+        },
+    )
+    try:
+        async with await anyio.open_file(spool_path, "wb") as spool:
+            async for chunk in body:
+                try:
+                    parser.write(chunk)
+                except MultipartParseError as exc:
+                    raise BadRequest("The multipart body is malformed.", code="malformed_body") from exc
+                if error is not None:
+                    raise error
+                if parts > MAX_PARTS:
+                    raise Unprocessable("The form has too many parts.", code="too_many_parts")
+                for piece in pending:
+                    await spool.write(piece)
+                pending.clear()
+            parser.finalize()
+    except BaseException:
+        await anyio.Path(spool_path).unlink(missing_ok=True)
+        raise
+    if file_meta is None:
+        await anyio.Path(spool_path).unlink(missing_ok=True)
+        return UploadForm(fields=fields, file=None)
+    filename, declared = file_meta
+    return UploadForm(
+        fields=fields,
+        file=SpooledFile(
+            path=spool_path, size=size, sha256=digest.hexdigest(), filename=filename, declared_type=declared
+        ),
+    )

@@ -1,0 +1,64 @@
+"""Signed-object downloads for the local storage backend, at Supabase's path so clients need not care."""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery
+from litestar.response import File
+
+from app.errors import BadRequest, Forbidden, NotFound
+from app.images import MIME_BY_EXTENSION
+from app.settings import Settings
+from app.storage.base import Storage
+from app.storage.local import LocalStorage
+from app.storage.tokens import TokenRejected, verify_object_token
+
+
+class StorageController(Controller):
+    """``GET /storage/v1/object/sign/{bucket}/{path}?token=`` (local storage only)."""
+
+    tags = ["Storage"]
+    signature_types = [Settings]
+
+    @get("/storage/v1/object/sign/{bucket:str}/{object_path:path}", operation_id="GetSignedObject")
+    async def signed_object(
+        self,
+        bucket: FromPath[str],
+        object_path: FromPath[str],
+        storage: NamedDependency[Storage],
+        token: FromQuery[str | None] = None,
+    ) -> File:
+        """Stream the object if the token was signed for exactly this bucket and path and has not expired."""
+        if not isinstance(storage, LocalStorage):
+            raise NotFound("Objects are served by the storage backend, not by Iris.", code="route_not_found")
+        path = object_path.lstrip("/")
+        try:
+            verify_object_token(storage.secret, token, bucket, path)
+        except TokenRejected as exc:
+            if exc.reason in {"missing", "malformed"}:
+                raise BadRequest(
+                    "The URL needs a valid 'token' parameter.", code=f"token_{exc.reason}"
+                ) from exc
+            code = {"expired": "token_expired", "path_mismatch": "token_path_mismatch"}.get(
+                exc.reason, "token_invalid"
+            )
+            raise Forbidden("The signed URL is not valid for this object.", code=code) from exc
+        if bucket != storage.bucket:
+            raise Forbidden("The signed URL is not valid for this object.", code="token_path_mismatch")
+        try:
+            file_path = storage.file_for(path)
+        except ValueError as exc:
+            raise Forbidden(
+                "The signed URL is not valid for this object.", code="token_path_mismatch"
+            ) from exc
+        if not file_path.is_file():
+            raise NotFound("The object does not exist.", code="object_not_found")
+        media_type = MIME_BY_EXTENSION.get(file_path.suffix.lstrip("."), "application/octet-stream")
+        return File(
+            path=file_path,
+            media_type=media_type,
+            content_disposition_type="inline",
+            filename=file_path.name,
+            headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=300"},
+        )

@@ -1,0 +1,1 @@
+"""Object storage behind one protocol: local disk (default) or Supabase Storage."""

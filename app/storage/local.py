@@ -1,0 +1,98 @@
+"""Local-disk storage under ``{data_dir}/storage/{bucket}/``, with Supabase-shaped signed URLs.
+
+Iris serves these URLs itself (``GET /storage/v1/object/sign/{bucket}/{path}``), so a frontend written
+against Supabase Storage works unchanged on the embedded default.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import os
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+import anyio
+
+from app.storage.base import ObjectNotFound, SignedUrl, StorageError
+from app.storage.tokens import sign_object_token
+
+CHUNK = 256 * 1024
+
+
+def derive_storage_secret(jwt_secret: str) -> str:
+    """A key for signed-URL tokens, separate from the auth key (a leaked URL token is no bearer token)."""
+    return hmac.new(jwt_secret.encode(), b"iris/local-storage-urls", hashlib.sha256).hexdigest()
+
+
+def safe_relative(path: str) -> Path:
+    """``path`` as a relative path that cannot leave its root; ``ValueError`` otherwise."""
+    segments = path.split("/")
+    if not path or any(s in {"", ".", ".."} or "\\" in s or "\x00" in s for s in segments):
+        raise ValueError(f"unsafe storage path {path!r}")
+    return Path(*segments)
+
+
+class LocalStorage:
+    """Files on disk; writes land atomically (temp file, then a hard link that never overwrites)."""
+
+    def __init__(self, root: Path, bucket: str, *, public_url: str, secret: str) -> None:
+        self.bucket = bucket
+        self.root = (root / bucket).resolve()
+        self._public_url = public_url.rstrip("/")
+        self.secret = secret
+
+    def file_for(self, path: str) -> Path:
+        """The file behind ``path``, guaranteed to be inside this bucket's directory."""
+        candidate = (self.root / safe_relative(path)).resolve()
+        if not candidate.is_relative_to(self.root):
+            raise ValueError(f"storage path {path!r} escapes the bucket")
+        return candidate
+
+    async def put(self, path: str, chunks: AsyncIterable[bytes], *, content_type: str) -> None:
+        target = self.file_for(path)
+        await anyio.Path(target.parent).mkdir(parents=True, exist_ok=True)
+        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.part")
+        try:
+            async with await anyio.open_file(temp, "wb") as handle:
+                async for chunk in chunks:
+                    await handle.write(chunk)
+            await anyio.to_thread.run_sync(os.link, temp, target)
+        except FileExistsError as exc:
+            raise StorageError(f"an object already exists at {path}") from exc
+        except OSError as exc:
+            raise StorageError(f"could not write {path}: {exc.strerror}") from exc
+        finally:
+            await anyio.Path(temp).unlink(missing_ok=True)
+
+    async def open(self, path: str) -> AsyncIterator[bytes]:
+        try:
+            handle = await anyio.open_file(self.file_for(path), "rb")
+        except FileNotFoundError as exc:
+            raise ObjectNotFound(path) from exc
+        async with handle:
+            while chunk := await handle.read(CHUNK):
+                yield chunk
+
+    async def sign(self, paths: Sequence[str], expires_in: int) -> list[SignedUrl]:
+        expires_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=expires_in)
+        return [
+            SignedUrl(
+                path=path,
+                url=(
+                    f"{self._public_url}/storage/v1/object/sign/{self.bucket}/{quote(path, safe='/')}"
+                    f"?token={sign_object_token(self.secret, self.bucket, path, expires_at)}"
+                ),
+                expires_at=expires_at,
+            )
+            for path in paths
+        ]
+
+    async def delete(self, path: str) -> None:
+        await anyio.Path(self.file_for(path)).unlink(missing_ok=True)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,44 @@
+"""Signed-URL tokens in Supabase's shape: a HS256 JWT ``{url: "bucket/path", iat, exp}``."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import jwt
+
+
+class TokenRejected(ValueError):
+    """Why a signed-URL token was refused.
+
+    ``missing``/``malformed`` (not a JWT at all) are the client's mistake; ``invalid`` (bad signature),
+    ``expired`` and ``path_mismatch`` (signed for another object) are refusals.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def sign_object_token(secret: str, bucket: str, path: str, expires_at: dt.datetime) -> str:
+    """The ``token`` query parameter for ``bucket/path``, valid until ``expires_at``."""
+    now = dt.datetime.now(dt.UTC)
+    claims = {"url": f"{bucket}/{path}", "iat": int(now.timestamp()), "exp": int(expires_at.timestamp())}
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def verify_object_token(secret: str, token: str | None, bucket: str, path: str) -> None:
+    """Check signature, expiry and that the token was issued for exactly ``bucket/path``."""
+    if not token:
+        raise TokenRejected("missing")
+    try:
+        claims = jwt.decode(token, secret, algorithms=["HS256"], options={"require": ["url", "exp"]})
+    except jwt.ExpiredSignatureError as exc:
+        raise TokenRejected("expired") from exc
+    except jwt.InvalidSignatureError as exc:
+        raise TokenRejected("invalid") from exc
+    except jwt.DecodeError as exc:
+        raise TokenRejected("malformed") from exc
+    except jwt.InvalidTokenError as exc:
+        raise TokenRejected("invalid") from exc
+    if claims.get("url") != f"{bucket}/{path}":
+        raise TokenRejected("path_mismatch")

@@ -1,0 +1,169 @@
+"""Upload throughput and server memory: 20 concurrent ~5 MB image uploads to a running Iris.
+
+Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir), uploads the same
+incompressible PNG 20 times at once, and prints:
+- upload throughput (MB/s of file bytes accepted) and the same bytes copied to disk (write + fsync
+  per file) in the same run, with the ratio (target: uploads within 3x of the disk copy);
+- the server's peak RSS growth over its idle RSS, sampled every 5 ms (target: <= 150 MB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+CONCURRENCY = 20
+TARGET_BYTES = 5 * 1024 * 1024 - 64 * 1024
+
+
+def noise_png(approx: int) -> bytes:
+    side = int((approx / 3) ** 0.5)
+    while True:
+        buffer = io.BytesIO()
+        Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(
+            buffer, "PNG", compress_level=1
+        )
+        if buffer.tell() <= 5 * 1024 * 1024:
+            return buffer.getvalue()
+        side -= 8
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def disk_copy_seconds(data: bytes, directory: Path) -> float:
+    start = time.perf_counter()
+    for i in range(CONCURRENCY):
+        with (directory / f"copy-{i}.png").open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return time.perf_counter() - start
+
+
+async def upload_all(base: str, token: str, data: bytes, pid: int) -> tuple[float, int, list[int]]:
+    peak = 0
+    done = asyncio.Event()
+
+    async def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, rss_bytes(pid))
+            await asyncio.sleep(0.005)
+
+    async def one(client: httpx.AsyncClient) -> int:
+        response = await client.post(
+            f"{base}/api/files",
+            files={"file": ("noise.png", data, "image/png")},
+            data={"threadId": str(uuid.uuid4())},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        return response.status_code
+
+    limits = httpx.Limits(max_connections=CONCURRENCY)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        sampler = asyncio.create_task(sample())
+        start = time.perf_counter()
+        statuses = await asyncio.gather(*(one(client) for _ in range(CONCURRENCY)))
+        elapsed = time.perf_counter() - start
+        done.set()
+        await sampler
+    return elapsed, peak, list(statuses)
+
+
+def main() -> int:
+    data = noise_png(TARGET_BYTES)
+    with tempfile.TemporaryDirectory(prefix="iris-bench-") as tmp:
+        port = free_port()
+        env = {**os.environ, "IRIS_DATA_DIR": f"{tmp}/data", "IRIS_PORT": str(port)}
+        env.pop("IRIS_DATABASE_URL", None)
+        subprocess.run(
+            [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
+        )
+        token = subprocess.run(
+            [sys.executable, "-m", "app", "token", "bench"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()[-1]
+        server = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            for _ in range(200):
+                try:
+                    if httpx.get(f"{base}/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            # One warm-up upload so imports and first-use allocations are not counted as growth.
+            asyncio.run(upload_all_once(base, token, data))
+            idle = rss_bytes(server.pid)
+            elapsed, peak, statuses = asyncio.run(upload_all(base, token, data, server.pid))
+        finally:
+            server.terminate()
+            server.wait(10)
+        copy_dir = Path(tmp) / "copies"
+        copy_dir.mkdir()
+        disk = disk_copy_seconds(data, copy_dir)
+
+    total_mb = len(data) * CONCURRENCY / 1e6
+    ok = statuses.count(201)
+    growth_mb = (peak - idle) / 1e6
+    ratio = elapsed / disk
+    print(f"uploads: {CONCURRENCY} x {len(data) / 1e6:.2f} MB concurrently, {ok}/{CONCURRENCY} answered 201")
+    print(f"upload throughput: {total_mb / elapsed:8.1f} MB/s  ({elapsed:.3f} s)")
+    print(f"disk copy (fsync): {total_mb / disk:8.1f} MB/s  ({disk:.3f} s)")
+    print(f"ratio upload/disk time: {ratio:.2f}x  (target <= 3x: {'met' if ratio <= 3 else 'NOT met'})")
+    print(
+        f"server RSS: idle {idle / 1e6:.1f} MB, peak {peak / 1e6:.1f} MB, growth {growth_mb:.1f} MB", end=""
+    )
+    print(f"  (target <= 150 MB: {'met' if growth_mb <= 150 else 'NOT met'})")
+    return 0 if ok == CONCURRENCY else 1
+
+
+async def upload_all_once(base: str, token: str, data: bytes) -> None:
+    async with httpx.AsyncClient(timeout=60) as client:
+        response = await client.post(
+            f"{base}/api/files",
+            files={"file": ("warm.png", data, "image/png")},
+            data={"threadId": str(uuid.uuid4())},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        response.raise_for_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
