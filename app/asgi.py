@@ -18,16 +18,21 @@ from app.deps import DEPENDENCIES
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
-from app.settings import Settings, load_settings, prepare
+from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
 from app.uploads import DECODE_SLOTS
+from app.url_policy import UrlPolicy
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import)."""
     settings = prepare(settings if settings is not None else load_settings(os.environ))
     alchemy = create_alchemy_config(settings)
-    storage = create_storage(settings)
+    try:
+        storage = create_storage(settings)
+        url_policy = UrlPolicy.from_settings(settings)
+    except ValueError as exc:  # misconfiguration: fail at start, not on the first upload
+        raise SettingsError(str(exc)) from exc
 
     async def on_startup(app: Litestar) -> None:
         app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
@@ -43,7 +48,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],
-        state=State({"settings": settings, "alchemy": alchemy, "storage": storage}),
+        state=State({"settings": settings, "alchemy": alchemy, "storage": storage, "url_policy": url_policy}),
         openapi_config=OpenAPIConfig(
             title="Iris",
             version=version("iris"),

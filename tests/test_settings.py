@@ -7,8 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from app.asgi import create_app
 from app.settings import Settings, SettingsError, load_settings, prepare
 
 
@@ -77,3 +79,17 @@ def test_importing_the_app_reads_no_environment() -> None:
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert done.returncode != 0
     assert "SettingsError" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (Settings(public_url="http://iris.example.com"), "https"),
+        (Settings(storage="supabase"), "IRIS_SUPABASE_URL"),
+        (Settings(storage="supabase", supabase_url="https://p.supabase.co"), "IRIS_SUPABASE_SERVICE_KEY"),
+    ],
+    ids=["http-public-url", "supabase-without-url", "supabase-without-key"],
+)
+def test_storage_misconfiguration_fails_at_start(settings: Settings, message: str, tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match=message):
+        create_app(msgspec.structs.replace(settings, data_dir=str(tmp_path)))

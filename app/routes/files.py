@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from litestar import Controller, Request, post
 from litestar.di import NamedDependency
+from litestar.openapi.spec import OpenAPIFormat, OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
@@ -15,6 +17,24 @@ from app.schemas.uploads import UploadOut
 from app.settings import Settings
 from app.storage.base import Storage
 from app.uploads import check_content_length, receive_upload
+
+
+@dataclass
+class _UploadOperation(Operation):
+    """The handler reads the body itself (streaming), so OpenAPI is told its shape here."""
+
+    def __post_init__(self) -> None:
+        form = Schema(
+            type=OpenAPIType.OBJECT,
+            properties={
+                "file": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY),
+                "threadId": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.UUID),
+            },
+            required=["file", "threadId"],
+        )
+        self.request_body = RequestBody(
+            content={"multipart/form-data": OpenAPIMediaType(schema=form)}, required=True
+        )
 
 
 def _operation_id(_handler: object, _method: object, components: list[Any]) -> str:
@@ -32,6 +52,7 @@ class FileController(Controller):
     @post(
         ["/api/files", "/api/file/upload"],
         operation_id=_operation_id,
+        operation_class=_UploadOperation,
         status_code=201,
         # The body is streamed and limited by the upload code itself, on the file's own limit.
         request_max_body_size=None,
