@@ -60,6 +60,8 @@ class LocalStorage:
             async with await anyio.open_file(temp, "wb") as handle:
                 async for chunk in chunks:
                     await handle.write(chunk)
+                await handle.flush()
+                await anyio.to_thread.run_sync(os.fsync, handle.wrapped.fileno())  # a 201 means it is on disk
             await anyio.to_thread.run_sync(os.link, temp, target)
         except FileExistsError as exc:
             raise StorageError(f"an object already exists at {path}") from exc
