@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from alembic.config import Config
@@ -24,8 +25,9 @@ def alembic_config(database_url: str | None = None) -> Config:
     return config
 
 
+@functools.cache
 def head_revisions() -> frozenset[str]:
-    """The revisions ``alembic upgrade head`` would reach."""
+    """The revisions ``alembic upgrade head`` would reach (scripts do not change while running)."""
     return frozenset(ScriptDirectory.from_config(alembic_config()).get_heads())
 
 

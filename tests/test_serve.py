@@ -83,58 +83,31 @@ def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
     assert spec["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
 
 
+def _cli_token(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m app token ARGS`` as `just token` runs it."""
+    command = [sys.executable, "-m", "app", "token", *args]
+    return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+
+
 def test_cli_token_is_accepted_by_the_server(server: tuple[str, dict[str, str]]) -> None:
     base, env = server
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "token", "alice"],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    token = done.stdout.strip().splitlines()[-1]
+    token = _cli_token(env, "alice").stdout.strip().splitlines()[-1]
+    admin = _cli_token(env, "root", "admin").stdout.strip().splitlines()[-1]
     response = httpx.get(f"{base}/api/models", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200
     assert {(m["ref"], m["type"]) for m in response.json()["models"]} == {
         ("local/vision", "vision"),
         ("local/text", "text"),
     }
-    admin = (
-        subprocess.run(
-            [sys.executable, "-m", "app", "token", "root", "admin"],
-            cwd=REPO_ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    forbidden = httpx.post(
-        f"{base}/api/models",
-        json={"name": "x", "provider": "openai", "modelId": "x", "type": "text"},
-        headers={"Authorization": f"Bearer {token}"},
-    )
+    model = {"name": "x", "provider": "openai", "modelId": "x", "type": "text"}
+    forbidden = httpx.post(f"{base}/api/models", json=model, headers={"Authorization": f"Bearer {token}"})
     assert forbidden.status_code == 403
-    allowed = httpx.post(
-        f"{base}/api/models",
-        json={"name": "x", "provider": "openai", "modelId": "x", "type": "text"},
-        headers={"Authorization": f"Bearer {admin}"},
-    )
+    allowed = httpx.post(f"{base}/api/models", json=model, headers={"Authorization": f"Bearer {admin}"})
     assert allowed.status_code == 201
 
 
 def test_token_rejects_unsafe_user(server: tuple[str, dict[str, str]]) -> None:
     _, env = server
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "token", "../x"],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _cli_token(env, "../x")
     assert done.returncode != 0
     assert "user id" in done.stderr
