@@ -1,1 +1,60 @@
-"""Provider SPI and built-in vendors. Imports nothing from ``app``."""
+"""Provider SPI and built-in vendors. Imports nothing from ``app``.
+
+Third parties implement :class:`Provider` and expose a factory through the ``iris.providers``
+entry-point group; everything they need is re-exported here.
+"""
+
+from providers.errors import NoSuchProvider, ProviderError, UnsupportedPartError
+from providers.events import (
+    Finish,
+    ProviderEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    Warning,
+)
+from providers.messages import (
+    ImagePart,
+    Message,
+    Part,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, Provider, ProviderContext, ProviderFactory
+
+__all__ = [
+    "SPEC_VERSION",
+    "Capabilities",
+    "Finish",
+    "ImagePart",
+    "Message",
+    "ModelSpec",
+    "NoSuchProvider",
+    "Part",
+    "Provider",
+    "ProviderContext",
+    "ProviderError",
+    "ProviderEvent",
+    "ProviderFactory",
+    "RequestOptions",
+    "TextDelta",
+    "TextEnd",
+    "TextPart",
+    "TextStart",
+    "ToolCallArgs",
+    "ToolCallEnd",
+    "ToolCallPart",
+    "ToolCallStart",
+    "ToolResultPart",
+    "ToolSpec",
+    "UnsupportedPartError",
+    "Usage",
+    "Warning",
+]

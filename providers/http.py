@@ -1,0 +1,69 @@
+"""HTTP plumbing shared by the built-in vendors: status → typed error, image encodings, key lookup."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping
+
+import httpx
+
+from providers.errors import ProviderError, ProviderErrorKind
+from providers.messages import ImagePart
+
+
+def b64(part: ImagePart) -> str:
+    """The image's bytes as base64 text (raises if the core chose URL delivery)."""
+    if part.data is None:
+        raise ValueError("inline delivery needs image data")
+    return base64.b64encode(part.data).decode("ascii")
+
+
+def data_url(part: ImagePart) -> str:
+    """``data:<mime>;base64,…`` for vendors that take inline images as URLs."""
+    return f"data:{part.mime_type};base64,{b64(part)}"
+
+
+def require_key(environ: Mapping[str, str], name: str, provider: str) -> str:
+    """The API key from the environment, or an ``auth`` error that names the variable (not its value)."""
+    key = environ.get(name, "")
+    if not key:
+        raise ProviderError("auth", f"set {name} to use this provider", provider=provider)
+    return key
+
+
+def error_for_status(
+    provider: str,
+    response: httpx.Response,
+    body: str,
+    *,
+    could_not_fetch: Callable[[int, str], bool] = lambda _status, _body: False,
+) -> ProviderError:
+    """The typed error for a non-2xx vendor answer. ``body`` is included, cut short (vendors echo no keys)."""
+    status = response.status_code
+    kind: ProviderErrorKind
+    if could_not_fetch(status, body):
+        kind = "could_not_fetch_image"
+    elif status in (401, 403):
+        kind = "auth"
+    elif status == 429:
+        kind = "rate_limit"
+    elif status in (400, 404, 409, 413, 422):
+        kind = "bad_request"
+    elif status >= 500:
+        kind = "unavailable"
+    else:
+        kind = "other"
+    retry_after = None
+    if header := response.headers.get("retry-after"):
+        try:
+            retry_after = float(header)
+        except ValueError:
+            retry_after = None
+    return ProviderError(
+        kind, f"HTTP {status}: {body[:500]}", provider=provider, status=status, retry_after=retry_after
+    )
+
+
+def transport_error(provider: str, exc: httpx.HTTPError) -> ProviderError:
+    """A connection-level failure (refused, reset, timeout, stream cut short)."""
+    return ProviderError("unavailable", f"{type(exc).__name__} talking to the vendor", provider=provider)

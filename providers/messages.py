@@ -1,0 +1,87 @@
+"""Neutral conversation types every provider translates from.
+
+Images arrive already normalised by the core (oriented, stripped, in a type and size the model takes)
+and carry exactly one of ``data`` (send inline) or ``url`` (a fresh signed URL the vendor may fetch):
+the core decides delivery, the provider only maps it to the vendor's own image block.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class TextPart(msgspec.Struct, tag="text", tag_field="type", frozen=True, kw_only=True):
+    text: str
+
+
+class ImagePart(msgspec.Struct, tag="image", tag_field="type", frozen=True, kw_only=True):
+    """One image. ``data`` holds the encoded bytes to inline; ``url`` a signed URL to fetch."""
+
+    mime_type: str
+    width: int
+    height: int
+    data: bytes | None = None
+    url: str | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an ImagePart carries exactly one of data or url")
+
+
+class ToolCallPart(msgspec.Struct, tag="tool_call", tag_field="type", frozen=True, kw_only=True):
+    """A call the assistant made; ``arguments`` is the JSON text the model produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class ToolResultPart(msgspec.Struct, tag="tool_result", tag_field="type", frozen=True, kw_only=True):
+    """The answer to a tool call, as text."""
+
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Part = TextPart | ImagePart | ToolCallPart | ToolResultPart
+
+
+class Message(msgspec.Struct, frozen=True, kw_only=True):
+    """One turn. ``user`` carries text and images, ``assistant`` text and tool calls, ``tool`` results."""
+
+    role: Role
+    parts: tuple[Part, ...]
+
+    @property
+    def text(self) -> str:
+        """The text parts joined (what a text-only view of the turn says)."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def images(self) -> tuple[ImagePart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ImagePart))
+
+
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool the model may call: a name, what it does, and a JSON Schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class RequestOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-request knobs; ``extra`` holds vendor options keyed by provider id (Vercel's providerOptions)."""
+
+    system: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -1,0 +1,104 @@
+"""Discovery of provider plugins through the ``iris.providers`` entry-point group.
+
+Lazy (an entry point is imported the first time its provider is asked for) and failure-isolated
+(an import error, a factory that raises, a wrong SPI version: the plugin is listed as failed with its
+error and every other provider keeps working). Tests pass their own entry points or factories.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Collection, Iterable, Mapping
+from importlib.metadata import EntryPoint, entry_points
+
+import msgspec
+
+from providers.errors import NoSuchProvider
+from providers.spec import SPEC_VERSION, Provider, ProviderContext, ProviderFactory
+
+log = logging.getLogger("iris.providers")
+
+GROUP = "iris.providers"
+
+
+class ProviderFailure(msgspec.Struct, frozen=True, kw_only=True):
+    """A plugin that could not be loaded, and why."""
+
+    id: str
+    source: str
+    error: str
+
+
+class ProviderRegistry:
+    """Providers by id, loaded on first use."""
+
+    def __init__(
+        self,
+        context: ProviderContext,
+        *,
+        entry_points_: Iterable[EntryPoint] | None = None,
+        factories: Mapping[str, ProviderFactory] | None = None,
+        allow: Collection[str] | None = None,
+    ) -> None:
+        """``entry_points_`` defaults to the installed ``iris.providers`` group; ``factories`` add (or, in
+        tests, replace) providers without packaging; ``allow`` restricts which ids may load."""
+        self._context = context
+        self._allow = frozenset(allow) if allow is not None else None
+        self._sources: dict[str, EntryPoint | ProviderFactory] = {}
+        self._failures: dict[str, ProviderFailure] = {}
+        self._loaded: dict[str, Provider] = {}
+        found = entry_points(group=GROUP) if entry_points_ is None else entry_points_
+        for ep in found:
+            if ep.name in self._sources:
+                self._failures[f"{ep.name}@{ep.value}"] = ProviderFailure(
+                    id=ep.name,
+                    source=ep.value,
+                    error=f"duplicate provider id {ep.name!r}; the first one wins",
+                )
+                continue
+            self._sources[ep.name] = ep
+        self._sources.update(factories or {})
+
+    @property
+    def ids(self) -> list[str]:
+        """Every provider id that may load (allowed), loaded or not."""
+        return sorted(i for i in self._sources if self._allow is None or i in self._allow)
+
+    def get(self, provider_id: str) -> Provider:
+        """The provider, loading it now if needed; :class:`NoSuchProvider` if absent, disallowed or broken."""
+        if provider_id in self._loaded:
+            return self._loaded[provider_id]
+        if provider_id in self.ids and provider_id not in self._failures:
+            self._load(provider_id)
+        if provider_id in self._loaded:
+            return self._loaded[provider_id]
+        raise NoSuchProvider(provider_id, sorted(self._loaded) or self.ids)
+
+    def load_all(self) -> tuple[dict[str, Provider], list[ProviderFailure]]:
+        """Load every allowed provider; the loaded ones and the failures (``GET /api/providers``)."""
+        for provider_id in self.ids:
+            if provider_id not in self._loaded and provider_id not in self._failures:
+                self._load(provider_id)
+        return dict(sorted(self._loaded.items())), sorted(self._failures.values(), key=lambda f: f.id)
+
+    def _load(self, provider_id: str) -> None:
+        source = self._sources[provider_id]
+        where = source.value if isinstance(source, EntryPoint) else f"{source!r}"
+        try:
+            factory = source.load() if isinstance(source, EntryPoint) else source
+            provider = factory(self._context)
+            if not isinstance(provider, Provider):
+                raise TypeError(f"{where} did not return a Provider (got {type(provider).__name__})")
+            if provider.spec_version != SPEC_VERSION:
+                raise TypeError(f"speaks SPI version {provider.spec_version!r}, Iris speaks {SPEC_VERSION!r}")
+            if provider.id != provider_id:
+                raise TypeError(f"registered as {provider_id!r} but calls itself {provider.id!r}")
+        except Exception as exc:  # a broken plugin must never break the app
+            log.warning("provider %s (%s) failed to load: %s", provider_id, where, exc)
+            log.debug("".join(traceback.format_exception(exc)))
+            self._failures[provider_id] = ProviderFailure(
+                id=provider_id, source=where, error=f"{type(exc).__name__}: {exc}"
+            )
+            return
+        self._loaded[provider_id] = provider

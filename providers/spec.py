@@ -1,0 +1,83 @@
+"""The provider SPI: what a vendor plugin implements and what it is given.
+
+A plugin package declares an entry point in the ``iris.providers`` group that names a *factory*:
+a callable taking a :class:`ProviderContext` and returning a :class:`Provider`. Built-ins register
+the same way (see ``pyproject.toml``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import httpx
+import msgspec
+
+from providers.events import ProviderEvent
+from providers.messages import Message, RequestOptions
+from providers.wire import WireStruct
+
+SPEC_VERSION = "1"
+"""Bumped on any incompatible change to this module, ``messages``, ``events`` or ``errors``."""
+
+UrlFetch = Literal["none", "public_https"]
+ByteMeasure = Literal["raw", "base64"]
+ModelType = Literal["text", "vision", "multimodal"]
+
+
+class Capabilities(WireStruct):
+    """What a model takes, as data (no I/O to compute it); the core checks it before any vendor call."""
+
+    vision: bool
+    image_mime_types: tuple[str, ...] = ()
+    max_images: int = 0
+    max_image_bytes: int = 0
+    image_bytes_measured_on: ByteMeasure = "raw"
+    max_image_edge_px: int | None = None
+    recommended_long_edge_px: int | None = None
+    url_fetch: UrlFetch = "none"
+    tools: bool = False
+
+
+class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A catalogue row as a provider sees it. ``options`` come from the row (never secrets)."""
+
+    provider: str
+    model_id: str
+    type: ModelType
+    supports_tools: bool = False
+    options: Mapping[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ProviderContext(msgspec.Struct, frozen=True, kw_only=True):
+    """What a factory gets: the environment to read its keys from, and the shared HTTP client."""
+
+    environ: Mapping[str, str]
+    http: httpx.AsyncClient
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A vendor. ``build_request`` is pure (testable with no network); ``stream`` does the call."""
+
+    id: str
+    spec_version: str
+
+    def capabilities(self, model: ModelSpec) -> Capabilities:
+        """What this model takes. Data only: no I/O."""
+        ...
+
+    def build_request(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> dict[str, Any]:
+        """The vendor request body; raises ``UnsupportedPartError`` for a part it cannot map."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> AsyncIterator[ProviderEvent]:
+        """Call the vendor and yield neutral events; raises ``ProviderError`` on failure."""
+        ...
+
+
+ProviderFactory = Callable[[ProviderContext], Provider]
