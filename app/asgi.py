@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib.metadata import version
 
 import anyio
+import httpx
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
 from litestar import Litestar
 from litestar.datastructures import State
@@ -22,11 +24,26 @@ from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
 from app.uploads import DECODE_SLOTS
 from app.url_policy import UrlPolicy
+from providers import ProviderContext
+from providers.registry import ProviderRegistry
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
-    """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import)."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    registry: ProviderRegistry | None = None,
+) -> Litestar:
+    """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import).
+
+    ``environ`` is where providers read vendor keys (``OPENAI_API_KEY`` …), the process environment
+    by default; tests pass their own, or a whole ``registry``.
+    """
     settings = prepare(settings if settings is not None else load_settings(os.environ))
+    http = httpx.AsyncClient(timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10))
+    if registry is None:
+        context = ProviderContext(environ=dict(os.environ if environ is None else environ), http=http)
+        registry = ProviderRegistry(context, allow=settings.provider_allow_list)
     alchemy = create_alchemy_config(settings)
     try:
         storage = create_storage(settings)
@@ -40,6 +57,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     async def on_shutdown() -> None:
         await storage.aclose()
+        await http.aclose()
 
     return Litestar(
         route_handlers=ROUTE_HANDLERS,
@@ -48,7 +66,15 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers=EXCEPTION_HANDLERS,
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],
-        state=State({"settings": settings, "alchemy": alchemy, "storage": storage, "url_policy": url_policy}),
+        state=State(
+            {
+                "settings": settings,
+                "alchemy": alchemy,
+                "storage": storage,
+                "url_policy": url_policy,
+                "registry": registry,
+            }
+        ),
         openapi_config=OpenAPIConfig(
             title="Iris",
             version=version("iris"),

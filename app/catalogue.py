@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
@@ -14,8 +15,9 @@ from app.errors import Unprocessable
 from app.persistence.db import session_scope
 from app.persistence.models import Agent, ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
-from app.schemas.catalogue import AgentModel, AgentModels, ModelCapabilities, ModelOut
-from app.settings import Settings
+from app.schemas.catalogue import AgentModel, AgentModels, ModelOut
+from providers import Capabilities, ModelSpec, NoSuchProvider, Provider
+from providers.registry import ProviderRegistry
 
 log = logging.getLogger("iris.catalogue")
 
@@ -93,18 +95,40 @@ def reject_secrets(options: Mapping[str, Any], path: str = "options") -> None:
             reject_secrets(value, where)
 
 
-def capabilities_of(row: ModelRow, settings: Settings) -> ModelCapabilities:
-    """Capabilities from the catalogue row and the deployment's limits."""
-    return ModelCapabilities(
-        vision=row.type != "text",
-        tools=row.supports_tools,
-        max_images=row.max_images if row.max_images is not None else settings.max_images_per_message,
-        max_image_bytes=row.max_image_bytes or settings.max_image_bytes,
+def model_spec(row: ModelRow) -> ModelSpec:
+    """The catalogue row as the provider SPI sees it."""
+    return ModelSpec(
+        provider=row.provider,
+        model_id=row.model_id,
+        type=row.type,  # type: ignore[arg-type]  # the column only ever holds the three literals
+        supports_tools=row.supports_tools,
+        options=dict(row.options),
     )
 
 
-def model_out(row: ModelRow, settings: Settings, *, with_options: bool) -> ModelOut:
-    """The API view of a catalogue row."""
+def effective_capabilities(row: ModelRow, provider: Provider) -> Capabilities:
+    """The provider's capabilities for this model, narrowed by the row: its type, tools flag and limit
+    overrides win (a ``text`` row never gets images, whatever the vendor could do)."""
+    caps = provider.capabilities(model_spec(row))
+    vision = caps.vision and row.type != "text"
+    return msgspec.structs.replace(
+        caps,
+        vision=vision,
+        image_mime_types=caps.image_mime_types if vision else (),
+        max_images=(row.max_images if row.max_images is not None else caps.max_images) if vision else 0,
+        max_image_bytes=(row.max_image_bytes or caps.max_image_bytes) if vision else 0,
+        tools=caps.tools and row.supports_tools,
+    )
+
+
+def model_out(row: ModelRow, registry: ProviderRegistry, *, with_options: bool) -> ModelOut:
+    """The API view of a catalogue row, with effective capabilities when its provider is installed."""
+    capabilities: Capabilities | None = None
+    reason: str | None = None
+    try:
+        capabilities = effective_capabilities(row, registry.get(row.provider))
+    except NoSuchProvider as exc:
+        reason = str(exc)
     return ModelOut(
         id=str(row.id),
         ref=row.ref,
@@ -115,12 +139,14 @@ def model_out(row: ModelRow, settings: Settings, *, with_options: bool) -> Model
         supports_tools=row.supports_tools,
         enabled=row.enabled,
         guest_visible=row.guest_visible,
-        capabilities=capabilities_of(row, settings),
+        available=capabilities is not None,
         created_at=row.created_at,
         updated_at=row.updated_at,
         max_images=row.max_images,
         max_image_bytes=row.max_image_bytes,
         options=dict(row.options) if with_options else None,
+        capabilities=capabilities,
+        unavailable_reason=reason,
     )
 
 

@@ -25,6 +25,7 @@ from app.persistence.repositories import (
 )
 from app.settings import Settings
 from app.storage.base import Storage
+from providers.registry import ProviderRegistry
 
 
 def provide_settings(state: State) -> Settings:
@@ -35,6 +36,11 @@ def provide_settings(state: State) -> Settings:
 def provide_storage(state: State) -> Storage:
     storage: Storage = state.storage
     return storage
+
+
+def provide_registry(state: State) -> ProviderRegistry:
+    registry: ProviderRegistry = state.registry
+    return registry
 
 
 def provide_decode_limiter(state: State) -> anyio.CapacityLimiter:
@@ -79,6 +85,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "settings": Provide(provide_settings, sync_to_thread=False),
     "storage": Provide(provide_storage, sync_to_thread=False),
     "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
+    "registry": Provide(provide_registry, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "models": Provide(provide_models, sync_to_thread=False),

@@ -17,6 +17,7 @@ ACCEPTED: dict[str, tuple[str, str]] = {
     "WEBP": ("image/webp", "webp"),
 }
 MIME_BY_EXTENSION = {ext: mime for mime, ext in ACCEPTED.values()}
+EXTENSION_BY_MIME = dict(ACCEPTED.values())
 
 # Only for naming what a refused file is; nothing here is ever decoded.
 _SIGNATURES: list[tuple[bytes, str]] = [

@@ -60,10 +60,22 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Decompression-bomb guard: images with more pixels are refused (IRIS_MAX_IMAGE_PIXELS)."""
     max_images_per_message: int = 4
     """Most images one user message may carry (IRIS_MAX_IMAGES_PER_MESSAGE)."""
+    providers: str | None = None
+    """Comma-separated allow-list of provider ids; unset loads every installed one (IRIS_PROVIDERS)."""
+    storage_publicly_reachable: bool = False
+    """Vendors can fetch our signed URLs; lets URL-fetching vendors get URLs instead of inline bytes
+    (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
     max_request_bytes: int = 1024 * 1024
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
+
+    @property
+    def provider_allow_list(self) -> frozenset[str] | None:
+        """``providers`` as a set, or ``None`` for all."""
+        if self.providers is None:
+            return None
+        return frozenset(p.strip() for p in self.providers.split(",") if p.strip())
 
     @property
     def data_path(self) -> Path:

@@ -156,7 +156,7 @@ def settings(
 
 @pytest.fixture
 def app(settings: Settings) -> Litestar:
-    return create_app(settings)
+    return create_app(settings, environ={})  # no vendor keys leak in from the machine
 
 
 @pytest.fixture

@@ -36,13 +36,15 @@ async def test_default_catalogue_lists_both_local_models(client: Client, auth: A
     assert set(models) == {"local/vision", "local/text"}
     assert models["local/vision"]["type"] == "vision"
     assert models["local/text"]["type"] == "text"
-    assert models["local/vision"]["capabilities"] == {
-        "vision": True,
-        "tools": True,
-        "maxImages": 4,
-        "maxImageBytes": 5 * 1024 * 1024,
-    }
-    assert models["local/text"]["capabilities"]["vision"] is False
+    vision = models["local/vision"]["capabilities"]
+    assert models["local/vision"]["available"] is True
+    assert vision["vision"] is True
+    assert vision["tools"] is True
+    assert vision["maxImages"] == 16
+    assert vision["imageMimeTypes"] == ["image/png", "image/jpeg", "image/webp"]
+    assert vision["urlFetch"] == "none"
+    text = models["local/text"]["capabilities"]
+    assert (text["vision"], text["maxImages"], text["imageMimeTypes"]) == (False, 0, [])
     assert "options" not in models["local/vision"]  # admins only
     assert None not in models["local/vision"].values()
 
@@ -71,7 +73,7 @@ async def test_admin_creates_updates_and_deletes(client: Client, auth: Auth) -> 
     cleared = await client.patch(
         f"/api/models/{created['id']}", json={"maxImages": None}, headers=auth("root", "admin")
     )
-    assert cleared.json()["capabilities"]["maxImages"] == 4
+    assert cleared.json()["capabilities"]["maxImages"] > 2  # the provider's own figure again
     assert "maxImages" not in cleared.json()
 
     deleted = await client.delete(f"/api/models/{created['id']}", headers=auth("root", "admin"))

@@ -7,12 +7,14 @@ from app.routes.auth import AuthController
 from app.routes.files import FileController
 from app.routes.health import HealthController
 from app.routes.models import ModelController
+from app.routes.providers import ProviderController
 from app.routes.storage import StorageController
 
 ROUTE_HANDLERS = [
     HealthController,
     AuthController,
     ModelController,
+    ProviderController,
     AgentController,
     FileController,
     StorageController,

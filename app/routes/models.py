@@ -16,7 +16,7 @@ from app.errors import Conflict, NotFound
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
-from app.settings import Settings
+from providers.registry import ProviderRegistry
 
 
 class ModelController(Controller):
@@ -25,14 +25,14 @@ class ModelController(Controller):
     path = "/api/models"
     tags = ["Models"]
     security = [{"BearerToken": []}]
-    signature_types = [Principal, ModelRepository, AgentRepository, Settings]
+    signature_types = [Principal, ModelRepository, AgentRepository, ProviderRegistry]
 
     @get("/", operation_id="ListModels")
     async def list_models(
         self,
         principal: NamedDependency[Principal],
         models: NamedDependency[ModelRepository],
-        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
     ) -> ModelList:
         """Enabled models (admins also see disabled ones; guests only guest-visible ones)."""
         rows: Sequence[ModelRow]
@@ -40,7 +40,7 @@ class ModelController(Controller):
             rows = await models.list_guest_visible()
         else:
             rows = await models.list_catalogue(include_disabled=principal.is_admin)
-        return ModelList(models=[model_out(r, settings, with_options=principal.is_admin) for r in rows])
+        return ModelList(models=[model_out(r, registry, with_options=principal.is_admin) for r in rows])
 
     @post("/", operation_id="CreateModel", status_code=201)
     async def create_model(
@@ -48,7 +48,7 @@ class ModelController(Controller):
         admin: NamedDependency[Principal],
         data: JSONBody[ModelCreate],
         models: NamedDependency[ModelRepository],
-        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
     ) -> ModelOut:
         """Add a model to the catalogue."""
         reject_secrets(data.options)
@@ -57,7 +57,7 @@ class ModelController(Controller):
                 f"{data.provider}/{data.model_id} is already in the catalogue.", code="model_exists"
             )
         row = await models.add(ModelRow(**msgspec.structs.asdict(data)))
-        return model_out(row, settings, with_options=True)
+        return model_out(row, registry, with_options=True)
 
     @patch("/{model_id:uuid}", operation_id="UpdateModel")
     async def update_model(
@@ -66,7 +66,7 @@ class ModelController(Controller):
         model_id: FromPath[UUID],
         data: JSONBody[ModelUpdate],
         models: NamedDependency[ModelRepository],
-        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
     ) -> ModelOut:
         """Change the fields present in the body."""
         row = await models.get_one_or_none(id=model_id)
@@ -84,7 +84,7 @@ class ModelController(Controller):
         for key, value in changes.items():
             setattr(row, key, value)
         row = await models.update(row)
-        return model_out(row, settings, with_options=True)
+        return model_out(row, registry, with_options=True)
 
     @delete("/{model_id:uuid}", operation_id="DeleteModel", status_code=204)
     async def delete_model(

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from providers import Capabilities
 from providers.wire import RequestStruct, WireStruct
 
 ModelType = Literal["text", "vision", "multimodal"]
@@ -17,17 +18,9 @@ ImageCount = Annotated[int, msgspec.Meta(ge=0, le=64)]
 ByteCount = Annotated[int, msgspec.Meta(ge=1, le=1 << 30)]
 
 
-class ModelCapabilities(WireStruct):
-    """What the model can take, as far as the catalogue row says (the provider layer refines it)."""
-
-    vision: bool
-    tools: bool
-    max_images: int
-    max_image_bytes: int
-
-
 class ModelOut(WireStruct, omit_defaults=True):
-    """A catalogue entry. ``options`` is shown to admins only."""
+    """A catalogue entry with its effective capabilities; ``available`` is false (and ``capabilities``
+    absent) when its provider is not installed or failed to load. ``options`` is for admins only."""
 
     id: str
     ref: str
@@ -38,12 +31,14 @@ class ModelOut(WireStruct, omit_defaults=True):
     supports_tools: bool
     enabled: bool
     guest_visible: bool
-    capabilities: ModelCapabilities
+    available: bool
     created_at: dt.datetime
     updated_at: dt.datetime
     max_images: int | None = None
     max_image_bytes: int | None = None
     options: dict[str, Any] | None = None
+    capabilities: Capabilities | None = None
+    unavailable_reason: str | None = None
 
 
 class ModelList(WireStruct):

@@ -1,0 +1,1 @@
+"""The core image pipeline every provider shares: capability check, normalisation, cache, delivery."""

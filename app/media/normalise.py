@@ -1,0 +1,123 @@
+"""Turn a kept original into what a model takes (pure and blocking: run it in a worker thread).
+
+EXIF orientation applied, metadata stripped, transcoded to an accepted type, downscaled to the
+recommended long edge, then re-encoded (lower quality, then smaller) until the *encoded* size — raw
+or base64, as the vendor measures it — fits.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import msgspec
+from PIL import Image, ImageOps
+
+from app.images import ACCEPTED
+
+_FORMAT_BY_MIME = {mime: fmt for fmt, (mime, _) in ACCEPTED.items()}
+_QUALITIES = (90, 82, 72, 60, 45)
+_SHRINK = 0.75
+_MIN_EDGE = 64
+
+
+class Target(msgspec.Struct, frozen=True, kw_only=True):
+    """What the model takes: accepted types, the size limit and how it is measured, edge limits."""
+
+    mime_types: tuple[str, ...]
+    max_bytes: int
+    measured_on: str = "raw"
+    recommended_long_edge_px: int | None = None
+    max_edge_px: int | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable name for this target, used to cache the variant it produces."""
+        types = "+".join(sorted(m.split("/")[-1] for m in self.mime_types))
+        edge = self.recommended_long_edge_px or self.max_edge_px or 0
+        return f"{types}-{self.max_bytes}{self.measured_on[0]}-{edge}"
+
+
+class Normalised(msgspec.Struct, frozen=True, kw_only=True):
+    data: bytes
+    mime_type: str
+    width: int
+    height: int
+
+
+class CannotFit(ValueError):
+    """No accepted type, or the image cannot be made small enough."""
+
+
+def measured(size: int, measured_on: str) -> int:
+    """The size as the vendor counts it (base64 inflates by 4/3)."""
+    return 4 * math.ceil(size / 3) if measured_on == "base64" else size
+
+
+def choose_mime(source_mime: str, has_alpha: bool, accepted: tuple[str, ...]) -> str:
+    """Keep the source type when accepted; else PNG for alpha or lossless sources, JPEG for photos."""
+    if source_mime in accepted:
+        return source_mime
+    preferences = ("image/png", "image/webp", "image/jpeg")
+    if source_mime == "image/jpeg" and not has_alpha:
+        preferences = ("image/jpeg", "image/webp", "image/png")
+    for mime in preferences:
+        if mime in accepted:
+            return mime
+    raise CannotFit(
+        f"the model accepts none of PNG, JPEG, WebP (it takes {', '.join(accepted) or 'no images'})"
+    )
+
+
+def normalise(original: bytes, target: Target) -> Normalised:
+    """The variant of ``original`` for ``target``."""
+    with Image.open(io.BytesIO(original)) as opened:
+        source_mime = ACCEPTED[opened.format or "PNG"][0] if opened.format in ACCEPTED else "image/png"
+        image = ImageOps.exif_transpose(opened)
+        image.load()
+    has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
+    mime = choose_mime(source_mime, has_alpha, target.mime_types)
+    fmt = _FORMAT_BY_MIME[mime]
+    image = _mode_for(image, fmt, has_alpha)
+    image.info = {}  # EXIF, XMP, ICC, text chunks: none of it goes to the vendor
+
+    limit = min(e for e in (target.recommended_long_edge_px, target.max_edge_px, 1 << 16) if e)
+    if max(image.size) > limit:
+        image = _resized(image, limit / max(image.size))
+
+    while True:
+        for quality in _QUALITIES if fmt in ("JPEG", "WEBP") else (None,):
+            data = _encode(image, fmt, quality)
+            if measured(len(data), target.measured_on) <= target.max_bytes:
+                return Normalised(data=data, mime_type=mime, width=image.width, height=image.height)
+        if min(image.size) * _SHRINK < _MIN_EDGE:
+            raise CannotFit(f"cannot get the image under {target.max_bytes} bytes")
+        image = _resized(image, _SHRINK)
+
+
+def _mode_for(image: Image.Image, fmt: str, has_alpha: bool) -> Image.Image:
+    if fmt == "JPEG":
+        if has_alpha:  # JPEG has no alpha: flatten on white rather than on black
+            background = Image.new("RGB", image.size, (255, 255, 255))
+            background.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
+            return background
+        return image.convert("RGB") if image.mode != "RGB" else image
+    if image.mode not in ("RGB", "RGBA", "L", "LA"):
+        return image.convert("RGBA" if has_alpha else "RGB")
+    return image
+
+
+def _resized(image: Image.Image, factor: float) -> Image.Image:
+    size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
+    return image.resize(size, Image.Resampling.LANCZOS)
+
+
+def _encode(image: Image.Image, fmt: str, quality: int | None) -> bytes:
+    buffer = io.BytesIO()
+    if fmt == "PNG":
+        image.save(buffer, "PNG", optimize=False, compress_level=6)
+    elif fmt == "JPEG":
+        image.save(buffer, "JPEG", quality=quality, optimize=True, progressive=False)
+    else:
+        image.save(buffer, "WEBP", quality=quality, method=4)
+    return buffer.getvalue()

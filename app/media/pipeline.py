@@ -1,0 +1,124 @@
+"""Before any vendor call: check capabilities, normalise images, decide delivery; retry inline once
+when the vendor could not download a URL.
+
+The same code serves every provider, so no provider re-implements image handling.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+import msgspec
+
+from app.errors import Unprocessable
+from app.media.normalise import Target
+from app.media.variants import VariantCache
+from providers import (
+    Capabilities,
+    ImagePart,
+    Message,
+    ModelSpec,
+    Provider,
+    ProviderError,
+    ProviderEvent,
+    RequestOptions,
+)
+
+log = logging.getLogger("iris.media")
+
+CONVERTIBLE = ("image/png", "image/jpeg", "image/webp")
+
+
+class ImageRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A stored original, as a canonical message part names it."""
+
+    path: str
+    mime_type: str
+    sha256: str
+    name: str = ""
+
+
+def check_images(caps: Capabilities, mime_types: Sequence[str], *, model_ref: str) -> None:
+    """422 before any I/O when the model cannot take these images (all images of the request)."""
+    if not mime_types:
+        return
+    if not caps.vision:
+        raise Unprocessable(
+            f"{model_ref} cannot see images; pick a vision model or remove the images.",
+            code="model_lacks_vision",
+        )
+    if len(mime_types) > caps.max_images:
+        raise Unprocessable(
+            f"{model_ref} takes at most {caps.max_images} images per request, not {len(mime_types)}.",
+            code="too_many_images",
+        )
+    if not any(m in caps.image_mime_types for m in CONVERTIBLE):
+        raise Unprocessable(
+            f"{model_ref} accepts no image type Iris can convert to ({', '.join(caps.image_mime_types)}).",
+            code="image_type_unsupported",
+        )
+
+
+def target_for(caps: Capabilities) -> Target:
+    """The normalisation target a model's capabilities describe."""
+    return Target(
+        mime_types=tuple(m for m in caps.image_mime_types if m in CONVERTIBLE),
+        max_bytes=caps.max_image_bytes,
+        measured_on=caps.image_bytes_measured_on,
+        recommended_long_edge_px=caps.recommended_long_edge_px,
+        max_edge_px=caps.max_image_edge_px,
+    )
+
+
+class ImageDelivery:
+    """Makes provider-ready image parts from stored originals."""
+
+    def __init__(
+        self, cache: VariantCache, *, storage_publicly_reachable: bool, url_ttl_seconds: int
+    ) -> None:
+        self.cache = cache
+        self._reachable = storage_publicly_reachable
+        self._ttl = url_ttl_seconds
+
+    def by_url(self, caps: Capabilities) -> bool:
+        """URLs only where the vendor fetches them *and* the deployment says storage is reachable."""
+        return caps.url_fetch == "public_https" and self._reachable
+
+    async def parts(self, refs: Sequence[ImageRef], caps: Capabilities, *, by_url: bool) -> list[ImagePart]:
+        """One normalised part per ref, inline or as fresh signed URLs (signed in one batch)."""
+        target = target_for(caps)
+        variants = [await self.cache.get(r.path, r.mime_type, r.sha256, target) for r in refs]
+        if not by_url:
+            return [
+                ImagePart(mime_type=v.mime_type, width=v.width, height=v.height, data=v.data, name=r.name)
+                for r, (_, v) in zip(refs, variants, strict=True)
+            ]
+        signed = await self.cache.storage.sign([path for path, _ in variants], self._ttl)
+        return [
+            ImagePart(mime_type=v.mime_type, width=v.width, height=v.height, url=s.url, name=r.name)
+            for r, (_, v), s in zip(refs, variants, signed, strict=True)
+        ]
+
+
+async def stream_with_inline_fallback(
+    provider: Provider,
+    model: ModelSpec,
+    options: RequestOptions,
+    build_messages: Callable[[bool], Awaitable[Sequence[Message]]],
+    *,
+    by_url: bool,
+) -> AsyncIterator[ProviderEvent]:
+    """Stream; if the vendor says it could not download an image URL before anything streamed, rebuild
+    the messages with inline images and try once more."""
+    started = False
+    try:
+        async for event in provider.stream(await build_messages(by_url), model, options):
+            started = True
+            yield event
+    except ProviderError as exc:
+        if exc.kind != "could_not_fetch_image" or started or not by_url:
+            raise
+        log.warning("%s could not download an image URL; retrying with inline images", provider.id)
+        async for event in provider.stream(await build_messages(False), model, options):
+            yield event

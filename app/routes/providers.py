@@ -1,0 +1,51 @@
+"""Installed provider plugins."""
+
+from __future__ import annotations
+
+from litestar import Controller, get
+from litestar.di import NamedDependency
+
+from app.auth import Principal
+from app.catalogue import effective_capabilities
+from app.persistence.repositories import ModelRepository
+from app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
+from providers import ModelSpec
+from providers.registry import ProviderRegistry
+
+
+class ProviderController(Controller):
+    """``GET /api/providers``."""
+
+    path = "/api/providers"
+    tags = ["Providers"]
+    security = [{"BearerToken": []}]
+    signature_types = [Principal, ModelRepository, ProviderRegistry]
+
+    @get("/", operation_id="ListProviders")
+    async def list_providers(
+        self,
+        principal: NamedDependency[Principal],
+        registry: NamedDependency[ProviderRegistry],
+        models: NamedDependency[ModelRepository],
+    ) -> ProviderList:
+        """Loaded providers with their declared capabilities (and per catalogue model), and failed plugins."""
+        loaded, failures = registry.load_all()
+        rows = await models.list_catalogue(include_disabled=principal.is_admin)
+        return ProviderList(
+            providers=[
+                ProviderOut(
+                    id=provider_id,
+                    spec_version=provider.spec_version,
+                    declared=provider.capabilities(
+                        ModelSpec(provider=provider_id, model_id="*", type="multimodal", supports_tools=True)
+                    ),
+                    models=[
+                        ModelCapabilitiesOut(ref=row.ref, capabilities=effective_capabilities(row, provider))
+                        for row in rows
+                        if row.provider == provider_id
+                    ],
+                )
+                for provider_id, provider in loaded.items()
+            ],
+            failed=[ProviderFailureOut(id=f.id, source=f.source, error=f.error) for f in failures],
+        )

@@ -1,0 +1,228 @@
+"""The offline local test model: deterministic, no network, the embedded default.
+
+``local/vision`` really decodes every image it receives and describes it (format, size, dominant
+colours), so a newcomer can see an image truly arrived; ``local/text`` answers text only. Both call a
+tool when the last user message says ``use tool <name> <json-args>``, which makes tool flows testable
+offline, and stream token by token with an optional per-token delay (``options["delayMs"]`` on the
+model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from PIL import Image
+
+from providers.errors import UnsupportedPartError
+from providers.events import (
+    Finish,
+    ProviderEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+)
+from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+
+LABEL = "[local test model]"
+_TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)
+_TOKEN = re.compile(r"\S+\s*|\s+")
+_NAMED_COLOURS: dict[str, tuple[int, int, int]] = {
+    "black": (0, 0, 0),
+    "white": (255, 255, 255),
+    "grey": (128, 128, 128),
+    "red": (220, 30, 30),
+    "green": (30, 160, 60),
+    "blue": (30, 60, 220),
+    "yellow": (240, 220, 40),
+    "orange": (245, 140, 30),
+    "purple": (130, 50, 170),
+    "pink": (245, 150, 190),
+    "brown": (120, 70, 30),
+    "cyan": (40, 200, 220),
+}
+
+
+def colour_name(rgb: tuple[int, int, int]) -> str:
+    """The nearest of a dozen everyday colour names."""
+    return min(
+        _NAMED_COLOURS, key=lambda n: sum((a - b) ** 2 for a, b in zip(_NAMED_COLOURS[n], rgb, strict=True))
+    )
+
+
+def describe_image(part: ImagePart, index: int) -> str:
+    """Decode the bytes and say what they are: the proof that the image reached the model."""
+    assert part.data is not None
+    with Image.open(io.BytesIO(part.data)) as image:
+        fmt = image.format or "unknown"
+        width, height = image.size
+        small = image.convert("RGB").resize((48, 48))
+    counts: list[tuple[int, tuple[int, int, int]]] = sorted(
+        small.quantize(colors=4).convert("RGB").getcolors(48 * 48) or [],  # type: ignore[arg-type]
+        reverse=True,
+    )
+    total = sum(count for count, _ in counts) or 1
+    colours = ", ".join(
+        f"{colour_name(rgb)} #{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x} {round(100 * count / total)}%"
+        for count, rgb in counts[:3]
+    )
+    return f"Image {index}: {fmt}, {width}x{height} pixels, dominant colours: {colours}."
+
+
+class LocalProvider:
+    """Offline and deterministic; see the module docstring."""
+
+    id = "local"
+    spec_version = SPEC_VERSION
+
+    def capabilities(self, model: ModelSpec) -> Capabilities:
+        return Capabilities(
+            vision=model.type != "text",
+            image_mime_types=("image/png", "image/jpeg", "image/webp") if model.type != "text" else (),
+            max_images=16 if model.type != "text" else 0,
+            max_image_bytes=20 * 1024 * 1024 if model.type != "text" else 0,
+            image_bytes_measured_on="raw",
+            max_image_edge_px=8192,
+            recommended_long_edge_px=2048,
+            url_fetch="none",
+            tools=model.supports_tools,
+        )
+
+    def build_request(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> dict[str, Any]:
+        """What the local model will look at: roles, texts, image summaries, tool names (no bytes)."""
+        caps = self.capabilities(model)
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            content: list[dict[str, Any]] = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    content.append({"type": "text", "text": part.text})
+                elif isinstance(part, ImagePart):
+                    if not caps.vision:
+                        raise UnsupportedPartError(
+                            self.id, "image", part.mime_type, f"{model.model_id} is text-only"
+                        )
+                    if part.mime_type not in caps.image_mime_types:
+                        raise UnsupportedPartError(self.id, "image", part.mime_type)
+                    if part.data is None:
+                        raise UnsupportedPartError(self.id, "image", part.mime_type, "it cannot fetch URLs")
+                    content.append(
+                        {
+                            "type": "image",
+                            "mimeType": part.mime_type,
+                            "width": part.width,
+                            "height": part.height,
+                            "sha256": hashlib.sha256(part.data).hexdigest(),
+                        }
+                    )
+                elif isinstance(part, ToolCallPart):
+                    content.append(
+                        {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
+                    )
+                else:
+                    content.append(
+                        {"type": "tool_result", "toolCallId": part.tool_call_id, "content": part.content}
+                    )
+            out.append({"role": message.role, "content": content})
+        return {
+            "model": model.model_id,
+            "system": options.system,
+            "messages": out,
+            "tools": [tool.name for tool in options.tools] if caps.tools else [],
+            "delayMs": _delay_ms(model, options),
+        }
+
+    async def stream(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> AsyncIterator[ProviderEvent]:
+        request = self.build_request(messages, model, options)
+        delay = request["delayMs"] / 1000
+        last = messages[-1] if messages else Message(role="user", parts=())
+        prompt_words = sum(len(m.text.split()) for m in messages)
+
+        call = _requested_tool(last, request["tools"], len(messages))
+        if call is not None:
+            call_id, name, arguments = call
+            yield ToolCallStart(id=call_id, name=name)
+            for chunk in (arguments[i : i + 16] for i in range(0, len(arguments), 16)):
+                await asyncio.sleep(delay)
+                yield ToolCallArgs(id=call_id, delta=chunk)
+            yield ToolCallEnd(id=call_id)
+            yield Usage(input_tokens=prompt_words, output_tokens=1)
+            yield Finish(reason="tool_calls")
+            return
+
+        answer = _answer(last, request["tools"])
+        text_id = f"local-{len(messages)}"
+        tokens = _TOKEN.findall(answer)
+        yield TextStart(id=text_id)
+        for token in tokens:
+            await asyncio.sleep(delay)
+            yield TextDelta(id=text_id, delta=token)
+        yield TextEnd(id=text_id)
+        yield Usage(input_tokens=prompt_words, output_tokens=len(tokens))
+        yield Finish(reason="stop")
+
+
+def _delay_ms(model: ModelSpec, options: RequestOptions) -> int:
+    local = options.extra.get("local")
+    value = local.get("delayMs") if isinstance(local, dict) else None
+    if value is None:
+        value = model.options.get("delayMs", 0)
+    try:
+        return max(0, min(int(value), 10_000))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _requested_tool(last: Message, tools: list[str], position: int) -> tuple[str, str, str] | None:
+    """``(call id, name, JSON args)`` when the last user turn asks for an available tool."""
+    if last.role != "user":
+        return None
+    match = _TOOL_REQUEST.search(last.text)
+    if match is None or match["name"] not in tools:
+        return None
+    try:
+        arguments = json.dumps(json.loads(match["args"] or "{}"), separators=(",", ":"), sort_keys=True)
+    except json.JSONDecodeError:
+        return None
+    digest = hashlib.sha256(f"{position}:{match['name']}:{arguments}".encode()).hexdigest()[:16]
+    return f"call_{digest}", match["name"], arguments
+
+
+def _answer(last: Message, tools: list[str]) -> str:
+    if last.role == "tool":
+        results = [p for p in last.parts if isinstance(p, ToolResultPart)]
+        said = " ".join(
+            f"Tool {r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in results
+        )
+        return f"{LABEL} {said}"
+    lines = [LABEL]
+    for index, image in enumerate(last.images, start=1):
+        lines.append(describe_image(image, index))
+    match = _TOOL_REQUEST.search(last.text)
+    if match is not None and match["name"] not in tools:
+        lines.append(f"I have no tool called {match['name']}.")
+    text = last.text.strip()
+    if text:
+        lines.append(f"You said: {text}")
+    elif not last.images:
+        lines.append("You said nothing.")
+    return "\n".join(lines)
+
+
+def create(context: ProviderContext) -> LocalProvider:
+    """Entry point: the local model needs nothing from the context."""
+    return LocalProvider()

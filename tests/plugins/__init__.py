@@ -1,0 +1,1 @@
+"""Plugin modules the registry tests point entry points at (good, broken and lying ones)."""

@@ -1,0 +1,147 @@
+"""Provider discovery: lazy, failure-isolated, allow-listed, through real entry points."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import AsyncIterator
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.migrations import REPO_ROOT
+from providers import NoSuchProvider, ProviderContext
+from providers.registry import GROUP, ProviderRegistry
+
+EXAMPLE = REPO_ROOT / "examples" / "iris-provider-echo"
+
+
+def ep(name: str, value: str) -> EntryPoint:
+    return EntryPoint(name=name, value=value, group=GROUP)
+
+
+@pytest.fixture
+async def context() -> AsyncIterator[ProviderContext]:
+    async with httpx.AsyncClient() as http:
+        yield ProviderContext(environ={}, http=http)
+
+
+@pytest.fixture(autouse=True)
+def _example_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+
+
+async def test_broken_plugins_are_listed_and_the_others_work(context: ProviderContext) -> None:
+    registry = ProviderRegistry(
+        context,
+        entry_points_=[
+            ep("echo", "tests.plugins.good:create"),
+            ep("missing", "tests.plugins.does_not_exist:create"),
+            ep("raises", "tests.plugins.broken:raises"),
+            ep("notprovider", "tests.plugins.broken:not_a_provider"),
+            ep("oldspec", "tests.plugins.broken:old_spec"),
+            ep("liar", "tests.plugins.broken:echo_under_another_name"),
+        ],
+    )
+    loaded, failures = registry.load_all()
+    assert list(loaded) == ["echo"]
+    assert loaded["echo"].id == "echo"
+    errors = {f.id: f.error for f in failures}
+    assert set(errors) == {"missing", "raises", "notprovider", "oldspec", "liar"}
+    assert "ModuleNotFoundError" in errors["missing"]
+    assert "cannot reach the licence server" in errors["raises"]
+    assert "did not return a Provider" in errors["notprovider"]
+    assert "SPI version '0'" in errors["oldspec"]
+    assert "calls itself 'echo'" in errors["liar"]
+
+
+async def test_lazy_loading_and_lookup(context: ProviderContext) -> None:
+    sys.modules.pop("tests.plugins.good", None)
+    registry = ProviderRegistry(
+        context,
+        entry_points_=[ep("echo", "tests.plugins.good:create"), ep("bad", "tests.plugins.broken:raises")],
+    )
+    assert registry.ids == ["bad", "echo"]
+    assert "tests.plugins.good" not in sys.modules  # nothing imported until asked
+    provider = registry.get("echo")
+    assert provider.id == "echo"
+    assert "tests.plugins.good" in sys.modules
+    assert registry.get("echo") is provider  # loaded once
+    with pytest.raises(NoSuchProvider) as caught:
+        registry.get("bad")
+    assert caught.value.available == ["echo"]
+    with pytest.raises(NoSuchProvider):
+        registry.get("nope")
+
+
+async def test_allow_list_and_duplicates(context: ProviderContext) -> None:
+    registry = ProviderRegistry(
+        context,
+        entry_points_=[
+            ep("echo", "tests.plugins.good:create"),
+            ep("echo", "tests.plugins.broken:raises"),
+            ep("local", "providers.local:create"),
+        ],
+        allow={"local"},
+    )
+    loaded, failures = registry.load_all()
+    assert list(loaded) == ["local"]
+    assert [f.error for f in failures] == ["duplicate provider id 'echo'; the first one wins"]
+    with pytest.raises(NoSuchProvider):
+        registry.get("echo")  # installed, but not allowed
+
+
+async def test_factories_can_be_injected(context: ProviderContext) -> None:
+    from iris_provider_echo import EchoProvider
+
+    registry = ProviderRegistry(context, entry_points_=[], factories={"echo": lambda _ctx: EchoProvider()})
+    assert registry.get("echo").id == "echo"
+
+
+def test_builtins_are_registered_through_the_entry_point_group() -> None:
+    declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
+    assert set(declared) == {"local", "openai", "anthropic", "gemini", "ollama", "litellm"}
+
+
+def test_example_plugin_is_discovered_through_its_entry_point(tmp_path: Path) -> None:
+    """Install the example the way pip would (a dist-info with its entry points), in a fresh interpreter."""
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
+    dist_info = tmp_path / f"iris_provider_echo-{project['version']}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
+    lines = [f"[{GROUP}]", *(f"{k} = {v}" for k, v in project["entry-points"][GROUP].items())]
+    (dist_info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    script = """
+import asyncio, json, httpx
+from providers import Message, ModelSpec, ProviderContext, RequestOptions, TextPart
+from providers.registry import ProviderRegistry
+
+async def main():
+    async with httpx.AsyncClient() as http:
+        registry = ProviderRegistry(ProviderContext(environ={}, http=http))
+        loaded, failures = registry.load_all()
+        echo = registry.get("echo")
+        model = ModelSpec(provider="echo", model_id="e1", type="text")
+        hello = [Message(role="user", parts=(TextPart(text="hi there"),))]
+        events = [e async for e in echo.stream(hello, model, RequestOptions())]
+        print(json.dumps({"loaded": sorted(loaded), "failed": [f.id for f in failures],
+                          "said": "".join(getattr(e, "delta", "") for e in events)}))
+
+asyncio.run(main())
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLE), str(REPO_ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "echo" in result["loaded"]
+    assert "local" in result["loaded"]  # the built-ins come through the very same group
+    assert result["said"] == "echo: hi there"
