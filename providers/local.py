@@ -103,6 +103,8 @@ class LocalProvider:
     ) -> dict[str, Any]:
         """What the local model will look at: roles, texts, image summaries, tool names (no bytes)."""
         caps = self.capabilities(model)
+        if options.tools and not caps.tools:
+            raise UnsupportedPartError(self.id, "tools", reason=f"{model.model_id} is not set up for tools")
         out: list[dict[str, Any]] = []
         for message in messages:
             content: list[dict[str, Any]] = []
@@ -140,7 +142,7 @@ class LocalProvider:
             "model": model.model_id,
             "system": options.system,
             "messages": out,
-            "tools": [tool.name for tool in options.tools] if caps.tools else [],
+            "tools": [tool.name for tool in options.tools],
             "delayMs": _delay_ms(model, options),
         }
 

@@ -45,25 +45,29 @@ class ProviderRegistry:
         tests, replace) providers without packaging; ``allow`` restricts which ids may load."""
         self._context = context
         self._allow = frozenset(allow) if allow is not None else None
-        self._sources: dict[str, EntryPoint | ProviderFactory] = {}
+        # Entry points and plain factories are kept apart: LiteLLM installs the importlib_metadata
+        # backport, whose EntryPoint objects are not importlib.metadata.EntryPoint instances.
+        self._entry_points: dict[str, EntryPoint] = {}
+        self._factories: dict[str, ProviderFactory] = dict(factories or {})
         self._failures: dict[str, ProviderFailure] = {}
         self._loaded: dict[str, Provider] = {}
         found = entry_points(group=GROUP) if entry_points_ is None else entry_points_
         for ep in found:
-            if ep.name in self._sources:
+            if ep.name in self._entry_points:
                 self._failures[f"{ep.name}@{ep.value}"] = ProviderFailure(
                     id=ep.name,
                     source=ep.value,
                     error=f"duplicate provider id {ep.name!r}; the first one wins",
                 )
                 continue
-            self._sources[ep.name] = ep
-        self._sources.update(factories or {})
+            if ep.name not in self._factories:
+                self._entry_points[ep.name] = ep
 
     @property
     def ids(self) -> list[str]:
         """Every provider id that may load (allowed), loaded or not."""
-        return sorted(i for i in self._sources if self._allow is None or i in self._allow)
+        known = self._entry_points.keys() | self._factories.keys()
+        return sorted(i for i in known if self._allow is None or i in self._allow)
 
     def get(self, provider_id: str) -> Provider:
         """The provider, loading it now if needed; :class:`NoSuchProvider` if absent, disallowed or broken."""
@@ -83,10 +87,12 @@ class ProviderRegistry:
         return dict(sorted(self._loaded.items())), sorted(self._failures.values(), key=lambda f: f.id)
 
     def _load(self, provider_id: str) -> None:
-        source = self._sources[provider_id]
-        where = source.value if isinstance(source, EntryPoint) else f"{source!r}"
+        entry_point = self._entry_points.get(provider_id)
+        where = entry_point.value if entry_point is not None else repr(self._factories[provider_id])
         try:
-            factory = source.load() if isinstance(source, EntryPoint) else source
+            factory: ProviderFactory = (
+                entry_point.load() if entry_point is not None else self._factories[provider_id]
+            )
             provider = factory(self._context)
             if not isinstance(provider, Provider):
                 raise TypeError(f"{where} did not return a Provider (got {type(provider).__name__})")

@@ -45,7 +45,7 @@ async def test_broken_plugins_are_listed_and_the_others_work(context: ProviderCo
             ep("raises", "tests.plugins.broken:raises"),
             ep("notprovider", "tests.plugins.broken:not_a_provider"),
             ep("oldspec", "tests.plugins.broken:old_spec"),
-            ep("liar", "tests.plugins.broken:echo_under_another_name"),
+            ep("liar", "tests.plugins.broken:local_under_another_name"),
         ],
     )
     loaded, failures = registry.load_all()
@@ -57,7 +57,7 @@ async def test_broken_plugins_are_listed_and_the_others_work(context: ProviderCo
     assert "cannot reach the licence server" in errors["raises"]
     assert "did not return a Provider" in errors["notprovider"]
     assert "SPI version '0'" in errors["oldspec"]
-    assert "calls itself 'echo'" in errors["liar"]
+    assert "calls itself 'local'" in errors["liar"]
 
 
 async def test_lazy_loading_and_lookup(context: ProviderContext) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from iris_provider_echo import EchoProvider
-
 from providers import ProviderContext
+from providers.local import LocalProvider
 
 
 def raises(context: ProviderContext) -> Any:
@@ -17,7 +16,7 @@ def not_a_provider(context: ProviderContext) -> Any:
     return object()
 
 
-class _OldSpec(EchoProvider):
+class _OldSpec(LocalProvider):
     spec_version = "0"
 
 
@@ -25,5 +24,5 @@ def old_spec(context: ProviderContext) -> Any:
     return _OldSpec()
 
 
-def echo_under_another_name(context: ProviderContext) -> Any:
-    return EchoProvider()
+def local_under_another_name(context: ProviderContext) -> Any:
+    return LocalProvider()

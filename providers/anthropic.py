@@ -1,0 +1,402 @@
+"""Anthropic's Messages API: ``POST {base}/v1/messages`` with ``"stream": true``, answered as SSE.
+
+Images go as Anthropic's own ``image`` blocks (base64 or ``url`` source), tools as ``tools`` with
+``input_schema``, tool results as ``tool_result`` blocks in a user turn. Anthropic wants roles to
+alternate, so consecutive turns that land on the same role are merged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource
+
+from providers.errors import ProviderError, ProviderErrorKind, UnsupportedPartError
+from providers.events import (
+    Finish,
+    FinishReason,
+    ProviderEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+    Warning,
+)
+from providers.http import b64, error_for_status, require_key, transport_error
+from providers.messages import (
+    ImagePart,
+    Message,
+    Part,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, UrlFetch
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+KEY_ENV = "ANTHROPIC_API_KEY"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 1024
+
+IMAGE_MIME_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64_BYTES = 5 * 1024 * 1024
+"""5 MB, checked by Anthropic on the base64 text ("image exceeds 5 MB maximum: … > 5242880 bytes")."""
+MAX_IMAGES = 100  # 100 for 200k-context models (600 for others): the stricter figure
+MAX_IMAGE_EDGE_PX = 8000
+RECOMMENDED_LONG_EDGE_PX = 1568  # above this Anthropic downscales anyway, so sending more is waste
+
+EXTRA_OPTIONS = ("top_k", "top_p", "stop_sequences")
+"""``RequestOptions.extra["anthropic"]`` keys copied into the body as they are; others are reported."""
+
+_STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+    "pause_turn": "other",
+}
+_ERROR_TYPES: dict[str, ProviderErrorKind] = {
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "rate_limit_error": "rate_limit",
+    "overloaded_error": "unavailable",
+    "api_error": "unavailable",
+    "timeout_error": "unavailable",
+    "invalid_request_error": "bad_request",
+    "not_found_error": "bad_request",
+    "request_too_large": "bad_request",
+}
+_FETCH_FAILED = re.compile(r"\b(unable|could not|couldn't|failed) to (download|fetch)\b", re.IGNORECASE)
+
+_ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
+    "system": (TextPart,),
+    "user": (TextPart, ImagePart),
+    "assistant": (TextPart, ToolCallPart),
+    "tool": (ToolResultPart,),
+}
+
+
+def _part_type(part: Part) -> str:
+    return {TextPart: "text", ImagePart: "image", ToolCallPart: "tool_call", ToolResultPart: "tool_result"}[
+        type(part)
+    ]
+
+
+def could_not_fetch(status: int, body: str) -> bool:
+    """Anthropic's answer when its servers cannot get an image URL: a 400 ``invalid_request_error``
+    saying "Unable to download the file. Please verify the URL and try again."."""
+    if status != 400:
+        return False
+    error = _error_object(body)
+    return error.get("type") == "invalid_request_error" and bool(
+        _FETCH_FAILED.search(str(error.get("message", "")))
+    )
+
+
+def _error_object(body: str) -> dict[str, Any]:
+    """``{"type": "error", "error": {"type": …, "message": …}}`` → the inner object (or ``{}``)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return {}
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+class AnthropicProvider:
+    """Claude models over the Messages API, streamed."""
+
+    id = "anthropic"
+    spec_version = SPEC_VERSION
+
+    def __init__(self, context: ProviderContext) -> None:
+        self._http = context.http
+        self._environ = context.environ
+
+    # -- SPI -----------------------------------------------------------------------------------------
+
+    def capabilities(self, model: ModelSpec) -> Capabilities:
+        """Limits from Anthropic's vision guide; ``options["urlFetch"]`` may turn URL delivery off
+        (Claude behind Bedrock/Vertex-style gateways takes base64 only)."""
+        if model.type == "text":
+            return Capabilities(vision=False, tools=model.supports_tools)
+        url_fetch: UrlFetch = "none" if model.options.get("urlFetch") == "none" else "public_https"
+        return Capabilities(
+            vision=True,
+            image_mime_types=IMAGE_MIME_TYPES,
+            max_images=MAX_IMAGES,
+            max_image_bytes=MAX_IMAGE_BASE64_BYTES,
+            image_bytes_measured_on="base64",
+            max_image_edge_px=MAX_IMAGE_EDGE_PX,
+            recommended_long_edge_px=RECOMMENDED_LONG_EDGE_PX,
+            url_fetch=url_fetch,
+            tools=model.supports_tools,
+        )
+
+    def build_request(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> dict[str, Any]:
+        """The Messages API body. Pure: same input, same dict."""
+        caps = self.capabilities(model)
+        system_texts = [options.system] if options.system else []
+        turns: list[dict[str, Any]] = []
+        for message in messages:
+            for part in message.parts:
+                if not isinstance(part, _ALLOWED_PARTS[message.role]):
+                    raise UnsupportedPartError(
+                        self.id, _part_type(part), reason=f"not valid in a {message.role} message"
+                    )
+            if message.role == "system":
+                system_texts.extend(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
+                continue
+            blocks = [block for part in message.parts if (block := self._block(part, model, caps))]
+            if not blocks:
+                continue  # e.g. a turn of only empty text: Anthropic rejects empty content
+            role = "assistant" if message.role == "assistant" else "user"
+            if turns and turns[-1]["role"] == role:
+                turns[-1]["content"].extend(blocks)
+            else:
+                turns.append({"role": role, "content": blocks})
+
+        body: dict[str, Any] = {
+            "model": model.model_id,
+            "max_tokens": self._max_tokens(model, options),
+            "stream": True,
+            "messages": turns,
+        }
+        if system_texts:
+            body["system"] = "\n\n".join(system_texts)
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.tools:
+            if not caps.tools:
+                raise UnsupportedPartError(self.id, "tools", reason=f"{model.model_id} does not take tools")
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in options.tools
+            ]
+        extra = self._extra(options)
+        body.update((k, v) for k, v in extra.items() if k in EXTRA_OPTIONS)
+        return body
+
+    async def stream(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> AsyncIterator[ProviderEvent]:
+        """POST the request and translate Anthropic's SSE events into neutral events."""
+        key = require_key(self._environ, KEY_ENV, self.id)
+        body = self.build_request(messages, model, options)
+        ignored = sorted(k for k in self._extra(options) if k not in EXTRA_OPTIONS)
+        if ignored:
+            yield Warning(kind="unsupported", message=f"ignored anthropic options: {', '.join(ignored)}")
+        headers = {
+            "x-api-key": key,
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        }
+        try:
+            async with self._http.stream(
+                "POST", f"{self._base_url(model)}/v1/messages", json=body, headers=headers
+            ) as response:
+                if not response.is_success:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                    raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)
+                translator = _Translator(self.id)
+                async for sse in EventSource(response).aiter_sse():
+                    for event in translator.feed(sse.event, sse.data):
+                        yield event
+                    if translator.done:
+                        return
+        except httpx.HTTPError as exc:
+            raise transport_error(self.id, exc) from exc
+        raise ProviderError("unavailable", "the stream ended before message_stop", provider=self.id)
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _base_url(self, model: ModelSpec) -> str:
+        base = model.options.get("baseUrl") or self._environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+        return str(base).rstrip("/")
+
+    @staticmethod
+    def _max_tokens(model: ModelSpec, options: RequestOptions) -> int:
+        """Anthropic requires ``max_tokens``: the request's, else the catalogue row's, else 1024."""
+        if options.max_output_tokens is not None:
+            return options.max_output_tokens
+        configured = model.options.get("maxTokens")
+        return configured if isinstance(configured, int) and configured > 0 else DEFAULT_MAX_TOKENS
+
+    def _extra(self, options: RequestOptions) -> Mapping[str, Any]:
+        extra = options.extra.get(self.id)
+        return extra if isinstance(extra, Mapping) else {}
+
+    def _block(self, part: Part, model: ModelSpec, caps: Capabilities) -> dict[str, Any] | None:
+        if isinstance(part, TextPart):
+            return {"type": "text", "text": part.text} if part.text else None
+        if isinstance(part, ImagePart):
+            return self._image(part, model, caps)
+        if isinstance(part, ToolCallPart):
+            return {"type": "tool_use", "id": part.id, "name": part.name, "input": self._arguments(part)}
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": part.tool_call_id,
+            "content": part.content,
+        }
+        if part.is_error:
+            block["is_error"] = True
+        return block
+
+    def _image(self, part: ImagePart, model: ModelSpec, caps: Capabilities) -> dict[str, Any]:
+        if not caps.vision:
+            raise UnsupportedPartError(self.id, "image", part.mime_type, f"{model.model_id} is a text model")
+        if part.mime_type not in caps.image_mime_types:
+            raise UnsupportedPartError(
+                self.id, "image", part.mime_type, f"takes only {', '.join(caps.image_mime_types)}"
+            )
+        if part.url is not None:
+            if caps.url_fetch == "none":
+                raise UnsupportedPartError(self.id, "image", part.mime_type, "this model takes no image URLs")
+            if not part.url.startswith("https://"):
+                raise UnsupportedPartError(self.id, "image", part.mime_type, "image URLs must be https")
+            return {"type": "image", "source": {"type": "url", "url": part.url}}
+        data = b64(part)
+        if len(data) > caps.max_image_bytes:
+            raise UnsupportedPartError(
+                self.id, "image", part.mime_type, f"base64 is {len(data)} bytes > {caps.max_image_bytes}"
+            )
+        return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": data}}
+
+    def _arguments(self, part: ToolCallPart) -> dict[str, Any]:
+        """``tool_use.input`` must be an object; the model's empty argument text means ``{}``."""
+        if not part.arguments.strip():
+            return {}
+        try:
+            value = json.loads(part.arguments)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise UnsupportedPartError(self.id, "tool_call", reason="arguments are not a JSON object")
+        return value
+
+
+@dataclass
+class _Block:
+    kind: str  # "text", "tool" or "other" (thinking, server tools: nothing neutral to say)
+    id: str = ""
+    has_args: bool = False
+
+
+@dataclass
+class _Translator:
+    """Anthropic SSE events in, neutral events out; ``done`` once ``message_stop`` was seen."""
+
+    provider: str
+    done: bool = False
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    stop_reason: str | None = None
+
+    def feed(self, name: str, data: str) -> list[ProviderEvent]:
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            raise ProviderError(
+                "unavailable", f"malformed JSON in a {name!r} event", provider=self.provider
+            ) from None
+        if not isinstance(payload, dict):
+            raise ProviderError("unavailable", f"malformed {name!r} event", provider=self.provider)
+        kind = payload.get("type", name)
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            return []  # ping, and event types newer than this code
+        try:
+            events: list[ProviderEvent] = handler(payload)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ProviderError("unavailable", f"unexpected {kind!r} event", provider=self.provider) from exc
+        return events
+
+    def _on_message_start(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        self._usage(payload.get("message", {}).get("usage"))
+        return []
+
+    def _on_content_block_start(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        index, block = payload.get("index", 0), payload.get("content_block", {})
+        if block.get("type") == "text":
+            self.blocks[index] = _Block("text", f"text-{index}")
+            events: list[ProviderEvent] = [TextStart(id=f"text-{index}")]
+            if block.get("text"):
+                events.append(TextDelta(id=f"text-{index}", delta=block["text"]))
+            return events
+        if block.get("type") == "tool_use":
+            self.blocks[index] = _Block("tool", block["id"])
+            return [ToolCallStart(id=block["id"], name=block["name"])]
+        self.blocks[index] = _Block("other")
+        return []
+
+    def _on_content_block_delta(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        block, delta = self.blocks.get(payload.get("index", 0)), payload.get("delta", {})
+        if block is None:
+            return []
+        if block.kind == "text" and delta.get("type") == "text_delta" and delta.get("text"):
+            return [TextDelta(id=block.id, delta=delta["text"])]
+        if block.kind == "tool" and delta.get("type") == "input_json_delta" and delta.get("partial_json"):
+            block.has_args = True
+            return [ToolCallArgs(id=block.id, delta=delta["partial_json"])]
+        return []
+
+    def _on_content_block_stop(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        block = self.blocks.pop(payload.get("index", 0), None)
+        if block is None or block.kind == "other":
+            return []
+        if block.kind == "text":
+            return [TextEnd(id=block.id)]
+        # A tool without arguments streams no JSON at all; say "{}" so the arguments always parse.
+        opened: list[ProviderEvent] = [] if block.has_args else [ToolCallArgs(id=block.id, delta="{}")]
+        return [*opened, ToolCallEnd(id=block.id)]
+
+    def _on_message_delta(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        self.stop_reason = payload.get("delta", {}).get("stop_reason") or self.stop_reason
+        self._usage(payload.get("usage"))
+        return []
+
+    def _on_message_stop(self, _payload: dict[str, Any]) -> list[ProviderEvent]:
+        self.done = True
+        events: list[ProviderEvent] = []
+        if self.input_tokens is not None or self.output_tokens is not None:
+            events.append(Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens))
+        events.append(Finish(reason=_STOP_REASONS.get(self.stop_reason or "", "other")))
+        return events
+
+    def _on_error(self, payload: dict[str, Any]) -> list[ProviderEvent]:
+        error = payload.get("error") or {}
+        kind = _ERROR_TYPES.get(str(error.get("type")), "other")
+        message = f"{error.get('type', 'error')}: {error.get('message', '')}"
+        raise ProviderError(kind, message, provider=self.provider)
+
+    def _usage(self, usage: Any) -> None:
+        """Input counts every prompt token (cached ones too); output is cumulative, the last one wins."""
+        if not isinstance(usage, dict):
+            return
+        parts = [
+            usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ]
+        if any(isinstance(p, int) for p in parts):
+            self.input_tokens = sum(p for p in parts if isinstance(p, int))
+        if isinstance(usage.get("output_tokens"), int):
+            self.output_tokens = usage["output_tokens"]
+
+
+def create(context: ProviderContext) -> AnthropicProvider:
+    return AnthropicProvider(context)

@@ -1,0 +1,196 @@
+"""Everything else, through LiteLLM: ``litellm.acompletion(..., stream=True)`` with OpenAI-format messages.
+
+LiteLLM translates the OpenAI shapes to and from its 100+ backends (Bedrock, Vertex, Mistral, Groq…),
+so requests use the OpenAI mapping (:func:`providers.openai.chat_messages`) and its streamed chunks are
+decoded by the same :class:`providers.openai.ChunkDecoder`. LiteLLM is an optional extra
+(``iris[litellm]``) imported on first use only: it is slow to import, and not having it must break
+nothing but this provider. Limits are conservative because LiteLLM's model map has no numeric image
+limits and the backend behind a model id is unknown here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Sequence
+from types import ModuleType
+from typing import Any
+
+from providers.errors import ProviderError, ProviderErrorKind
+from providers.events import ProviderEvent
+from providers.http import require_key
+from providers.messages import Message, RequestOptions
+from providers.openai import (
+    ChunkDecoder,
+    chat_messages,
+    chat_tools,
+    check_tools,
+    could_not_fetch,
+    without_key,
+)
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+
+
+def _litellm() -> ModuleType:
+    """LiteLLM, imported now (raises ``ImportError`` when the extra is not installed)."""
+    # Must be set before the first import: otherwise LiteLLM downloads its model map (prices and the
+    # supports_vision/function_calling flags) from GitHub at import time. The bundled copy keeps start-up
+    # offline and capabilities deterministic.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout for each error
+    return litellm
+
+
+def _supports(model_id: str, flag: str) -> bool:
+    """A capability flag from LiteLLM's model map; False for unknown models, or without LiteLLM."""
+    try:
+        return bool(getattr(_litellm(), flag)(model_id))
+    except Exception:
+        return False
+
+
+class LiteLLMProvider:
+    """LiteLLM's async streaming completion; see the module docstring."""
+
+    id = "litellm"
+    spec_version = SPEC_VERSION
+
+    def __init__(self, context: ProviderContext) -> None:
+        self._http = context.http  # unused: LiteLLM brings its own HTTP clients
+        self._environ = context.environ
+
+    def capabilities(self, model: ModelSpec) -> Capabilities:
+        """Flags from LiteLLM's model map; limits that most vision backends accept (20 MB, 8 images)."""
+        vision = model.type != "text" and _supports(model.model_id, "supports_vision")
+        return Capabilities(
+            vision=vision,
+            image_mime_types=IMAGE_MIME_TYPES if vision else (),
+            max_images=8 if vision else 0,
+            max_image_bytes=20_000_000 if vision else 0,
+            image_bytes_measured_on="raw",
+            max_image_edge_px=8000 if vision else None,
+            recommended_long_edge_px=1568 if vision else None,
+            url_fetch="none",
+            tools=model.supports_tools and _supports(model.model_id, "supports_function_calling"),
+        )
+
+    def build_request(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> dict[str, Any]:
+        """The ``litellm.acompletion`` keyword arguments, minus the connection (base URL and key)."""
+        caps = self.capabilities(model)
+        extra = dict(options.extra.get(self.id) or {})
+        detail = str(extra.pop("detail", None) or model.options.get("detail") or "auto")
+        check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
+        request: dict[str, Any] = {
+            "model": model.model_id,
+            "messages": chat_messages(
+                messages,
+                system=options.system,
+                caps=caps,
+                provider=self.id,
+                model_id=model.model_id,
+                detail=detail,
+            ),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if options.tools:
+            request["tools"] = chat_tools(options.tools)
+        if options.max_output_tokens is not None:
+            request["max_tokens"] = options.max_output_tokens  # LiteLLM renames it per backend
+        if options.temperature is not None:
+            request["temperature"] = options.temperature
+        for key in sorted(extra):  # LiteLLM knobs (reasoning_effort, timeout…) never override the mapping
+            request.setdefault(key, extra[key])
+        return request
+
+    async def stream(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> AsyncIterator[ProviderEvent]:
+        request = self.build_request(messages, model, options)
+        key: str | None = None
+        if model.options.get("apiKeyEnv"):
+            key = require_key(self._environ, str(model.options["apiKeyEnv"]), self.id)
+            request["api_key"] = key
+        if model.options.get("apiBase"):
+            request["api_base"] = str(model.options["apiBase"])
+        # The core decides about retries (it has retry_after and the could-not-fetch fallback).
+        request.setdefault("max_retries", 0)
+        try:
+            litellm = _litellm()
+        except ImportError:
+            raise ProviderError(
+                "other", "LiteLLM is not installed (pip install 'iris[litellm]')", provider=self.id
+            ) from None
+        decoder = ChunkDecoder(self.id)
+        try:
+            response = await litellm.acompletion(**request)
+            async for chunk in response:
+                for event in decoder.feed(chunk.model_dump(exclude_none=True)):
+                    yield event
+        except ProviderError as exc:
+            raise without_key(exc, key) from None
+        except Exception as exc:
+            error = _error_for(litellm, exc, self.id, key)
+            if error is None:
+                raise
+            raise error from None
+        if decoder.reason is None:  # LiteLLM normally raises for this itself
+            raise ProviderError("unavailable", "the stream ended before a finish reason", provider=self.id)
+        for event in decoder.finish():
+            yield event
+
+
+def _error_for(litellm: ModuleType, exc: Exception, provider: str, key: str | None) -> ProviderError | None:
+    """The typed error for a LiteLLM exception (``None``: not one of LiteLLM's, let it propagate)."""
+    text = str(exc)
+    if key:
+        text = text.replace(key, "***")
+    kind: ProviderErrorKind
+    mid_stream = getattr(litellm.exceptions, "MidStreamFallbackError", None)  # a stream cut short
+    connection = (litellm.Timeout, litellm.APIConnectionError, *([mid_stream] if mid_stream else []))
+    server = (litellm.ServiceUnavailableError, litellm.InternalServerError, litellm.BadGatewayError)
+    if isinstance(exc, litellm.ImageFetchError) or (
+        isinstance(exc, litellm.BadRequestError) and could_not_fetch(400, text)
+    ):
+        kind = "could_not_fetch_image"
+    elif isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
+        kind = "auth"
+    elif isinstance(exc, litellm.RateLimitError):
+        kind = "rate_limit"
+    elif isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError)):
+        kind = "bad_request"
+    elif isinstance(exc, connection + server):
+        kind = "unavailable"
+    elif isinstance(exc, (litellm.APIError, litellm.OpenAIError)):
+        kind = "other"
+    else:
+        return None
+    # LiteLLM reports a 500 for a connection it never made or lost: that is no HTTP status.
+    status = None if isinstance(exc, connection) else getattr(exc, "status_code", None)
+    return ProviderError(
+        kind,
+        f"{type(exc).__name__}: {text}"[:500],
+        provider=provider,
+        status=status if isinstance(status, int) else None,
+        retry_after=_retry_after(exc),
+    )
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def create(context: ProviderContext) -> LiteLLMProvider:
+    """Entry point (``iris.providers``); LiteLLM itself is imported on the first call that needs it."""
+    return LiteLLMProvider(context)

@@ -1,0 +1,272 @@
+"""Ollama's native chat API (``POST {host}/api/chat``), streamed as NDJSON: one JSON object per line.
+
+The last object has ``"done": true`` with ``done_reason`` and the token counts. Images travel as raw
+base64 strings in the message's ``images`` list (Ollama never fetches URLs). Tool calls arrive whole in
+``message.tool_calls``; older servers give them no id, so ids are made up per response (``call_0``…).
+No key is needed for a local server; ``apiKeyEnv`` names one for ollama.com or an authenticating proxy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+
+from providers.errors import ProviderError, UnsupportedPartError
+from providers.events import (
+    Finish,
+    FinishReason,
+    ProviderEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+)
+from providers.http import b64, error_for_status, require_key, transport_error
+from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
+from providers.openai import chat_tools, check_image, check_tools, part_kind, without_key
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
+
+
+class OllamaProvider:
+    """Ollama ``/api/chat`` over NDJSON; see the module docstring."""
+
+    id = "ollama"
+    spec_version = SPEC_VERSION
+
+    def __init__(self, context: ProviderContext) -> None:
+        self._http = context.http
+        self._environ = context.environ
+
+    def capabilities(self, model: ModelSpec) -> Capabilities:
+        """Ollama documents no image limits; these are conservative defaults the catalogue row may tighten."""
+        vision = model.type != "text"
+        return Capabilities(
+            vision=vision,
+            image_mime_types=IMAGE_MIME_TYPES if vision else (),
+            max_images=8 if vision else 0,
+            max_image_bytes=20_000_000 if vision else 0,
+            image_bytes_measured_on="raw",
+            max_image_edge_px=None,
+            recommended_long_edge_px=None,
+            url_fetch="none",
+            tools=model.supports_tools,
+        )
+
+    def build_request(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> dict[str, Any]:
+        caps = self.capabilities(model)
+        check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
+        out: list[dict[str, Any]] = []
+        if options.system:
+            out.append({"role": "system", "content": options.system})
+        for message in messages:
+            if message.role == "tool":
+                out.extend(self._tool_results(message, caps, model))
+            else:
+                out.append(self._message(message, caps, model))
+        body: dict[str, Any] = {"model": model.model_id, "messages": out, "stream": True}
+        if options.tools:
+            body["tools"] = chat_tools(options.tools)
+        model_options: dict[str, Any] = {}
+        if options.max_output_tokens is not None:
+            model_options["num_predict"] = options.max_output_tokens
+        if options.temperature is not None:
+            model_options["temperature"] = options.temperature
+        extra = dict(options.extra.get(self.id) or {})
+        for key, value in sorted(dict(extra.pop("options", None) or {}).items()):
+            model_options.setdefault(key, value)  # Modelfile parameters (num_ctx, seed…)
+        if model_options:
+            body["options"] = model_options
+        for key in sorted(extra):  # top-level knobs (keep_alive, think, format…) never override the mapping
+            body.setdefault(key, extra[key])
+        return body
+
+    def _message(self, message: Message, caps: Capabilities, model: ModelSpec) -> dict[str, Any]:
+        texts: list[str] = []
+        images: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+            elif isinstance(part, ImagePart) and message.role == "user":
+                check_image(part, caps, provider=self.id, model_id=model.model_id)
+                images.append(b64(part))
+            elif isinstance(part, ToolCallPart) and message.role == "assistant":
+                if not caps.tools:
+                    raise UnsupportedPartError(
+                        self.id, "tool_call", None, f"{model.model_id} does not call tools"
+                    )
+                calls.append({"id": part.id, "function": {"name": part.name, "arguments": _arguments(part)}})
+            else:
+                media_type = part.mime_type if isinstance(part, ImagePart) else None
+                raise UnsupportedPartError(
+                    self.id, part_kind(part), media_type, f"not in a {message.role} message"
+                )
+        out: dict[str, Any] = {"role": message.role, "content": "".join(texts)}
+        if images:
+            out["images"] = images
+        if calls:
+            out["tool_calls"] = calls
+        return out
+
+    def _tool_results(self, message: Message, caps: Capabilities, model: ModelSpec) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for part in message.parts:
+            if not isinstance(part, ToolResultPart):
+                raise UnsupportedPartError(self.id, part_kind(part), None, "not in a tool message")
+            if not caps.tools:
+                raise UnsupportedPartError(
+                    self.id, "tool_result", None, f"{model.model_id} does not call tools"
+                )
+            content = f"Error: {part.content}" if part.is_error else part.content
+            out.append(
+                {
+                    "role": "tool",
+                    "content": content,
+                    "tool_name": part.name,
+                    "tool_call_id": part.tool_call_id,
+                }
+            )
+        return out
+
+    async def stream(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> AsyncIterator[ProviderEvent]:
+        body = self.build_request(messages, model, options)
+        headers = {"Accept": "application/x-ndjson"}
+        key: str | None = None
+        if model.options.get("apiKeyEnv"):
+            key = require_key(self._environ, str(model.options["apiKeyEnv"]), self.id)
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self._host(model)}/api/chat"
+        state = _StreamState()
+        try:
+            async with self._http.stream("POST", url, json=body, headers=headers) as response:
+                if not response.is_success:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                    raise error_for_status(self.id, response, _error_text(text))
+                async for line in response.aiter_lines():
+                    if not line.strip():
+                        continue
+                    try:
+                        events = state.feed(json.loads(line), self.id)
+                    except (ValueError, TypeError, AttributeError):  # not JSON, or not a chat object's shape
+                        raise ProviderError(
+                            "unavailable", "malformed line in the stream", provider=self.id
+                        ) from None
+                    for event in events:
+                        yield event
+                    if state.finished:
+                        return
+        except httpx.HTTPError as exc:
+            raise transport_error(self.id, exc) from exc
+        except ProviderError as exc:
+            raise without_key(exc, key) from None
+        raise ProviderError("unavailable", 'the stream ended before "done": true', provider=self.id)
+
+    def _host(self, model: ModelSpec) -> str:
+        host = model.options.get("baseUrl") or self._environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        host = str(host).rstrip("/")
+        # OLLAMA_HOST is often a bare "host:port" (that is how the server itself reads it).
+        return host if "://" in host else f"http://{host}"
+
+
+class _StreamState:
+    """Per-response decoding state: the open text block and how many tool calls were seen."""
+
+    def __init__(self) -> None:
+        self.text_id: str | None = None
+        self.text_blocks = 0
+        self.calls = 0
+        self.finished = False
+
+    def feed(self, obj: Any, provider: str) -> list[ProviderEvent]:
+        """Events for one NDJSON object; ``TypeError`` if it is not an object at all."""
+        if not isinstance(obj, dict):
+            raise TypeError("not a JSON object")
+        if "error" in obj:
+            raise ProviderError("unavailable", f"error mid-stream: {obj['error']}"[:500], provider=provider)
+        events: list[ProviderEvent] = []
+        message = obj.get("message") or {}
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            if self.text_id is None:
+                self.text_id = f"text-{self.text_blocks}"
+                self.text_blocks += 1
+                events.append(TextStart(id=self.text_id))
+            events.append(TextDelta(id=self.text_id, delta=content))
+        for call in message.get("tool_calls") or ():
+            events.extend(self._end_text())
+            function = call.get("function") or {}
+            call_id = call.get("id") or f"call_{self.calls}"
+            self.calls += 1
+            arguments = function.get("arguments")
+            text = (
+                arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
+            )
+            events += [
+                ToolCallStart(id=call_id, name=function.get("name") or ""),
+                ToolCallArgs(id=call_id, delta=text),
+                ToolCallEnd(id=call_id),
+            ]
+        if obj.get("done"):
+            self.finished = True
+            events.extend(self._end_text())
+            prompt, completion = obj.get("prompt_eval_count"), obj.get("eval_count")
+            if prompt is not None or completion is not None:
+                events.append(Usage(input_tokens=prompt, output_tokens=completion))
+            events.append(Finish(reason=self._reason(obj.get("done_reason"))))
+        return events
+
+    def _end_text(self) -> list[ProviderEvent]:
+        if self.text_id is None:
+            return []
+        text_id, self.text_id = self.text_id, None
+        return [TextEnd(id=text_id)]
+
+    def _reason(self, done_reason: object) -> FinishReason:
+        # Ollama says "stop" after tool calls too; older servers send no reason at all.
+        if done_reason in ("stop", None, ""):
+            return "tool_calls" if self.calls else "stop"
+        if done_reason == "length":
+            return "length"
+        return "other"
+
+
+def _arguments(part: ToolCallPart) -> dict[str, Any]:
+    """Ollama wants the arguments as a JSON object, not the text the neutral part carries."""
+    try:
+        value = json.loads(part.arguments) if part.arguments.strip() else {}
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise UnsupportedPartError(
+            "ollama", "tool_call", None, f"arguments of {part.id} are not a JSON object"
+        )
+    return value
+
+
+def _error_text(body: str) -> str:
+    """Ollama's ``{"error": "..."}`` body as its message (the JSON wrapper adds nothing)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body
+    if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+        return str(parsed["error"])
+    return body
+
+
+def create(context: ProviderContext) -> OllamaProvider:
+    """Entry point (``iris.providers``)."""
+    return OllamaProvider(context)

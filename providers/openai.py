@@ -1,0 +1,402 @@
+"""OpenAI Chat Completions (``POST {base}/chat/completions``) streamed as SSE ``chat.completion.chunk``s.
+
+Also speaks to OpenAI-compatible servers (OpenRouter, vLLM, LM Studio…): point ``baseUrl`` at them,
+name their key variable with ``apiKeyEnv`` or set ``noKey``. The message mapping (:func:`chat_messages`)
+and the chunk decoder (:class:`ChunkDecoder`) are pure and shared with the LiteLLM provider, which takes
+the same OpenAI shapes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource
+
+from providers.errors import ProviderError, UnsupportedPartError
+from providers.events import (
+    Finish,
+    FinishReason,
+    ProviderEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+    Usage,
+)
+from providers.http import data_url, error_for_status, require_key, transport_error
+from providers.messages import (
+    ImagePart,
+    Message,
+    Part,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+FINISH_REASONS: Mapping[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",  # the pre-tools name some compatible servers still send
+    "content_filter": "content_filter",
+}
+_DOWNLOAD_FAILURES = ("Timeout while downloading", "Error while downloading")
+
+
+def check_image(part: ImagePart, caps: Capabilities, *, provider: str, model_id: str) -> None:
+    """Raise :class:`UnsupportedPartError` unless this model takes this image in this delivery."""
+    if not caps.vision:
+        raise UnsupportedPartError(provider, "image", part.mime_type, f"{model_id} is text-only")
+    if part.mime_type not in caps.image_mime_types:
+        raise UnsupportedPartError(
+            provider, "image", part.mime_type, f"{model_id} takes {', '.join(caps.image_mime_types)}"
+        )
+    if part.url is not None:
+        if caps.url_fetch == "none":
+            raise UnsupportedPartError(provider, "image", part.mime_type, "it cannot fetch image URLs")
+        if not part.url.startswith("https://"):
+            raise UnsupportedPartError(provider, "image", part.mime_type, "it only fetches https:// URLs")
+
+
+def check_tools(tools: Sequence[ToolSpec], caps: Capabilities, *, provider: str, model_id: str) -> None:
+    """Tools offered to a model that cannot call them are an error, not something to drop quietly."""
+    if tools and not caps.tools:
+        raise UnsupportedPartError(provider, "tools", None, f"{model_id} does not call tools")
+
+
+def chat_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """ToolSpecs as Chat Completions ``function`` tools."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def chat_messages(
+    messages: Sequence[Message],
+    *,
+    system: str | None,
+    caps: Capabilities,
+    provider: str,
+    model_id: str,
+    detail: str = "auto",
+) -> list[dict[str, Any]]:
+    """Neutral messages as Chat Completions ``messages`` (pure; raises for any part it cannot map).
+
+    Images become native ``image_url`` blocks (a data URL for inline bytes, the signed URL otherwise);
+    text-only user turns stay plain strings, which every compatible server understands.
+    """
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in messages:
+        if message.role == "system":
+            out.append({"role": "system", "content": _only_text(message, provider)})
+        elif message.role == "user":
+            out.append({"role": "user", "content": _user_content(message, caps, provider, model_id, detail)})
+        elif message.role == "assistant":
+            out.append(_assistant(message, caps, provider, model_id))
+        else:
+            out.extend(_tool_results(message, caps, provider, model_id))
+    return out
+
+
+def part_kind(part: Part) -> str:
+    """The neutral part's type tag (``text``, ``image``, ``tool_call``, ``tool_result``)."""
+    return str(type(part).__struct_config__.tag)
+
+
+def _unsupported(provider: str, part: Part, role: str) -> UnsupportedPartError:
+    media_type = part.mime_type if isinstance(part, ImagePart) else None
+    return UnsupportedPartError(provider, part_kind(part), media_type, f"not in a {role} message")
+
+
+def _only_text(message: Message, provider: str) -> str:
+    for part in message.parts:
+        if not isinstance(part, TextPart):
+            raise _unsupported(provider, part, message.role)
+    return message.text
+
+
+def _user_content(
+    message: Message, caps: Capabilities, provider: str, model_id: str, detail: str
+) -> str | list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            check_image(part, caps, provider=provider, model_id=model_id)
+            url = part.url if part.url is not None else data_url(part)
+            blocks.append({"type": "image_url", "image_url": {"url": url, "detail": detail}})
+        else:
+            raise _unsupported(provider, part, "user")
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return str(blocks[0]["text"])
+    return blocks
+
+
+def _assistant(message: Message, caps: Capabilities, provider: str, model_id: str) -> dict[str, Any]:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            if not caps.tools:
+                raise UnsupportedPartError(provider, "tool_call", None, f"{model_id} does not call tools")
+            calls.append(
+                {
+                    "id": part.id,
+                    "type": "function",
+                    "function": {"name": part.name, "arguments": part.arguments},
+                }
+            )
+        else:
+            raise _unsupported(provider, part, "assistant")
+    out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _tool_results(message: Message, caps: Capabilities, provider: str, model_id: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if not isinstance(part, ToolResultPart):
+            raise _unsupported(provider, part, "tool")
+        if not caps.tools:
+            raise UnsupportedPartError(provider, "tool_result", None, f"{model_id} does not call tools")
+        # Chat Completions has no error flag on a tool message: say it in the content instead.
+        content = f"Error: {part.content}" if part.is_error else part.content
+        out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": content})
+    return out
+
+
+class ChunkDecoder:
+    """Turns ``chat.completion.chunk`` dicts into neutral events (pure state machine, no I/O).
+
+    Text and tool-call blocks are opened on their first delta; tool calls are keyed by ``index`` (the id
+    and name come on the first delta) and all stay open until the choice finishes. ``Usage`` and
+    ``Finish`` come from :meth:`finish`, once the stream's terminal marker arrived.
+    """
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.response_id = ""
+        self.reason: FinishReason | None = None
+        self._text_id: str | None = None
+        self._text_blocks = 0
+        self._calls: dict[int, str] = {}
+        self._ended: set[int] = set()
+        self._usage: Usage | None = None
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[ProviderEvent]:
+        """Events for one chunk; raises ``ProviderError`` for an error object sent mid-stream."""
+        error = chunk.get("error")
+        if error:
+            message = error.get("message", "") if isinstance(error, dict) else str(error)
+            raise ProviderError("unavailable", f"error mid-stream: {message}"[:500], provider=self.provider)
+        if not self.response_id and isinstance(chunk.get("id"), str):
+            self.response_id = chunk["id"]
+        events: list[ProviderEvent] = []
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue  # only one choice is ever requested
+            events.extend(self._delta(choice.get("delta") or {}))
+            reason = choice.get("finish_reason")
+            if reason:
+                self.reason = FINISH_REASONS.get(reason, "other")
+                events.extend(self._close_all())
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):  # the last report wins (some servers send running totals on every chunk)
+            self._usage = Usage(
+                input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")
+            )
+        return events
+
+    def finish(self) -> list[ProviderEvent]:
+        """Once the stream's terminal marker arrived: open blocks end, then usage and ``Finish``."""
+        usage = [self._usage] if self._usage is not None else []
+        return [*self._close_all(), *usage, Finish(reason=self.reason or "other")]
+
+    def _delta(self, delta: Mapping[str, Any]) -> list[ProviderEvent]:
+        events: list[ProviderEvent] = []
+        for key in ("content", "refusal"):  # a refusal is the model's answer too: show it, never drop it
+            text = delta.get(key)
+            if isinstance(text, str) and text:
+                if self._text_id is None:
+                    base = self.response_id or "text"
+                    self._text_id = base if self._text_blocks == 0 else f"{base}-{self._text_blocks}"
+                    self._text_blocks += 1
+                    events.append(TextStart(id=self._text_id))
+                events.append(TextDelta(id=self._text_id, delta=text))
+        for position, call in enumerate(delta.get("tool_calls") or ()):
+            index = call.get("index", position)
+            function = call.get("function") or {}
+            if index not in self._calls and index not in self._ended:
+                events.extend(self._end_text())
+                call_id = call.get("id") or f"call_{index}"
+                self._calls[index] = call_id
+                events.append(ToolCallStart(id=call_id, name=function.get("name") or ""))
+            arguments = function.get("arguments")
+            if index in self._calls and isinstance(arguments, str) and arguments:
+                events.append(ToolCallArgs(id=self._calls[index], delta=arguments))
+        return events
+
+    def _end_text(self) -> list[ProviderEvent]:
+        if self._text_id is None:
+            return []
+        text_id, self._text_id = self._text_id, None
+        return [TextEnd(id=text_id)]
+
+    def _close_all(self) -> list[ProviderEvent]:
+        events = self._end_text()
+        for index in sorted(self._calls):
+            events.append(ToolCallEnd(id=self._calls[index]))
+            self._ended.add(index)
+        self._calls.clear()
+        return events
+
+
+def could_not_fetch(status: int, body: str) -> bool:
+    """OpenAI's "I could not download your image URL" 400 (a retry with inline bytes usually works)."""
+    if status != 400:
+        return False
+    try:
+        error = json.loads(body).get("error") or {}
+    except (ValueError, AttributeError):
+        return any(marker in body for marker in _DOWNLOAD_FAILURES)
+    message = str(error.get("message") or "")
+    return error.get("code") == "invalid_image_url" or any(m in message for m in _DOWNLOAD_FAILURES)
+
+
+def without_key(error: ProviderError, key: str | None) -> ProviderError:
+    """The same error with ``key`` blanked out of its message, in case a server echoed it back."""
+    if not key or key not in error.message:
+        return error
+    return ProviderError(
+        error.kind,
+        error.message.replace(key, "***"),
+        provider=error.provider,
+        status=error.status,
+        retry_after=error.retry_after,
+    )
+
+
+class OpenAIProvider:
+    """Chat Completions over SSE; see the module docstring."""
+
+    id = "openai"
+    spec_version = SPEC_VERSION
+
+    def __init__(self, context: ProviderContext) -> None:
+        self._http = context.http
+        self._environ = context.environ
+
+    def capabilities(self, model: ModelSpec) -> Capabilities:
+        """From OpenAI's (older, stricter) vision guide: 20 MB per image, 500 images, fitted to 2048 px."""
+        vision = model.type != "text"
+        return Capabilities(
+            vision=vision,
+            image_mime_types=IMAGE_MIME_TYPES if vision else (),
+            max_images=500 if vision else 0,
+            max_image_bytes=20_000_000 if vision else 0,
+            image_bytes_measured_on="raw",
+            max_image_edge_px=None,
+            recommended_long_edge_px=2048 if vision else None,
+            url_fetch="public_https",
+            tools=model.supports_tools,
+        )
+
+    def build_request(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> dict[str, Any]:
+        caps = self.capabilities(model)
+        extra = dict(options.extra.get(self.id) or {})
+        detail = str(extra.pop("detail", None) or model.options.get("detail") or "auto")
+        check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
+        body: dict[str, Any] = {
+            "model": model.model_id,
+            "messages": chat_messages(
+                messages,
+                system=options.system,
+                caps=caps,
+                provider=self.id,
+                model_id=model.model_id,
+                detail=detail,
+            ),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if options.tools:
+            body["tools"] = chat_tools(options.tools)
+        if options.max_output_tokens is not None:
+            # OpenAI renamed max_tokens (reasoning models reject it); older compatible servers want it.
+            body[str(model.options.get("maxTokensField", "max_completion_tokens"))] = (
+                options.max_output_tokens
+            )
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        for key in sorted(extra):  # vendor knobs (seed, reasoning_effort…) never override the mapping
+            body.setdefault(key, extra[key])
+        return body
+
+    async def stream(
+        self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
+    ) -> AsyncIterator[ProviderEvent]:
+        body = self.build_request(messages, model, options)
+        headers = {"Accept": "text/event-stream"}
+        key: str | None = None
+        if not model.options.get("noKey"):
+            key = require_key(self._environ, str(model.options.get("apiKeyEnv", "OPENAI_API_KEY")), self.id)
+            headers["Authorization"] = f"Bearer {key}"
+        url = f"{self._base_url(model)}/chat/completions"
+        decoder = ChunkDecoder(self.id)
+        try:
+            async with self._http.stream("POST", url, json=body, headers=headers) as response:
+                if not response.is_success:
+                    text = (await response.aread()).decode("utf-8", "replace")
+                    raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)
+                async for sse in EventSource(response).aiter_sse():
+                    if sse.data == "[DONE]":
+                        for event in decoder.finish():
+                            yield event
+                        return
+                    if not sse.data:
+                        continue
+                    try:
+                        events = decoder.feed(json.loads(sse.data))
+                    except (ValueError, TypeError, AttributeError):  # not JSON, or not a chunk's shape
+                        raise ProviderError(
+                            "unavailable", "malformed chunk in the stream", provider=self.id
+                        ) from None
+                    for event in events:
+                        yield event
+        except httpx.HTTPError as exc:
+            raise transport_error(self.id, exc) from exc
+        except ProviderError as exc:
+            raise without_key(exc, key) from None
+        raise ProviderError("unavailable", "the stream ended before data: [DONE]", provider=self.id)
+
+    def _base_url(self, model: ModelSpec) -> str:
+        base = model.options.get("baseUrl") or self._environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        return str(base).rstrip("/")
+
+
+def create(context: ProviderContext) -> OpenAIProvider:
+    """Entry point (``iris.providers``)."""
+    return OpenAIProvider(context)

@@ -1,0 +1,261 @@
+"""A fake Anthropic Messages API: ``POST /v1/messages`` answering with Anthropic's real SSE stream.
+
+A plain ASGI callable (serve it with :func:`tests.support.http_server.serve_asgi`) that records every
+request and replays scripted answers, one per request, in the wire format Anthropic uses:
+``event: <name>\\ndata: <json>\\n\\n`` frames ``message_start`` → (``content_block_start`` →
+``content_block_delta``* → ``content_block_stop``)* → ``message_delta`` → ``message_stop``, with ``ping``
+frames in between, ``Content-Type: text/event-stream; charset=utf-8``.
+
+Like the real API it checks before answering: a wrong or missing ``x-api-key`` → 401
+``authentication_error`` "invalid x-api-key"; no ``anthropic-version`` → 400; a body without
+``model``/``messages``/``max_tokens`` → 400 ``invalid_request_error``. Errors use Anthropic's body
+``{"type": "error", "error": {"type": …, "message": …}, "request_id": "req_…"}``.
+
+Scripts: :meth:`FakeAnthropic.reply` (events), :meth:`reply_error` (status + error body + headers), and
+``end="cut"`` (close the connection mid-body) or ``end="eof"`` (finish the body cleanly, without
+``message_stop``) for broken streams. With nothing scripted, the answer is the text "Hello!".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Scope = MutableMapping[str, Any]
+ASGIMessage = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[ASGIMessage]]
+Send = Callable[[ASGIMessage], Awaitable[None]]
+Event = tuple[str, dict[str, Any]]
+
+MODEL = "claude-sonnet-4-5-20250929"
+MESSAGE_ID = "msg_01XFDUDYJgAACzvnptvVoYEL"
+REQUEST_ID = "req_011CSHoEeqs5C35K2UUqR7Fy"
+End = Literal["complete", "cut", "eof"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedRequest:
+    """One request as the fake saw it (header names lower-cased; ``json`` is the parsed body or None)."""
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    json: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Script:
+    status: int = 200
+    events: Sequence[Event] = ()
+    raw: Sequence[bytes] = ()
+    """Extra frames sent as they are after ``events`` (e.g. a malformed ``data:`` line)."""
+    end: End = "complete"
+    body: bytes = b""
+    headers: Sequence[tuple[str, str]] = ()
+
+
+def frame(name: str, payload: dict[str, Any]) -> bytes:
+    """One SSE frame exactly as Anthropic writes it."""
+    return f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def message_start(input_tokens: int, *, model: str = MODEL) -> Event:
+    return (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": MESSAGE_ID,
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": input_tokens,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 1,
+                },
+            },
+        },
+    )
+
+
+PING: Event = ("ping", {"type": "ping"})
+
+
+def _event(kind: str, **fields: Any) -> Event:
+    """``(name, payload)`` where the payload's ``type`` repeats the event name, as Anthropic does."""
+    return (kind, {"type": kind, **fields})
+
+
+def text_block(index: int, pieces: Sequence[str]) -> list[Event]:
+    """A text content block streamed as ``text_delta`` pieces."""
+    return [
+        _event("content_block_start", index=index, content_block={"type": "text", "text": ""}),
+        *(
+            _event("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
+            for piece in pieces
+        ),
+        _event("content_block_stop", index=index),
+    ]
+
+
+def tool_block(index: int, call_id: str, name: str, json_pieces: Sequence[str]) -> list[Event]:
+    """A ``tool_use`` block whose input arrives as ``input_json_delta`` pieces (the first one empty)."""
+    start = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+    return [
+        _event("content_block_start", index=index, content_block=start),
+        *(
+            _event("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
+            for p in ["", *json_pieces]
+        ),
+        _event("content_block_stop", index=index),
+    ]
+
+
+def message_end(stop_reason: str, output_tokens: int) -> list[Event]:
+    return [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": output_tokens},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+
+
+def text_answer(
+    pieces: Sequence[str], *, input_tokens: int = 25, output_tokens: int = 12, stop_reason: str = "end_turn"
+) -> list[Event]:
+    """A whole text answer as Anthropic streams it (a ``ping`` after the block starts)."""
+    block = text_block(0, pieces)
+    return [message_start(input_tokens), block[0], PING, *block[1:], *message_end(stop_reason, output_tokens)]
+
+
+def error_event(error_type: str, message: str) -> Event:
+    """The in-stream ``error`` event (e.g. ``overloaded_error`` after the answer began)."""
+    return ("error", {"type": "error", "error": {"type": error_type, "message": message}})
+
+
+def error_body(error_type: str, message: str) -> bytes:
+    return json.dumps(
+        {"type": "error", "error": {"type": error_type, "message": message}, "request_id": REQUEST_ID}
+    ).encode()
+
+
+@dataclass
+class FakeAnthropic:
+    """Anthropic for one API key; scripted answers are used in order, one per request."""
+
+    api_key: str
+    requests: list[RecordedRequest] = field(default_factory=list)
+    _scripts: deque[_Script] = field(default_factory=deque)
+
+    # -- test controls -------------------------------------------------------------------------------
+
+    def reply(self, events: Sequence[Event], *, raw: Sequence[bytes] = (), end: End = "complete") -> None:
+        """Stream ``events`` (then ``raw`` frames); ``end`` = "cut" drops the connection mid-body,
+        "eof" ends the body cleanly whatever the events said."""
+        self._scripts.append(_Script(events=events, raw=raw, end=end))
+
+    def reply_error(
+        self, status: int, error_type: str, message: str, *, headers: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Answer ``status`` with Anthropic's JSON error body (and e.g. ``retry-after``)."""
+        self._scripts.append(_Script(status=status, body=error_body(error_type, message), headers=headers))
+
+    # -- ASGI ----------------------------------------------------------------------------------------
+
+    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body.extend(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        try:
+            parsed: Any = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        request = RecordedRequest(
+            method=scope["method"],
+            path=scope["path"],
+            query=scope.get("query_string", b"").decode("latin-1"),
+            headers=headers,
+            json=parsed,
+        )
+        self.requests.append(request)
+        await self._answer(request, send)
+
+    async def _answer(self, request: RecordedRequest, send: Send) -> None:
+        script = self._check(request)
+        if script is None:
+            script = self._scripts.popleft() if self._scripts else _Script(events=text_answer(["Hello!"]))
+        if script.status != 200:
+            await _send_error(send, script)
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-cache"),
+                    (b"request-id", REQUEST_ID.encode()),
+                ],
+            }
+        )
+        for name, payload in script.events:
+            await send({"type": "http.response.body", "body": frame(name, payload), "more_body": True})
+        for raw in script.raw:
+            await send({"type": "http.response.body", "body": raw, "more_body": True})
+        if script.end == "cut":
+            return  # uvicorn closes the connection: the chunked body never terminates
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _check(self, request: RecordedRequest) -> _Script | None:
+        """The error the real API gives this request before streaming anything, if any."""
+        if request.method != "POST" or request.path != "/v1/messages":
+            return _Script(status=404, body=error_body("not_found_error", "Not Found"))
+        if request.headers.get("x-api-key") != self.api_key:
+            return _Script(status=401, body=error_body("authentication_error", "invalid x-api-key"))
+        if "anthropic-version" not in request.headers:
+            return _Script(
+                status=400, body=error_body("invalid_request_error", "anthropic-version: header is required")
+            )
+        problem = _invalid(request.json)
+        if problem:
+            return _Script(status=400, body=error_body("invalid_request_error", problem))
+        return None
+
+
+def _invalid(body: Any) -> str | None:
+    """What the real API says about a body it will not take (the few checks the tests rely on)."""
+    if not isinstance(body, dict):
+        return "There was an error parsing the body of your request"
+    for name in ("model", "messages", "max_tokens"):
+        if name not in body:
+            return f"{name}: Field required"
+    return None
+
+
+async def _send_error(send: Send, script: _Script) -> None:
+    headers = [(b"content-type", b"application/json"), (b"request-id", REQUEST_ID.encode())]
+    headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in script.headers]
+    await send({"type": "http.response.start", "status": script.status, "headers": headers})
+    await send({"type": "http.response.body", "body": script.body, "more_body": False})
