@@ -30,7 +30,7 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.http import b64, error_for_status, require_key, transport_error
+from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
 from providers.messages import (
     ImagePart,
     Message,
@@ -208,7 +208,10 @@ class AnthropicProvider:
         }
         try:
             async with self._http.stream(
-                "POST", f"{self._base_url(model)}/v1/messages", json=body, headers=headers
+                "POST",
+                f"{self._base_url(model)}/v1/messages",
+                content=json_body(body),
+                headers={**headers, **JSON_HEADERS},
             ) as response:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")

@@ -33,7 +33,7 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.http import b64, error_for_status, require_key, transport_error
+from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
 from providers.messages import (
     ImagePart,
     Message,
@@ -277,7 +277,9 @@ class GeminiProvider:
         )
         headers = {"x-goog-api-key": key, "content-type": "application/json", "accept": "text/event-stream"}
         try:
-            async with self._http.stream("POST", url, json=body, headers=headers) as response:
+            async with self._http.stream(
+                "POST", url, content=json_body(body), headers={**headers, **JSON_HEADERS}
+            ) as response:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise self._status_error(response, text)

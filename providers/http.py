@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import httpx
+import msgspec
 
 from providers.errors import ProviderError, ProviderErrorKind
 from providers.messages import ImagePart
@@ -21,6 +23,15 @@ def b64(part: ImagePart) -> str:
 def data_url(part: ImagePart) -> str:
     """``data:<mime>;base64,…`` for vendors that take inline images as URLs."""
     return f"data:{part.mime_type};base64,{b64(part)}"
+
+
+def json_body(body: dict[str, Any]) -> bytes:
+    """Encode a request body in one pass, straight to bytes: image-heavy bodies are tens of MB, and
+    ``json.dumps(...).encode()`` would hold a str and a bytes copy of it at once."""
+    return msgspec.json.encode(body)
+
+
+JSON_HEADERS = {"content-type": "application/json"}
 
 
 def require_key(environ: Mapping[str, str], name: str, provider: str) -> str:

@@ -27,7 +27,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import b64, error_for_status, require_key, transport_error
+from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
 from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
 from providers.openai import chat_tools, check_image, check_tools, part_kind, without_key
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
@@ -151,7 +151,9 @@ class OllamaProvider:
         url = f"{self._host(model)}/api/chat"
         state = _StreamState()
         try:
-            async with self._http.stream("POST", url, json=body, headers=headers) as response:
+            async with self._http.stream(
+                "POST", url, content=json_body(body), headers={**headers, **JSON_HEADERS}
+            ) as response:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, _error_text(text))

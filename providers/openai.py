@@ -28,7 +28,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import data_url, error_for_status, require_key, transport_error
+from providers.http import JSON_HEADERS, data_url, error_for_status, json_body, require_key, transport_error
 from providers.messages import (
     ImagePart,
     Message,
@@ -367,7 +367,9 @@ class OpenAIProvider:
         url = f"{self._base_url(model)}/chat/completions"
         decoder = ChunkDecoder(self.id)
         try:
-            async with self._http.stream("POST", url, json=body, headers=headers) as response:
+            async with self._http.stream(
+                "POST", url, content=json_body(body), headers={**headers, **JSON_HEADERS}
+            ) as response:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 from PIL import Image
 
@@ -19,22 +20,19 @@ from app.media.normalise import CannotFit, Target, normalise
 from app.media.pipeline import ImageDelivery, ImageRef, check_images, target_for
 from app.media.variants import VariantCache
 from app.storage.local import LocalStorage
-from providers import Capabilities
+from providers import Capabilities, ModelSpec, Provider, ProviderContext
+from providers.anthropic import AnthropicProvider
+from providers.ollama import OllamaProvider
 from tests.support.images import image_bytes
 
-ANTHROPIC_LIKE = Capabilities(
-    vision=True,
-    image_mime_types=("image/jpeg", "image/png", "image/gif", "image/webp"),
-    max_images=100,
-    max_image_bytes=5 * 1024 * 1024,
-    image_bytes_measured_on="base64",
-    max_image_edge_px=8000,
-    recommended_long_edge_px=1568,
-    url_fetch="public_https",
-)
-OLLAMA_LIKE = Capabilities(
-    vision=True, image_mime_types=("image/png", "image/jpeg"), max_images=8, max_image_bytes=20 << 20
-)
+
+def _vendor_caps(provider: Provider, model_id: str) -> Capabilities:
+    return provider.capabilities(ModelSpec(provider=provider.id, model_id=model_id, type="vision"))
+
+
+_HTTP = httpx.AsyncClient()  # the providers' constructors keep it; capabilities() never uses it
+ANTHROPIC_CAPS = _vendor_caps(AnthropicProvider(ProviderContext(environ={}, http=_HTTP)), "claude-sonnet-4-5")
+OLLAMA_CAPS = _vendor_caps(OllamaProvider(ProviderContext(environ={}, http=_HTTP)), "llava")
 
 
 def _open(data: bytes) -> Image.Image:
@@ -61,7 +59,7 @@ def rotated_jpeg() -> bytes:
 def test_exif_rotated_jpeg_arrives_upright_and_stripped() -> None:
     original = rotated_jpeg()
     assert _open(original).size == (20, 60)
-    out = normalise(original, target_for(ANTHROPIC_LIKE))
+    out = normalise(original, target_for(ANTHROPIC_CAPS))
     image = _open(out.data)
     assert out.mime_type == "image/jpeg"
     assert image.size == (out.width, out.height) == (60, 20)
@@ -75,12 +73,21 @@ def test_exif_rotated_jpeg_arrives_upright_and_stripped() -> None:
     assert "exif" not in image.info
 
 
+def test_vendor_figures_are_the_ones_under_test() -> None:
+    assert ANTHROPIC_CAPS.recommended_long_edge_px == 1568
+    assert (ANTHROPIC_CAPS.max_image_bytes, ANTHROPIC_CAPS.image_bytes_measured_on) == (
+        5 * 1024 * 1024,
+        "base64",
+    )
+    assert "image/webp" not in OLLAMA_CAPS.image_mime_types
+
+
 def test_large_png_fits_anthropic_edge_and_base64_limit() -> None:
     side = (4000, 3000)
     noisy = Image.frombytes("RGB", side, os.urandom(side[0] * side[1] * 3))
     buffer = io.BytesIO()
     noisy.save(buffer, "PNG", compress_level=1)
-    out = normalise(buffer.getvalue(), target_for(ANTHROPIC_LIKE))
+    out = normalise(buffer.getvalue(), target_for(ANTHROPIC_CAPS))
     assert max(out.width, out.height) <= 1568
     assert len(base64.b64encode(out.data)) <= 5 * 1024 * 1024
     assert out.mime_type == "image/png"  # PNG stays PNG; it got smaller instead
@@ -88,7 +95,7 @@ def test_large_png_fits_anthropic_edge_and_base64_limit() -> None:
 
 
 def test_webp_for_ollama_becomes_png() -> None:
-    out = normalise(image_bytes("WEBP", size=(50, 40)), target_for(OLLAMA_LIKE))
+    out = normalise(image_bytes("WEBP", size=(50, 40)), target_for(OLLAMA_CAPS))
     assert out.mime_type == "image/png"
     assert _open(out.data).format == "PNG"
     assert (out.width, out.height) == (50, 40)
@@ -114,7 +121,7 @@ def test_cannot_fit_is_reported() -> None:
     ("caps", "mimes", "code"),
     [
         (Capabilities(vision=False), ["image/png"], "model_lacks_vision"),
-        (OLLAMA_LIKE, ["image/png"] * 9, "too_many_images"),
+        (OLLAMA_CAPS, ["image/png"] * (OLLAMA_CAPS.max_images + 1), "too_many_images"),
         (
             Capabilities(vision=True, image_mime_types=("image/heic",), max_images=4),
             ["image/png"],
@@ -132,7 +139,7 @@ def test_capability_check(caps: Capabilities, mimes: list[str], code: str) -> No
 
 def test_capability_check_passes_text_only_and_fitting_requests() -> None:
     check_images(Capabilities(vision=False), [], model_ref="local/text")
-    check_images(OLLAMA_LIKE, ["image/webp"] * 8, model_ref="ollama/llava")
+    check_images(OLLAMA_CAPS, ["image/webp"] * OLLAMA_CAPS.max_images, model_ref="ollama/llava")
 
 
 async def _store(storage: LocalStorage, path: str, data: bytes) -> None:
@@ -159,10 +166,10 @@ async def test_variant_cache_second_turn_reuses_the_variant(tmp_path: Path) -> N
     delivery = ImageDelivery(cache, storage_publicly_reachable=False, url_ttl_seconds=60)
 
     start = time.perf_counter()
-    first = await delivery.parts([ref], ANTHROPIC_LIKE, by_url=False)
+    first = await delivery.parts([ref], ANTHROPIC_CAPS, by_url=False)
     first_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    second = await delivery.parts([ref], ANTHROPIC_LIKE, by_url=False)
+    second = await delivery.parts([ref], ANTHROPIC_CAPS, by_url=False)
     second_seconds = time.perf_counter() - start
 
     assert (cache.misses, cache.hits) == (1, 1)
@@ -173,7 +180,7 @@ async def test_variant_cache_second_turn_reuses_the_variant(tmp_path: Path) -> N
     assert len(stored) == 1
 
     # Another target is another variant.
-    await delivery.parts([ref], OLLAMA_LIKE, by_url=False)
+    await delivery.parts([ref], OLLAMA_CAPS, by_url=False)
     assert cache.misses == 2
 
 
@@ -187,13 +194,13 @@ async def test_url_delivery_signs_the_variant(tmp_path: Path) -> None:
     delivery = ImageDelivery(
         VariantCache(storage, anyio.CapacityLimiter(1)), storage_publicly_reachable=True, url_ttl_seconds=60
     )
-    assert delivery.by_url(ANTHROPIC_LIKE)
-    assert not delivery.by_url(OLLAMA_LIKE)
-    (part,) = await delivery.parts([ref], ANTHROPIC_LIKE, by_url=True)
+    assert delivery.by_url(ANTHROPIC_CAPS)
+    assert not delivery.by_url(OLLAMA_CAPS)
+    (part,) = await delivery.parts([ref], ANTHROPIC_CAPS, by_url=True)
     assert part.data is None
     assert part.url is not None
     assert "/storage/v1/object/sign/iris/derived/" in part.url
     unreachable = ImageDelivery(
         VariantCache(storage, anyio.CapacityLimiter(1)), storage_publicly_reachable=False, url_ttl_seconds=60
     )
-    assert not unreachable.by_url(ANTHROPIC_LIKE)
+    assert not unreachable.by_url(ANTHROPIC_CAPS)
