@@ -42,7 +42,10 @@ def create_app(
     settings = prepare(settings if settings is not None else load_settings(os.environ))
     http = httpx.AsyncClient(timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10))
     if registry is None:
-        context = ProviderContext(environ=dict(os.environ if environ is None else environ), http=http)
+        source = os.environ if environ is None else environ
+        # Providers see vendor variables only, never Iris's own settings (the JWT secret, …).
+        vendor_environ = {k: v for k, v in source.items() if not k.startswith("IRIS_")}
+        context = ProviderContext(environ=vendor_environ, http=http)
         registry = ProviderRegistry(context, allow=settings.provider_allow_list)
     alchemy = create_alchemy_config(settings)
     try:

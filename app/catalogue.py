@@ -81,10 +81,25 @@ async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|token|password|authorization|credential", re.IGNORECASE)
 
 
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
+
+
 def reject_secrets(options: Mapping[str, Any], path: str = "options") -> None:
-    """Refuse option keys that look like credentials: secrets live in the environment, not the database."""
+    """Refuse option keys that look like credentials: secrets live in the environment, not the database.
+
+    Keys ending in ``Env`` (``apiKeyEnv``) name an environment variable instead, which is allowed
+    unless it names one of Iris's own settings.
+    """
     for key, value in options.items():
         where = f"{path}.{key}"
+        if key.endswith("Env"):
+            if not isinstance(value, str) or not _ENV_NAME.fullmatch(value) or value.startswith("IRIS_"):
+                raise Unprocessable(
+                    f"'{where}' must name a vendor environment variable (e.g. OPENROUTER_API_KEY).",
+                    code="invalid_option",
+                    field=where,
+                )
+            continue
         if _SECRET_KEY.search(key):
             raise Unprocessable(
                 f"'{where}' looks like a credential; set the vendor's environment variable instead.",

@@ -64,6 +64,11 @@ class ProviderRegistry:
                 self._entry_points[ep.name] = ep
 
     @property
+    def context(self) -> ProviderContext:
+        """What every factory is given."""
+        return self._context
+
+    @property
     def ids(self) -> list[str]:
         """Every provider id that may load (allowed), loaded or not."""
         known = self._entry_points.keys() | self._factories.keys()

@@ -99,6 +99,13 @@ async def test_writes_need_admin(client: Client, auth: Auth) -> None:
     assert "openai/gpt-4o" in {m["ref"] for m in still_there.json()["models"]}
 
 
+async def test_a_key_variable_name_is_not_a_secret(client: Client, auth: Auth) -> None:
+    created = await _create(
+        client, auth, options={"baseUrl": "https://openrouter.example/v1", "apiKeyEnv": "OR_KEY"}
+    )
+    assert created["options"]["apiKeyEnv"] == "OR_KEY"
+
+
 async def test_duplicate_and_in_use_are_conflicts(client: Client, auth: Auth) -> None:
     await _create(client, auth)
     duplicate = await client.post("/api/models", json=NEW_MODEL, headers=auth("root", "admin"))

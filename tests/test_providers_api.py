@@ -92,3 +92,9 @@ async def test_allow_list_setting_limits_providers(settings: Settings, auth: Aut
     async with AsyncTestClient(app=create_app(limited, environ={})) as client:
         body = (await client.get("/api/providers", headers=auth("alice"))).json()
     assert {p["id"] for p in body["providers"]} == {"local", "openai"}
+
+
+def test_providers_never_see_iris_settings(settings: Settings) -> None:
+    app = create_app(settings, environ={"IRIS_JWT_SECRET": "s3cret", "OPENAI_API_KEY": "sk-1", "PATH": "/bin"})
+    registry: ProviderRegistry = app.state.registry
+    assert dict(registry.context.environ) == {"OPENAI_API_KEY": "sk-1", "PATH": "/bin"}
