@@ -95,6 +95,8 @@ async def test_allow_list_setting_limits_providers(settings: Settings, auth: Aut
 
 
 def test_providers_never_see_iris_settings(settings: Settings) -> None:
-    app = create_app(settings, environ={"IRIS_JWT_SECRET": "s3cret", "OPENAI_API_KEY": "sk-1", "PATH": "/bin"})
+    app = create_app(
+        settings, environ={"IRIS_JWT_SECRET": "s3cret", "OPENAI_API_KEY": "sk-1", "PATH": "/bin"}
+    )
     registry: ProviderRegistry = app.state.registry
     assert dict(registry.context.environ) == {"OPENAI_API_KEY": "sk-1", "PATH": "/bin"}
