@@ -1,4 +1,4 @@
-"""The default agent and models every fresh install starts with."""
+"""The model catalogue: seeded defaults, option checks, and API views with effective capabilities."""
 
 from __future__ import annotations
 
