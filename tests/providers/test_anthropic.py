@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -31,29 +31,19 @@ from providers.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
 )
 from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext
+from tests.providers.helpers import KEY, WEATHER, events_and_error, user
 from tests.support import fake_anthropic as fa
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 
-KEY = "sk-test-123"
 PNG = image_bytes("PNG", (4, 3))
 PNG_B64 = base64.b64encode(PNG).decode()
 SIGNED_URL = "https://storage.example.com/object/sign/inputs/cat.png?token=eyJhbGciOi.abc"
 VISION = ModelSpec(provider="anthropic", model_id="claude-sonnet-4-5", type="vision", supports_tools=True)
 TEXT_ONLY = ModelSpec(provider="anthropic", model_id="claude-text", type="text")
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
-
-
-def user(*parts: TextPart | ImagePart) -> Message:
-    return Message(role="user", parts=parts)
 
 
 def png(**kwargs: Any) -> ImagePart:
@@ -76,12 +66,6 @@ def base_url(fake: FakeAnthropic) -> Iterator[str]:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield client
-
-
-@pytest.fixture
 def pure(http: httpx.AsyncClient) -> AnthropicProvider:
     """For ``build_request`` and ``capabilities``: no key, no server needed."""
     return create(ProviderContext(environ={}, http=http))
@@ -99,17 +83,7 @@ async def run(
     options: RequestOptions | None = None,
 ) -> tuple[list[ProviderEvent], ProviderError | None]:
     """Every event the stream yielded, and the error that ended it (if one did)."""
-    events: list[ProviderEvent] = []
-    error: ProviderError | None = None
-    try:
-        async for event in provider.stream(messages, model, options or RequestOptions()):
-            events.append(event)
-    except ProviderError as exc:
-        error = exc
-    if error is not None:
-        assert KEY not in str(error)
-        assert KEY not in error.message
-    return events, error
+    return await events_and_error(provider.stream(messages, model, options or RequestOptions()))
 
 
 def texts(body: dict[str, Any]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -34,12 +34,12 @@ from providers.messages import (
     ToolSpec,
 )
 from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext
+from tests.providers.helpers import KEY, events_and_error, user
 from tests.support import fake_gemini as fg
 from tests.support.fake_gemini import FakeGemini
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 
-KEY = "sk-test-123"
 PNG = image_bytes("PNG", (4, 3))
 PNG_B64 = base64.b64encode(PNG).decode()
 SIGNED_URL = "https://storage.example.com/object/sign/inputs/cat.png?token=eyJhbGciOi.abc"
@@ -60,10 +60,6 @@ WEATHER = ToolSpec(
     },
 )
 RESPONSE_ID = fg.RESPONSE_ID
-
-
-def user(*parts: TextPart | ImagePart) -> Message:
-    return Message(role="user", parts=parts)
 
 
 def png(**kwargs: Any) -> ImagePart:
@@ -110,12 +106,6 @@ def base_url(fake: FakeGemini) -> Iterator[str]:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield client
-
-
-@pytest.fixture
 def pure(http: httpx.AsyncClient) -> GeminiProvider:
     """For ``build_request`` and ``capabilities``: no key, no server needed."""
     return create(ProviderContext(environ={}, http=http))
@@ -133,17 +123,7 @@ async def run(
     options: RequestOptions | None = None,
 ) -> tuple[list[ProviderEvent], ProviderError | None]:
     """Every event the stream yielded, and the error that ended it (if one did)."""
-    events: list[ProviderEvent] = []
-    error: ProviderError | None = None
-    try:
-        async for event in provider.stream(messages, model, options or RequestOptions()):
-            events.append(event)
-    except ProviderError as exc:
-        error = exc
-    if error is not None:
-        assert KEY not in str(error)
-        assert KEY not in error.message
-    return events, error
+    return await events_and_error(provider.stream(messages, model, options or RequestOptions()))
 
 
 def texts(body: dict[str, Any]) -> list[str]:

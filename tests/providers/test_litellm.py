@@ -5,18 +5,16 @@ LiteLLM is slow to import; the provider imports it lazily, so the first test her
 
 from __future__ import annotations
 
-import base64
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from providers.errors import ProviderError, UnsupportedPartError
+from providers.errors import UnsupportedPartError
 from providers.events import (
     Finish,
-    ProviderEvent,
     TextDelta,
     TextEnd,
     TextStart,
@@ -26,30 +24,25 @@ from providers.events import (
     Usage,
 )
 from providers.litellm import LiteLLMProvider, create
-from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolSpec
+from providers.messages import ImagePart, Message, RequestOptions, TextPart
 from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from tests.providers.helpers import (
+    HI,
+    KEY,
+    NO_OPTIONS,
+    PNG_B64,
+    WEATHER,
+    collect,
+    collect_until_error,
+    png,
+)
 from tests.support.fake_openai import FakeOpenAI, ToolCallScript
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 
-KEY = "sk-test-123"
-PNG = image_bytes("PNG", (8, 6))
-PNG_B64 = base64.b64encode(PNG).decode()
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
-NO_OPTIONS = RequestOptions()
-HI = [Message(role="user", parts=(TextPart(text="hi"),))]
-
 
 def model(model_id: str = "openai/gpt-4o", type_: Any = "vision", **options: Any) -> ModelSpec:
     return ModelSpec(provider="litellm", model_id=model_id, type=type_, supports_tools=True, options=options)
-
-
-def png() -> ImagePart:
-    return ImagePart(mime_type="image/png", width=8, height=6, data=PNG)
 
 
 @pytest.fixture(scope="module")
@@ -65,34 +58,12 @@ def fake(served_fake: tuple[FakeOpenAI, str]) -> tuple[FakeOpenAI, str]:
     return served_fake
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield client
-
-
 def make(http: httpx.AsyncClient, **environ: str) -> LiteLLMProvider:
     return create(ProviderContext(environ={"FAKE_OPENAI_KEY": KEY} | environ, http=http))
 
 
 def served(url: str, model_id: str = "openai/gpt-4o") -> ModelSpec:
     return model(model_id, apiBase=f"{url}/v1", apiKeyEnv="FAKE_OPENAI_KEY")
-
-
-async def collect(stream: AsyncIterator[ProviderEvent]) -> list[ProviderEvent]:
-    return [event async for event in stream]
-
-
-async def collect_until_error(
-    stream: AsyncIterator[ProviderEvent],
-) -> tuple[list[ProviderEvent], ProviderError]:
-    events: list[ProviderEvent] = []
-    try:
-        async for event in stream:
-            events.append(event)
-    except ProviderError as exc:
-        return events, exc
-    raise AssertionError(f"the stream ended without an error after {events}")
 
 
 # -- capabilities and build_request (no network) -----------------------------------------------------

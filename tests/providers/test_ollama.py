@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import httpx
 import pytest
 
-from providers.errors import ProviderError, UnsupportedPartError
+from providers.errors import UnsupportedPartError
 from providers.events import (
     Finish,
     FinishReason,
-    ProviderEvent,
     TextDelta,
     TextEnd,
     TextStart,
@@ -34,13 +33,21 @@ from providers.messages import (
 )
 from providers.ollama import OllamaProvider, create
 from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from tests.providers.helpers import (
+    HI,
+    KEY,
+    NO_OPTIONS,
+    PNG,
+    PNG_B64,
+    collect,
+    collect_until_error,
+    png,
+    user,
+)
 from tests.support.fake_ollama import FakeOllama
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 
-KEY = "sk-test-123"
-PNG = image_bytes("PNG", (8, 6))
-PNG_B64 = base64.b64encode(PNG).decode()
 JPEG = image_bytes("JPEG", (10, 4), color=(20, 40, 200))
 JPEG_B64 = base64.b64encode(JPEG).decode()
 WEATHER = ToolSpec(
@@ -48,8 +55,6 @@ WEATHER = ToolSpec(
     description="Get the weather in a given city",
     parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 )
-NO_OPTIONS = RequestOptions()
-HI = [Message(role="user", parts=(TextPart(text="hi"),))]
 
 
 def vision(**options: Any) -> ModelSpec:
@@ -60,14 +65,6 @@ def vision(**options: Any) -> ModelSpec:
 
 def text_model(**options: Any) -> ModelSpec:
     return ModelSpec(provider="ollama", model_id="llama3.2", type="text", options=options)
-
-
-def png() -> ImagePart:
-    return ImagePart(mime_type="image/png", width=8, height=6, data=PNG)
-
-
-def user(*parts: TextPart | ImagePart) -> Message:
-    return Message(role="user", parts=parts)
 
 
 @pytest.fixture(scope="module")
@@ -83,30 +80,8 @@ def fake(served_fake: tuple[FakeOllama, str]) -> tuple[FakeOllama, str]:
     return served_fake
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield client
-
-
 def make(http: httpx.AsyncClient, **environ: str) -> OllamaProvider:
     return create(ProviderContext(environ=environ, http=http))
-
-
-async def collect(stream: AsyncIterator[ProviderEvent]) -> list[ProviderEvent]:
-    return [event async for event in stream]
-
-
-async def collect_until_error(
-    stream: AsyncIterator[ProviderEvent],
-) -> tuple[list[ProviderEvent], ProviderError]:
-    events: list[ProviderEvent] = []
-    try:
-        async for event in stream:
-            events.append(event)
-    except ProviderError as exc:
-        return events, exc
-    raise AssertionError(f"the stream ended without an error after {events}")
 
 
 # -- the provider as a plugin ------------------------------------------------------------------------

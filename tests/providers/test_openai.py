@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from providers.errors import ProviderError, UnsupportedPartError
+from providers.errors import UnsupportedPartError
 from providers.events import (
     Finish,
     FinishReason,
-    ProviderEvent,
     TextDelta,
     TextEnd,
     TextStart,
@@ -30,24 +29,25 @@ from providers.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
 )
 from providers.openai import OpenAIProvider, create
 from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from tests.providers.helpers import (
+    KEY,
+    NO_OPTIONS,
+    PNG,
+    PNG_B64,
+    WEATHER,
+    collect,
+    collect_until_error,
+    png,
+    user,
+)
 from tests.support.fake_openai import FakeOpenAI, ToolCallScript
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 
-KEY = "sk-test-123"
-PNG = image_bytes("PNG", (8, 6))
-PNG_B64 = base64.b64encode(PNG).decode()
 SIGNED = "https://storage.example.com/object/sign/att/u1/cat.png?token=abc.def"
-WEATHER = ToolSpec(
-    name="get_weather",
-    description="Current weather for a city",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
-NO_OPTIONS = RequestOptions()
 
 
 def vision(**options: Any) -> ModelSpec:
@@ -60,14 +60,6 @@ def text_model(**options: Any) -> ModelSpec:
     return ModelSpec(
         provider="openai", model_id="gpt-3.5-turbo", type="text", supports_tools=False, options=options
     )
-
-
-def png() -> ImagePart:
-    return ImagePart(mime_type="image/png", width=8, height=6, data=PNG)
-
-
-def user(*parts: TextPart | ImagePart) -> Message:
-    return Message(role="user", parts=parts)
 
 
 @pytest.fixture(scope="module")
@@ -83,30 +75,8 @@ def fake(served_fake: tuple[FakeOpenAI, str]) -> tuple[FakeOpenAI, str]:
     return served_fake
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield client
-
-
 def make(http: httpx.AsyncClient, **environ: str) -> OpenAIProvider:
     return create(ProviderContext(environ={"OPENAI_API_KEY": KEY} | environ, http=http))
-
-
-async def collect(stream: AsyncIterator[ProviderEvent]) -> list[ProviderEvent]:
-    return [event async for event in stream]
-
-
-async def collect_until_error(
-    stream: AsyncIterator[ProviderEvent],
-) -> tuple[list[ProviderEvent], ProviderError]:
-    events: list[ProviderEvent] = []
-    try:
-        async for event in stream:
-            events.append(event)
-    except ProviderError as exc:
-        return events, exc
-    raise AssertionError(f"the stream ended without an error after {events}")
 
 
 def text_of(body: dict[str, Any]) -> list[str]:

@@ -20,14 +20,20 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Scope = MutableMapping[str, Any]
-ASGIMessage = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[ASGIMessage]]
-Send = Callable[[ASGIMessage], Awaitable[None]]
+from tests.support.asgi import (
+    Receive,
+    Scope,
+    Send,
+    encode_headers,
+    read_whole_request,
+    send_response,
+    send_stream,
+)
+
 Event = tuple[str, dict[str, Any]]
 
 MODEL = "claude-sonnet-4-5-20250929"
@@ -177,27 +183,15 @@ class FakeAnthropic:
     # -- ASGI ----------------------------------------------------------------------------------------
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        incoming = await read_whole_request(scope, receive)
+        if incoming is None:
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body.extend(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        try:
-            parsed: Any = json.loads(body) if body else None
-        except ValueError:
-            parsed = None
         request = RecordedRequest(
-            method=scope["method"],
-            path=scope["path"],
-            query=scope.get("query_string", b"").decode("latin-1"),
-            headers=headers,
-            json=parsed,
+            method=incoming.method,
+            path=incoming.path,
+            query=incoming.query,
+            headers=incoming.headers,
+            json=incoming.json,
         )
         self.requests.append(request)
         await self._answer(request, send)
@@ -209,24 +203,13 @@ class FakeAnthropic:
         if script.status != 200:
             await _send_error(send, script)
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream; charset=utf-8"),
-                    (b"cache-control", b"no-cache"),
-                    (b"request-id", REQUEST_ID.encode()),
-                ],
-            }
-        )
-        for name, payload in script.events:
-            await send({"type": "http.response.body", "body": frame(name, payload), "more_body": True})
-        for raw in script.raw:
-            await send({"type": "http.response.body", "body": raw, "more_body": True})
-        if script.end == "cut":
-            return  # uvicorn closes the connection: the chunked body never terminates
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"request-id", REQUEST_ID.encode()),
+        ]
+        frames = [*(frame(name, payload) for name, payload in script.events), *script.raw]
+        await send_stream(send, 200, headers, frames, cut=script.end == "cut")
 
     def _check(self, request: RecordedRequest) -> _Script | None:
         """The error the real API gives this request before streaming anything, if any."""
@@ -256,6 +239,5 @@ def _invalid(body: Any) -> str | None:
 
 async def _send_error(send: Send, script: _Script) -> None:
     headers = [(b"content-type", b"application/json"), (b"request-id", REQUEST_ID.encode())]
-    headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in script.headers]
-    await send({"type": "http.response.start", "status": script.status, "headers": headers})
-    await send({"type": "http.response.body", "body": script.body, "more_body": False})
+    headers += encode_headers(script.headers)
+    await send_response(send, script.status, headers, script.body)

@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+from tests.support.asgi import Receive, Scope, Send, encode_headers, read_whole_request, send_stream
 
 CREATED_AT = "2025-07-07T20:22:19.184789Z"
 
@@ -124,33 +121,27 @@ class FakeOllama:
     def error(self, status: int, message: str, headers: Sequence[tuple[str, str]] = ()) -> None:
         """An error answer with Ollama's ``{"error": "…"}`` body."""
         body = json.dumps({"error": message}).encode()
-        extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
         self._replies.append(
-            _Reply(status=status, content_type="application/json; charset=utf-8", lines=[body], headers=extra)
+            _Reply(
+                status=status,
+                content_type="application/json; charset=utf-8",
+                lines=[body],
+                headers=encode_headers(headers),
+            )
         )
 
     # -- ASGI ----------------------------------------------------------------------------------------
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        incoming = await read_whole_request(scope, receive)
+        if incoming is None:
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body.extend(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        try:
-            parsed: Any = json.loads(body) if body else None
-        except ValueError:
-            parsed = None
         self.requests.append(
-            RecordedRequest(method=scope["method"], path=scope["path"], headers=headers, json=parsed)
+            RecordedRequest(
+                method=incoming.method, path=incoming.path, headers=incoming.headers, json=incoming.json
+            )
         )
-        await _play(self._answer(scope["method"], scope["path"], headers), send)
+        await _play(self._answer(incoming.method, incoming.path, incoming.headers), send)
 
     def _answer(self, method: str, path: str, headers: dict[str, str]) -> _Reply:
         if method != "POST" or path != "/api/chat":
@@ -200,9 +191,4 @@ def _stream(lines: list[bytes]) -> _Reply:
 
 async def _play(reply: _Reply, send: Send) -> None:
     headers = [(b"content-type", reply.content_type.encode("latin-1")), *reply.headers]
-    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-    for line in reply.lines:
-        await send({"type": "http.response.body", "body": line, "more_body": True})
-    if reply.end == "cut":
-        return  # uvicorn closes the socket mid-body: the client sees an incomplete chunked response
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    await send_stream(send, reply.status, headers, reply.lines, cut=reply.end == "cut")

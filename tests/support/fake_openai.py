@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+from tests.support.asgi import Receive, Scope, Send, encode_headers, read_whole_request, send_stream
 
 CREATED = 1_760_000_000
 FINGERPRINT = "fp_fake0001"
@@ -188,25 +185,15 @@ class FakeOpenAI:
     # -- ASGI ----------------------------------------------------------------------------------------
 
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        incoming = await read_whole_request(scope, receive)
+        if incoming is None:
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body.extend(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        try:
-            parsed: Any = json.loads(body) if body else None
-        except ValueError:
-            parsed = None
         self.requests.append(
-            RecordedRequest(method=scope["method"], path=scope["path"], headers=headers, json=parsed)
+            RecordedRequest(
+                method=incoming.method, path=incoming.path, headers=incoming.headers, json=incoming.json
+            )
         )
-        await self._play(self._answer(scope["method"], scope["path"], headers), send)
+        await self._play(self._answer(incoming.method, incoming.path, incoming.headers), send)
 
     def _answer(self, method: str, path: str, headers: dict[str, str]) -> _Reply:
         if method != "POST" or path != "/v1/chat/completions":
@@ -269,12 +256,7 @@ class FakeOpenAI:
 
     @staticmethod
     async def _play(reply: _Reply, send: Send) -> None:
-        await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
-        for frame in reply.frames:
-            await send({"type": "http.response.body", "body": frame, "more_body": True})
-        if reply.end == "cut":
-            return  # uvicorn closes the socket mid-body: the client sees an incomplete chunked response
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send_stream(send, reply.status, reply.headers, reply.frames, cut=reply.end == "cut")
 
     # -- wire format ---------------------------------------------------------------------------------
 
@@ -335,13 +317,12 @@ class FakeOpenAI:
 
 def _json_reply(status: int, body: Any, headers: Sequence[tuple[str, str]] = ()) -> _Reply:
     encoded = json.dumps(body, indent=2).encode()
-    extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
     return _Reply(
         status=status,
         headers=[
             (b"content-type", b"application/json"),
             (b"content-length", str(len(encoded)).encode()),
-            *extra,
+            *encode_headers(headers),
         ],
         frames=[encoded],
     )

@@ -27,17 +27,13 @@ import datetime as dt
 import json
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qs
 
 from app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+from tests.support.asgi import Receive, Scope, Send, read_request, send_response
 
 API_PREFIX = "/storage/v1/object/"
 DOWNLOAD_CHUNK = 64 * 1024
@@ -123,41 +119,21 @@ class FakeSupabase:
     async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        body = bytearray()
-        pieces = 0
-        complete = False
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
-            if chunk:
-                body.extend(chunk)
-                pieces += 1
-            if not message.get("more_body", False):
-                complete = True
-                break
-        parsed: Any = None
-        if complete and headers.get("content-type", "").startswith("application/json"):
-            try:
-                parsed = json.loads(body)
-            except ValueError:
-                parsed = None
-        raw_path = scope.get("raw_path") or scope["path"].encode()
+        incoming = await read_request(scope, receive)
+        declared_json = incoming.headers.get("content-type", "").startswith("application/json")
         request = RecordedRequest(
-            method=scope["method"],
-            path=scope["path"],
-            raw_path=raw_path.decode("latin-1"),
-            query=scope.get("query_string", b"").decode("latin-1"),
-            headers=headers,
-            body_size=len(body),
-            body_chunks=pieces,
-            complete=complete,
-            json=parsed,
+            method=incoming.method,
+            path=incoming.path,
+            raw_path=incoming.raw_path,
+            query=incoming.query,
+            headers=incoming.headers,
+            body_size=len(incoming.body),
+            body_chunks=incoming.body_chunks,
+            complete=incoming.complete,
+            json=incoming.json if declared_json else None,
         )
         self.requests.append(request)
-        if not complete:
+        if not incoming.complete:
             return
         fault = self._faults.popleft() if self._faults else None
         if fault is not None and fault.kind == "hang":
@@ -166,7 +142,7 @@ class FakeSupabase:
         if fault is not None:
             answer = self._error(fault.status, "InternalError", "Internal", "Internal Server Error")
         else:
-            answer = self._route(request, bytes(body))
+            answer = self._route(request, incoming.body)
         await _send(send, answer)
 
     # -- routing -------------------------------------------------------------------------------------
@@ -321,24 +297,11 @@ def _json(status: int, payload: Any) -> _Answer:
 
 async def _send(send: Send, answer: _Answer) -> None:
     """The answer, its body in several pieces (as a real server streams a large object)."""
-    await send(
-        {
-            "type": "http.response.start",
-            "status": answer.status,
-            "headers": [
-                (b"content-type", answer.content_type.encode("latin-1")),
-                (b"content-length", str(len(answer.body)).encode()),
-            ],
-        }
-    )
-    view = memoryview(answer.body)
-    for start in range(0, len(view), DOWNLOAD_CHUNK):
-        end = start + DOWNLOAD_CHUNK
-        await send(
-            {"type": "http.response.body", "body": bytes(view[start:end]), "more_body": end < len(view)}
-        )
-    if not view:
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    headers = [
+        (b"content-type", answer.content_type.encode("latin-1")),
+        (b"content-length", str(len(answer.body)).encode()),
+    ]
+    await send_response(send, answer.status, headers, answer.body, piece_size=DOWNLOAD_CHUNK)
 
 
 async def _until_disconnected(receive: Receive) -> None:
