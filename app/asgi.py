@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from importlib.metadata import version
@@ -14,9 +15,11 @@ from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from sqlalchemy.exc import SQLAlchemyError
 
 from app.catalogue import seed_catalogue
 from app.deps import DEPENDENCIES
+from app.migrations import current_revisions, head_revisions
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
@@ -26,6 +29,8 @@ from app.uploads import DECODE_SLOTS
 from app.url_policy import UrlPolicy
 from providers import ProviderContext
 from providers.registry import ProviderRegistry
+
+log = logging.getLogger("iris")
 
 
 def create_app(
@@ -56,6 +61,16 @@ def create_app(
 
     async def on_startup(app: Litestar) -> None:
         app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
+        # Start even when the database is down or behind: /readyz then says why (503) instead of the
+        # process crash-looping. The catalogue is seeded once the schema is at head.
+        try:
+            at_head = await current_revisions(alchemy.get_engine()) == head_revisions()
+        except (SQLAlchemyError, OSError) as exc:
+            log.error("database unreachable at start-up (%s); /readyz reports 503 until it is", exc)
+            return
+        if not at_head:
+            log.error("database is not migrated to head: run `just migrate`; /readyz reports 503 until then")
+            return
         await seed_catalogue(alchemy)
 
     async def on_shutdown() -> None:
