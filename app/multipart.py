@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable
 from pathlib import Path
 
 import anyio
@@ -22,7 +22,6 @@ from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMe
 
 MAX_FIELD_BYTES = 1024
 MAX_PARTS = 8
-CHUNK = 256 * 1024
 
 
 class SpooledFile(msgspec.Struct, kw_only=True):
@@ -33,12 +32,6 @@ class SpooledFile(msgspec.Struct, kw_only=True):
     sha256: str
     filename: str
     declared_type: str
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        """Stream the spooled bytes back."""
-        async with await anyio.open_file(self.path, "rb") as handle:
-            while chunk := await handle.read(CHUNK):
-                yield chunk
 
 
 class UploadForm(msgspec.Struct, kw_only=True):

@@ -132,7 +132,7 @@ async def receive_upload(
             raise NotFound("No such thread.", code="thread_not_found", field="threadId")
         info = await _inspect(file, settings.max_image_pixels, decode_limiter)
         path = upload_path(principal.user_id, thread_id, info.extension)
-        await storage.put(path, file.chunks(), content_type=info.mime_type)
+        await storage.put_file(path, file.path, content_type=info.mime_type)
         try:
             upload = await uploads.add(
                 Upload(

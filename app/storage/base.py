@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import anyio
 import msgspec
 
 
@@ -25,6 +27,13 @@ class ObjectNotFound(StorageError):
     """No object at that path."""
 
 
+async def file_chunks(source: Path, chunk_size: int = 256 * 1024) -> AsyncIterator[bytes]:
+    """A local file, streamed."""
+    async with await anyio.open_file(source, "rb") as handle:
+        while chunk := await handle.read(chunk_size):
+            yield chunk
+
+
 @runtime_checkable
 class Storage(Protocol):
     """Where upload bytes live. Paths are bucket-relative (``agent-inputs/{user}/{thread}/uploads/…``)."""
@@ -33,6 +42,10 @@ class Storage(Protocol):
 
     async def put(self, path: str, chunks: AsyncIterable[bytes], *, content_type: str) -> None:
         """Store the streamed bytes at ``path``; refuse to overwrite an existing object."""
+        ...
+
+    async def put_file(self, path: str, source: Path, *, content_type: str) -> None:
+        """Store a local file's bytes at ``path`` (backends on the same disk may adopt the file)."""
         ...
 
     def open(self, path: str) -> AsyncIterator[bytes]:

@@ -7,6 +7,7 @@ against Supabase Storage works unchanged on the embedded default.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import hmac
 import os
@@ -17,7 +18,7 @@ from urllib.parse import quote
 
 import anyio
 
-from app.storage.base import ObjectNotFound, SignedUrl, StorageError
+from app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
 from app.storage.tokens import sign_object_token
 
 CHUNK = 256 * 1024
@@ -34,6 +35,12 @@ def safe_relative(path: str) -> Path:
     if not path or any(s in {"", ".", ".."} or "\\" in s or "\x00" in s for s in segments):
         raise ValueError(f"unsafe storage path {path!r}")
     return Path(*segments)
+
+
+def _fsync_and_link(source: Path, target: Path) -> None:
+    with source.open("rb") as handle:
+        os.fsync(handle.fileno())
+    os.link(source, target)  # never replaces an existing object
 
 
 class LocalStorage:
@@ -69,6 +76,20 @@ class LocalStorage:
             raise StorageError(f"could not write {path}: {exc.strerror}") from exc
         finally:
             await anyio.Path(temp).unlink(missing_ok=True)
+
+    async def put_file(self, path: str, source: Path, *, content_type: str) -> None:
+        """Adopt the file itself when it is on the same disk: fsync it and hard-link it into place (no
+        copy); across filesystems, stream it like :meth:`put`."""
+        target = self.file_for(path)
+        await anyio.Path(target.parent).mkdir(parents=True, exist_ok=True)
+        try:
+            await anyio.to_thread.run_sync(_fsync_and_link, source, target)
+        except FileExistsError as exc:
+            raise StorageError(f"an object already exists at {path}") from exc
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise StorageError(f"could not write {path}: {exc.strerror}") from exc
+            await self.put(path, file_chunks(source), content_type=content_type)
 
     async def open(self, path: str) -> AsyncIterator[bytes]:
         try:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from app.storage.base import ObjectNotFound, SignedUrl, StorageError
+from app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
 
 BUCKET_MISSING = "Bucket not found"
 
@@ -92,6 +93,9 @@ class SupabaseStorage:
         if _meant_status(response)[0] == 409:
             raise StorageError(f"an object already exists at {path}")
         raise self._failure("upload", path, response)
+
+    async def put_file(self, path: str, source: Path, *, content_type: str) -> None:
+        await self.put(path, file_chunks(source), content_type=content_type)
 
     async def open(self, path: str) -> AsyncIterator[bytes]:
         url = self._url("authenticated/", path)
