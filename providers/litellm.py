@@ -19,14 +19,7 @@ from providers.errors import ProviderError, ProviderErrorKind
 from providers.events import ProviderEvent
 from providers.http import require_key
 from providers.messages import Message, RequestOptions
-from providers.openai import (
-    ChunkDecoder,
-    chat_messages,
-    chat_tools,
-    check_tools,
-    could_not_fetch,
-    without_key,
-)
+from providers.openai import ChunkDecoder, chat_request, could_not_fetch, without_key
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -81,32 +74,9 @@ class LiteLLMProvider:
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
     ) -> dict[str, Any]:
         """The ``litellm.acompletion`` keyword arguments, minus the connection (base URL and key)."""
+        # LiteLLM takes max_tokens and renames it per backend.
         caps = self.capabilities(model)
-        extra = dict(options.extra.get(self.id) or {})
-        detail = str(extra.pop("detail", None) or model.options.get("detail") or "auto")
-        check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
-        request: dict[str, Any] = {
-            "model": model.model_id,
-            "messages": chat_messages(
-                messages,
-                system=options.system,
-                caps=caps,
-                provider=self.id,
-                model_id=model.model_id,
-                detail=detail,
-            ),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if options.tools:
-            request["tools"] = chat_tools(options.tools)
-        if options.max_output_tokens is not None:
-            request["max_tokens"] = options.max_output_tokens  # LiteLLM renames it per backend
-        if options.temperature is not None:
-            request["temperature"] = options.temperature
-        for key in sorted(extra):  # LiteLLM knobs (reasoning_effort, timeout…) never override the mapping
-            request.setdefault(key, extra[key])
-        return request
+        return chat_request(messages, model, options, caps, provider=self.id, max_tokens_field="max_tokens")
 
     async def stream(
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions

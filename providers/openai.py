@@ -297,6 +297,43 @@ def without_key(error: ProviderError, key: str | None) -> ProviderError:
     )
 
 
+def chat_request(
+    messages: Sequence[Message],
+    model: ModelSpec,
+    options: RequestOptions,
+    caps: Capabilities,
+    *,
+    provider: str,
+    max_tokens_field: str,
+) -> dict[str, Any]:
+    """A streaming Chat Completions body; shared with LiteLLM, which takes the same shape."""
+    extra = dict(options.extra.get(provider) or {})
+    detail = str(extra.pop("detail", None) or model.options.get("detail") or "auto")
+    check_tools(options.tools, caps, provider=provider, model_id=model.model_id)
+    body: dict[str, Any] = {
+        "model": model.model_id,
+        "messages": chat_messages(
+            messages,
+            system=options.system,
+            caps=caps,
+            provider=provider,
+            model_id=model.model_id,
+            detail=detail,
+        ),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if options.tools:
+        body["tools"] = chat_tools(options.tools)
+    if options.max_output_tokens is not None:
+        body[max_tokens_field] = options.max_output_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    for key in sorted(extra):  # vendor knobs (seed, reasoning_effort…) never override the mapping
+        body.setdefault(key, extra[key])
+    return body
+
+
 class OpenAIProvider:
     """Chat Completions over SSE; see the module docstring."""
 
@@ -325,35 +362,16 @@ class OpenAIProvider:
     def build_request(
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
     ) -> dict[str, Any]:
-        caps = self.capabilities(model)
-        extra = dict(options.extra.get(self.id) or {})
-        detail = str(extra.pop("detail", None) or model.options.get("detail") or "auto")
-        check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
-        body: dict[str, Any] = {
-            "model": model.model_id,
-            "messages": chat_messages(
-                messages,
-                system=options.system,
-                caps=caps,
-                provider=self.id,
-                model_id=model.model_id,
-                detail=detail,
-            ),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if options.tools:
-            body["tools"] = chat_tools(options.tools)
-        if options.max_output_tokens is not None:
-            # OpenAI renamed max_tokens (reasoning models reject it); older compatible servers want it.
-            body[str(model.options.get("maxTokensField", "max_completion_tokens"))] = (
-                options.max_output_tokens
-            )
-        if options.temperature is not None:
-            body["temperature"] = options.temperature
-        for key in sorted(extra):  # vendor knobs (seed, reasoning_effort…) never override the mapping
-            body.setdefault(key, extra[key])
-        return body
+        # OpenAI renamed max_tokens (reasoning models reject it); older compatible servers want it.
+        tokens_field = str(model.options.get("maxTokensField", "max_completion_tokens"))
+        return chat_request(
+            messages,
+            model,
+            options,
+            self.capabilities(model),
+            provider=self.id,
+            max_tokens_field=tokens_field,
+        )
 
     async def stream(
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
