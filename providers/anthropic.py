@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
+from providers.checks import check_image, check_tools, part_kind, tool_arguments
 from providers.errors import ProviderError, ProviderErrorKind, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -88,12 +89,6 @@ _ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
 }
 
 
-def _part_type(part: Part) -> str:
-    return {TextPart: "text", ImagePart: "image", ToolCallPart: "tool_call", ToolResultPart: "tool_result"}[
-        type(part)
-    ]
-
-
 def could_not_fetch(status: int, body: str) -> bool:
     """Anthropic's answer when its servers cannot get an image URL: a 400 ``invalid_request_error``
     saying "Unable to download the file. Please verify the URL and try again."."""
@@ -156,7 +151,7 @@ class AnthropicProvider:
             for part in message.parts:
                 if not isinstance(part, _ALLOWED_PARTS[message.role]):
                     raise UnsupportedPartError(
-                        self.id, _part_type(part), reason=f"not valid in a {message.role} message"
+                        self.id, part_kind(part), reason=f"not valid in a {message.role} message"
                     )
             if message.role == "system":
                 system_texts.extend(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
@@ -181,8 +176,7 @@ class AnthropicProvider:
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.tools:
-            if not caps.tools:
-                raise UnsupportedPartError(self.id, "tools", reason=f"{model.model_id} does not take tools")
+            check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in options.tools
@@ -250,7 +244,12 @@ class AnthropicProvider:
         if isinstance(part, ImagePart):
             return self._image(part, model, caps)
         if isinstance(part, ToolCallPart):
-            return {"type": "tool_use", "id": part.id, "name": part.name, "input": self._arguments(part)}
+            return {
+                "type": "tool_use",
+                "id": part.id,
+                "name": part.name,
+                "input": tool_arguments(part, self.id),
+            }
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": part.tool_call_id,
@@ -261,17 +260,8 @@ class AnthropicProvider:
         return block
 
     def _image(self, part: ImagePart, model: ModelSpec, caps: Capabilities) -> dict[str, Any]:
-        if not caps.vision:
-            raise UnsupportedPartError(self.id, "image", part.mime_type, f"{model.model_id} is a text model")
-        if part.mime_type not in caps.image_mime_types:
-            raise UnsupportedPartError(
-                self.id, "image", part.mime_type, f"takes only {', '.join(caps.image_mime_types)}"
-            )
+        check_image(part, caps, provider=self.id, model_id=model.model_id)
         if part.url is not None:
-            if caps.url_fetch == "none":
-                raise UnsupportedPartError(self.id, "image", part.mime_type, "this model takes no image URLs")
-            if not part.url.startswith("https://"):
-                raise UnsupportedPartError(self.id, "image", part.mime_type, "image URLs must be https")
             return {"type": "image", "source": {"type": "url", "url": part.url}}
         data = b64(part)
         if len(data) > caps.max_image_bytes:
@@ -279,18 +269,6 @@ class AnthropicProvider:
                 self.id, "image", part.mime_type, f"base64 is {len(data)} bytes > {caps.max_image_bytes}"
             )
         return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": data}}
-
-    def _arguments(self, part: ToolCallPart) -> dict[str, Any]:
-        """``tool_use.input`` must be an object; the model's empty argument text means ``{}``."""
-        if not part.arguments.strip():
-            return {}
-        try:
-            value = json.loads(part.arguments)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            raise UnsupportedPartError(self.id, "tool_call", reason="arguments are not a JSON object")
-        return value
 
 
 @dataclass

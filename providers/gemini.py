@@ -19,6 +19,7 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import EventSource
 
+from providers.checks import check_image, check_tools, part_kind, tool_arguments
 from providers.errors import ProviderError, ProviderErrorKind, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -103,12 +104,6 @@ _ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
     "assistant": (TextPart, ToolCallPart),
     "tool": (ToolResultPart,),
 }
-
-
-def _part_type(part: Part) -> str:
-    return {TextPart: "text", ImagePart: "image", ToolCallPart: "tool_call", ToolResultPart: "tool_result"}[
-        type(part)
-    ]
 
 
 def _model_name(model: ModelSpec) -> str:
@@ -219,7 +214,7 @@ class GeminiProvider:
             for part in message.parts:
                 if not isinstance(part, _ALLOWED_PARTS[message.role]):
                     raise UnsupportedPartError(
-                        self.id, _part_type(part), reason=f"not valid in a {message.role} message"
+                        self.id, part_kind(part), reason=f"not valid in a {message.role} message"
                     )
             if message.role == "system":
                 system_texts.extend(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
@@ -238,8 +233,7 @@ class GeminiProvider:
         if system_texts:
             body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system_texts)}]}
         if options.tools:
-            if not caps.tools:
-                raise UnsupportedPartError(self.id, "tools", reason=f"{model.model_id} does not take tools")
+            check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
             body["tools"] = [
                 {
                     "functionDeclarations": [
@@ -332,7 +326,9 @@ class GeminiProvider:
         if isinstance(part, ImagePart):
             return self._image(part, model, caps)
         if isinstance(part, ToolCallPart):
-            call: dict[str, Any] = {"functionCall": {"name": part.name, "args": self._arguments(part)}}
+            call: dict[str, Any] = {
+                "functionCall": {"name": part.name, "args": tool_arguments(part, self.id)}
+            }
             if sign_calls:
                 call["thoughtSignature"] = SKIP_SIGNATURE
             return call
@@ -340,19 +336,8 @@ class GeminiProvider:
         return {"functionResponse": {"name": part.name, "response": {key: part.content}}}
 
     def _image(self, part: ImagePart, model: ModelSpec, caps: Capabilities) -> dict[str, Any]:
-        if not caps.vision:
-            raise UnsupportedPartError(self.id, "image", part.mime_type, f"{model.model_id} is a text model")
-        if part.mime_type not in caps.image_mime_types:
-            raise UnsupportedPartError(
-                self.id, "image", part.mime_type, f"takes only {', '.join(caps.image_mime_types)}"
-            )
+        check_image(part, caps, provider=self.id, model_id=model.model_id)
         if part.url is not None:
-            if caps.url_fetch == "none":
-                raise UnsupportedPartError(
-                    self.id, "image", part.mime_type, f"{model.model_id} takes no external image URLs"
-                )
-            if not part.url.startswith("https://"):
-                raise UnsupportedPartError(self.id, "image", part.mime_type, "image URLs must be https")
             return {"fileData": {"mimeType": part.mime_type, "fileUri": part.url}}
         assert part.data is not None  # an ImagePart holds exactly one of url and data
         if len(part.data) > caps.max_image_bytes:
@@ -360,18 +345,6 @@ class GeminiProvider:
                 self.id, "image", part.mime_type, f"{len(part.data)} bytes > {caps.max_image_bytes}"
             )
         return {"inlineData": {"mimeType": part.mime_type, "data": b64(part)}}
-
-    def _arguments(self, part: ToolCallPart) -> dict[str, Any]:
-        """``functionCall.args`` is a JSON object; the model's empty argument text means ``{}``."""
-        if not part.arguments.strip():
-            return {}
-        try:
-            value = json.loads(part.arguments)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            raise UnsupportedPartError(self.id, "tool_call", reason="arguments are not a JSON object")
-        return value
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from providers.errors import UnsupportedPartError
+from providers.checks import check_image, check_tools
 from providers.events import (
     Finish,
     ProviderEvent,
@@ -103,8 +103,7 @@ class LocalProvider:
     ) -> dict[str, Any]:
         """What the local model will look at: roles, texts, image summaries, tool names (no bytes)."""
         caps = self.capabilities(model)
-        if options.tools and not caps.tools:
-            raise UnsupportedPartError(self.id, "tools", reason=f"{model.model_id} is not set up for tools")
+        check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
         out: list[dict[str, Any]] = []
         for message in messages:
             content: list[dict[str, Any]] = []
@@ -112,14 +111,8 @@ class LocalProvider:
                 if isinstance(part, TextPart):
                     content.append({"type": "text", "text": part.text})
                 elif isinstance(part, ImagePart):
-                    if not caps.vision:
-                        raise UnsupportedPartError(
-                            self.id, "image", part.mime_type, f"{model.model_id} is text-only"
-                        )
-                    if part.mime_type not in caps.image_mime_types:
-                        raise UnsupportedPartError(self.id, "image", part.mime_type)
-                    if part.data is None:
-                        raise UnsupportedPartError(self.id, "image", part.mime_type, "it cannot fetch URLs")
+                    check_image(part, caps, provider=self.id, model_id=model.model_id)
+                    assert part.data is not None  # url_fetch is "none": check_image refused any URL
                     content.append(
                         {
                             "type": "image",

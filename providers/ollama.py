@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from providers.checks import check_image, check_tools, part_kind, tool_arguments
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -29,7 +30,7 @@ from providers.events import (
 )
 from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
 from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
-from providers.openai import chat_tools, check_image, check_tools, part_kind, without_key
+from providers.openai import chat_tools, without_key
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -106,7 +107,12 @@ class OllamaProvider:
                     raise UnsupportedPartError(
                         self.id, "tool_call", None, f"{model.model_id} does not call tools"
                     )
-                calls.append({"id": part.id, "function": {"name": part.name, "arguments": _arguments(part)}})
+                calls.append(
+                    {
+                        "id": part.id,
+                        "function": {"name": part.name, "arguments": tool_arguments(part, self.id)},
+                    }
+                )
             else:
                 media_type = part.mime_type if isinstance(part, ImagePart) else None
                 raise UnsupportedPartError(
@@ -243,19 +249,6 @@ class _StreamState:
         if done_reason == "length":
             return "length"
         return "other"
-
-
-def _arguments(part: ToolCallPart) -> dict[str, Any]:
-    """Ollama wants the arguments as a JSON object, not the text the neutral part carries."""
-    try:
-        value = json.loads(part.arguments) if part.arguments.strip() else {}
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        raise UnsupportedPartError(
-            "ollama", "tool_call", None, f"arguments of {part.id} are not a JSON object"
-        )
-    return value
 
 
 def _error_text(body: str) -> str:

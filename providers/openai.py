@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
+from providers.checks import check_image, check_tools, part_kind
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -51,27 +52,6 @@ FINISH_REASONS: Mapping[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 _DOWNLOAD_FAILURES = ("Timeout while downloading", "Error while downloading")
-
-
-def check_image(part: ImagePart, caps: Capabilities, *, provider: str, model_id: str) -> None:
-    """Raise :class:`UnsupportedPartError` unless this model takes this image in this delivery."""
-    if not caps.vision:
-        raise UnsupportedPartError(provider, "image", part.mime_type, f"{model_id} is text-only")
-    if part.mime_type not in caps.image_mime_types:
-        raise UnsupportedPartError(
-            provider, "image", part.mime_type, f"{model_id} takes {', '.join(caps.image_mime_types)}"
-        )
-    if part.url is not None:
-        if caps.url_fetch == "none":
-            raise UnsupportedPartError(provider, "image", part.mime_type, "it cannot fetch image URLs")
-        if not part.url.startswith("https://"):
-            raise UnsupportedPartError(provider, "image", part.mime_type, "it only fetches https:// URLs")
-
-
-def check_tools(tools: Sequence[ToolSpec], caps: Capabilities, *, provider: str, model_id: str) -> None:
-    """Tools offered to a model that cannot call them are an error, not something to drop quietly."""
-    if tools and not caps.tools:
-        raise UnsupportedPartError(provider, "tools", None, f"{model_id} does not call tools")
 
 
 def chat_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -112,11 +92,6 @@ def chat_messages(
         else:
             out.extend(_tool_results(message, caps, provider, model_id))
     return out
-
-
-def part_kind(part: Part) -> str:
-    """The neutral part's type tag (``text``, ``image``, ``tool_call``, ``tool_result``)."""
-    return str(type(part).__struct_config__.tag)
 
 
 def _unsupported(provider: str, part: Part, role: str) -> UnsupportedPartError:

@@ -1,0 +1,60 @@
+"""Capability guards every built-in provider applies in ``build_request``, written once.
+
+A part a model cannot take raises :class:`UnsupportedPartError`, with the same wording whatever the
+vendor, so the core and the conformance test can rely on it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from providers.errors import UnsupportedPartError
+from providers.messages import ImagePart, Part, ToolCallPart, ToolSpec
+from providers.spec import Capabilities
+
+
+def part_kind(part: Part) -> str:
+    """The neutral part's type tag (``text``, ``image``, ``tool_call``, ``tool_result``)."""
+    return str(type(part).__struct_config__.tag)
+
+
+def check_image(part: ImagePart, caps: Capabilities, *, provider: str, model_id: str) -> None:
+    """Raise unless this model takes this image in this delivery (URLs: https, where the vendor fetches)."""
+    if not caps.vision:
+        raise UnsupportedPartError(provider, "image", part.mime_type, f"{model_id} is text-only")
+    if part.mime_type not in caps.image_mime_types:
+        raise UnsupportedPartError(
+            provider, "image", part.mime_type, f"{model_id} takes {', '.join(caps.image_mime_types)}"
+        )
+    if part.url is not None:
+        if caps.url_fetch == "none":
+            raise UnsupportedPartError(
+                provider,
+                "image",
+                part.mime_type,
+                f"{model_id} takes no external image URLs: its vendor cannot fetch image URLs, "
+                "so send it no image URLs",
+            )
+        if not part.url.startswith("https://"):
+            raise UnsupportedPartError(provider, "image", part.mime_type, "it only fetches https:// URLs")
+
+
+def check_tools(tools: Sequence[ToolSpec], caps: Capabilities, *, provider: str, model_id: str) -> None:
+    """Tools offered to a model that cannot call them are an error, not something to drop quietly."""
+    if tools and not caps.tools:
+        raise UnsupportedPartError(provider, "tools", None, f"{model_id} does not call tools")
+
+
+def tool_arguments(part: ToolCallPart, provider: str) -> dict[str, Any]:
+    """A tool call's argument text as the JSON object vendors want; empty text means ``{}``."""
+    try:
+        value = json.loads(part.arguments) if part.arguments.strip() else {}
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise UnsupportedPartError(
+            provider, "tool_call", None, f"arguments of {part.id} are not a JSON object"
+        )
+    return value
