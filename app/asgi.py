@@ -19,10 +19,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.catalogue import seed_catalogue
 from app.deps import DEPENDENCIES
+from app.media.pipeline import ImageDelivery
+from app.media.variants import VariantCache
 from app.migrations import current_revisions, head_revisions
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
+from app.runs.manager import RunManager
+from app.runs.orchestrator import RunServices
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
 from app.uploads import DECODE_SLOTS
@@ -61,6 +65,14 @@ def create_app(
 
     async def on_startup(app: Litestar) -> None:
         app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
+        delivery = ImageDelivery(
+            VariantCache(storage, app.state.decode_limiter),
+            storage_publicly_reachable=settings.storage_publicly_reachable,
+            url_ttl_seconds=settings.signed_url_ttl_seconds,
+        )
+        app.state.run_manager = RunManager(
+            RunServices(alchemy=alchemy, delivery=delivery, max_tool_iterations=settings.max_tool_iterations)
+        )
         # Start even when the database is down or behind: /readyz then says why (503) instead of the
         # process crash-looping. The catalogue is seeded once the schema is at head.
         try:
@@ -73,7 +85,9 @@ def create_app(
             return
         await seed_catalogue(alchemy)
 
-    async def on_shutdown() -> None:
+    async def on_shutdown(app: Litestar) -> None:
+        if hasattr(app.state, "run_manager"):
+            await app.state.run_manager.shutdown()
         await storage.aclose()
         await http.aclose()
 

@@ -23,8 +23,11 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
+from app.runs.intake import Repositories
+from app.runs.manager import RunManager
 from app.settings import Settings
 from app.storage.base import Storage
+from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 
@@ -46,6 +49,16 @@ def provide_registry(state: State) -> ProviderRegistry:
 def provide_decode_limiter(state: State) -> anyio.CapacityLimiter:
     limiter: anyio.CapacityLimiter = state.decode_limiter
     return limiter
+
+
+def provide_url_policy(state: State) -> UrlPolicy:
+    policy: UrlPolicy = state.url_policy
+    return policy
+
+
+def provide_run_manager(state: State) -> RunManager:
+    manager: RunManager = state.run_manager
+    return manager
 
 
 def provide_principal(request: Request[Any, Any, Any], settings: NamedDependency[Settings]) -> Principal:
@@ -81,17 +94,31 @@ def provide_uploads(db_session: NamedDependency[AsyncSession]) -> UploadReposito
     return UploadRepository(session=db_session)
 
 
+def provide_run_repositories(db_session: NamedDependency[AsyncSession]) -> Repositories:
+    return Repositories(
+        agents=AgentRepository(session=db_session),
+        models=ModelRepository(session=db_session),
+        sessions=SessionRepository(session=db_session),
+        messages=MessageRepository(session=db_session),
+        runs=RunRepository(session=db_session),
+        uploads=UploadRepository(session=db_session),
+    )
+
+
 DEPENDENCIES: dict[str, Provide] = {
     "settings": Provide(provide_settings, sync_to_thread=False),
     "storage": Provide(provide_storage, sync_to_thread=False),
     "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
     "registry": Provide(provide_registry, sync_to_thread=False),
+    "url_policy": Provide(provide_url_policy, sync_to_thread=False),
+    "run_manager": Provide(provide_run_manager, sync_to_thread=False),
+    "run_repositories": Provide(provide_run_repositories, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
-    "models": Provide(provide_models, sync_to_thread=False),
-    "agents": Provide(provide_agents, sync_to_thread=False),
-    "sessions": Provide(provide_sessions, sync_to_thread=False),
-    "messages": Provide(provide_messages, sync_to_thread=False),
-    "runs": Provide(provide_runs, sync_to_thread=False),
-    "uploads": Provide(provide_uploads, sync_to_thread=False),
+    "model_repo": Provide(provide_models, sync_to_thread=False),
+    "agent_repo": Provide(provide_agents, sync_to_thread=False),
+    "session_repo": Provide(provide_sessions, sync_to_thread=False),
+    "message_repo": Provide(provide_messages, sync_to_thread=False),
+    "run_repo": Provide(provide_runs, sync_to_thread=False),
+    "upload_repo": Provide(provide_uploads, sync_to_thread=False),
 }

@@ -67,6 +67,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
     max_request_bytes: int = 1024 * 1024
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
+    sse_ping_seconds: float = 15.0
+    """Seconds of silence on an event stream before a ``: ping`` comment (IRIS_SSE_PING_SECONDS)."""
+    max_tool_iterations: int = 5
+    """Model turns one run may take while calling server tools (IRIS_MAX_TOOL_ITERATIONS)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
 

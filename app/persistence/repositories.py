@@ -128,6 +128,12 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         session.last_activity_at = utcnow()
         await self.session.flush()
 
+    async def touch_id(self, session_id: UUID) -> None:
+        """:meth:`touch` by id, for writers that hold no loaded row."""
+        await self.session.execute(
+            update(ChatSession).where(ChatSession.id == session_id).values(last_activity_at=utcnow())
+        )
+
     async def soft_delete(self, session: ChatSession) -> None:
         """Hide the session; nothing is hard-deleted."""
         session.deleted_at = utcnow()
@@ -234,6 +240,21 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
             .limit(1)
         )
         return (await self.session.scalars(stmt)).first()
+
+    async def beat(self, run_id: UUID) -> None:
+        """The run is alive now (a run whose heartbeat stops was lost with its process)."""
+        await self.session.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow()))
+
+    async def finish(
+        self, run_id: UUID, *, status: str, error_code: str | None, usage: dict[str, Any] | None
+    ) -> None:
+        """Record how the run ended."""
+        now = utcnow()
+        await self.session.execute(
+            update(Run)
+            .where(Run.id == run_id)
+            .values(status=status, error_code=error_code, usage=usage, finished_at=now, heartbeat_at=now)
+        )
 
 
 class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):

@@ -8,6 +8,7 @@ from app.routes.files import FileController
 from app.routes.health import HealthController
 from app.routes.models import ModelController
 from app.routes.providers import ProviderController
+from app.routes.runs import RunController
 from app.routes.storage import StorageController
 
 ROUTE_HANDLERS = [
@@ -18,4 +19,5 @@ ROUTE_HANDLERS = [
     AgentController,
     FileController,
     StorageController,
+    RunController,
 ]

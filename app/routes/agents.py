@@ -23,12 +23,14 @@ class AgentController(Controller):
     async def list_models(
         self,
         slug: FromPath[str],
-        agents: NamedDependency[AgentRepository],
-        models: NamedDependency[ModelRepository],
+        agent_repo: NamedDependency[AgentRepository],
+        model_repo: NamedDependency[ModelRepository],
     ) -> AgentModels:
         """Guest-visible models with their ``type``, plus the agent's default model (public)."""
-        agent = await agents.get_by_slug(slug)
+        agent = await agent_repo.get_by_slug(slug)
         if agent is None:
             raise NotFound(f"No agent '{slug}'.", code="agent_not_found")
-        default = await models.get_one_or_none(id=agent.default_model_id) if agent.default_model_id else None
-        return picker_models(await models.list_guest_visible(), default)
+        default = (
+            await model_repo.get_one_or_none(id=agent.default_model_id) if agent.default_model_id else None
+        )
+        return picker_models(await model_repo.list_guest_visible(), default)

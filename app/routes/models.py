@@ -31,15 +31,15 @@ class ModelController(Controller):
     async def list_models(
         self,
         principal: NamedDependency[Principal],
-        models: NamedDependency[ModelRepository],
+        model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
     ) -> ModelList:
         """Enabled models (admins also see disabled ones; guests only guest-visible ones)."""
         rows: Sequence[ModelRow]
         if principal.is_guest:
-            rows = await models.list_guest_visible()
+            rows = await model_repo.list_guest_visible()
         else:
-            rows = await models.list_catalogue(include_disabled=principal.is_admin)
+            rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
         return ModelList(models=[model_out(r, registry, with_options=principal.is_admin) for r in rows])
 
     @post("/", operation_id="CreateModel", status_code=201)
@@ -47,16 +47,16 @@ class ModelController(Controller):
         self,
         admin: NamedDependency[Principal],
         data: JSONBody[ModelCreate],
-        models: NamedDependency[ModelRepository],
+        model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
     ) -> ModelOut:
         """Add a model to the catalogue."""
         reject_secrets(data.options)
-        if await models.exists(provider=data.provider, model_id=data.model_id):
+        if await model_repo.exists(provider=data.provider, model_id=data.model_id):
             raise Conflict(
                 f"{data.provider}/{data.model_id} is already in the catalogue.", code="model_exists"
             )
-        row = await models.add(ModelRow(**msgspec.structs.asdict(data)))
+        row = await model_repo.add(ModelRow(**msgspec.structs.asdict(data)))
         return model_out(row, registry, with_options=True)
 
     @patch("/{model_id:uuid}", operation_id="UpdateModel")
@@ -65,11 +65,11 @@ class ModelController(Controller):
         admin: NamedDependency[Principal],
         model_id: FromPath[UUID],
         data: JSONBody[ModelUpdate],
-        models: NamedDependency[ModelRepository],
+        model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
     ) -> ModelOut:
         """Change the fields present in the body."""
-        row = await models.get_one_or_none(id=model_id)
+        row = await model_repo.get_one_or_none(id=model_id)
         if row is None:
             raise NotFound("No such model.", code="model_not_found")
         changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
@@ -77,13 +77,13 @@ class ModelController(Controller):
             reject_secrets(changes["options"])
         provider = changes.get("provider", row.provider)
         vendor_id = changes.get("model_id", row.model_id)
-        if (provider, vendor_id) != (row.provider, row.model_id) and await models.exists(
+        if (provider, vendor_id) != (row.provider, row.model_id) and await model_repo.exists(
             provider=provider, model_id=vendor_id
         ):
             raise Conflict(f"{provider}/{vendor_id} is already in the catalogue.", code="model_exists")
         for key, value in changes.items():
             setattr(row, key, value)
-        row = await models.update(row)
+        row = await model_repo.update(row)
         return model_out(row, registry, with_options=True)
 
     @delete("/{model_id:uuid}", operation_id="DeleteModel", status_code=204)
@@ -91,12 +91,12 @@ class ModelController(Controller):
         self,
         admin: NamedDependency[Principal],
         model_id: FromPath[UUID],
-        models: NamedDependency[ModelRepository],
-        agents: NamedDependency[AgentRepository],
+        model_repo: NamedDependency[ModelRepository],
+        agent_repo: NamedDependency[AgentRepository],
     ) -> None:
         """Remove a model; refused while an agent uses it as its default."""
-        if not await models.exists(id=model_id):
+        if not await model_repo.exists(id=model_id):
             raise NotFound("No such model.", code="model_not_found")
-        if await agents.uses_model(model_id):
+        if await agent_repo.uses_model(model_id):
             raise Conflict("An agent uses this model as its default; change that first.", code="model_in_use")
-        await models.delete(model_id)
+        await model_repo.delete(model_id)

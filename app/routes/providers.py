@@ -26,11 +26,11 @@ class ProviderController(Controller):
         self,
         principal: NamedDependency[Principal],
         registry: NamedDependency[ProviderRegistry],
-        models: NamedDependency[ModelRepository],
+        model_repo: NamedDependency[ModelRepository],
     ) -> ProviderList:
         """Loaded providers with their declared capabilities (and per catalogue model), and failed plugins."""
         loaded, failures = registry.load_all()
-        rows = await models.list_catalogue(include_disabled=principal.is_admin)
+        rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
         return ProviderList(
             providers=[
                 ProviderOut(

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 
@@ -19,12 +19,18 @@ ASGIApp = Callable[..., Awaitable[Any]]
 
 
 @contextmanager
-def serve_asgi(app: ASGIApp, *, startup_timeout: float = 10.0, shutdown_timeout: int = 5) -> Iterator[str]:
+def serve_asgi(
+    app: ASGIApp,
+    *,
+    startup_timeout: float = 10.0,
+    shutdown_timeout: int = 5,
+    lifespan: Literal["on", "off"] = "off",
+) -> Iterator[str]:
     """Run ``app`` in a background thread on ``127.0.0.1``; yields its base URL ``http://127.0.0.1:PORT``.
 
     The socket is bound here (port 0) and handed to uvicorn, so there is no race for a "free" port.
     On exit the server stops accepting, finishes in-flight requests for up to ``shutdown_timeout``
-    seconds, then cancels whatever is still running.
+    seconds, then cancels whatever is still running. Fakes need no lifespan; Iris itself does (``"on"``).
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -33,7 +39,7 @@ def serve_asgi(app: ASGIApp, *, startup_timeout: float = 10.0, shutdown_timeout:
     config = uvicorn.Config(
         app,
         interface="asgi3",  # auto-detection mistakes bound methods (``fake.app``) for ASGI2
-        lifespan="off",
+        lifespan=lifespan,
         proxy_headers=False,
         log_level="warning",
         access_log=False,

@@ -1,0 +1,91 @@
+"""AG-UI ``AgentCapabilities`` (``GET /agent/capabilities``): only what this server honours.
+
+Omitted groups mean "undeclared". Transport resumption stays undeclared: Iris's re-attach endpoint
+is an extension, not the protocol's ``resumable`` mechanism.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from providers import ToolSpec
+from providers.wire import WireStruct
+
+
+class _Group(WireStruct, omit_defaults=True, kw_only=True):
+    pass
+
+
+class IdentityCapabilities(_Group, kw_only=True):
+    name: str
+    type: str
+    description: str
+    version: str
+
+
+class TransportCapabilities(_Group, kw_only=True):
+    streaming: bool
+
+
+class ToolOut(_Group, kw_only=True):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolsCapabilities(_Group, kw_only=True):
+    supported: bool
+    items: list[ToolOut]
+    client_provided: bool
+
+
+class MultimodalInput(_Group, kw_only=True):
+    image: bool
+    audio: bool
+    video: bool
+    pdf: bool
+    file: bool
+
+
+class MultimodalCapabilities(_Group, kw_only=True):
+    input: MultimodalInput
+
+
+class ExecutionCapabilities(_Group, kw_only=True):
+    max_iterations: int
+
+
+class AgentCapabilities(_Group, kw_only=True):
+    identity: IdentityCapabilities
+    transport: TransportCapabilities
+    tools: ToolsCapabilities
+    multimodal: MultimodalCapabilities
+    execution: ExecutionCapabilities
+
+
+def agent_capabilities(
+    *, version: str, server_tools: Sequence[ToolSpec], max_iterations: int
+) -> AgentCapabilities:
+    """What ``POST /agent/runs`` does: streams over SSE, takes images (no audio, video or documents),
+    executes the listed server tools up to ``max_iterations`` model turns."""
+    return AgentCapabilities(
+        identity=IdentityCapabilities(
+            name="Iris",
+            type="iris",
+            description="Multimodal agent chat: text and images in, AG-UI 1.0 events out.",
+            version=version,
+        ),
+        transport=TransportCapabilities(streaming=True),
+        tools=ToolsCapabilities(
+            supported=bool(server_tools),
+            items=[
+                ToolOut(name=t.name, description=t.description, parameters=t.parameters) for t in server_tools
+            ],
+            client_provided=False,
+        ),
+        multimodal=MultimodalCapabilities(
+            input=MultimodalInput(image=True, audio=False, video=False, pdf=False, file=False)
+        ),
+        execution=ExecutionCapabilities(max_iterations=max_iterations),
+    )

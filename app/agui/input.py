@@ -1,0 +1,294 @@
+"""``RunAgentInput`` (AG-UI 1.0) and the inbound message shapes Iris accepts.
+
+Tolerant where the protocol says so — unknown fields, message roles and part types are skipped —
+and strict where it does not: a known field with the wrong type is a 422 naming the field, and
+the part shapes SPEC §3 refuses (``image_url``, inline bytes, ``file`` handles, audio/video/
+document, non-image types) each get their own ``code``. Only parsing happens here; URLs and upload
+ids are resolved against storage and the database by :mod:`app.runs.parts`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import msgspec
+
+from app.errors import Unprocessable
+from app.images import EXTENSION_BY_MIME
+from providers.wire import WireStruct
+
+log = logging.getLogger("iris.agui")
+
+T = TypeVar("T")
+
+
+class ToolIn(WireStruct):
+    """A tool the client declares (a frontend tool)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+
+
+class ContextIn(WireStruct):
+    description: str
+    value: str
+
+
+class ResumeEntryIn(WireStruct):
+    interrupt_id: str
+    status: Literal["resolved", "cancelled"]
+    payload: Any = None
+
+
+class RunAgentInput(WireStruct):
+    """The POST body of ``/agent/runs``. Messages are checked one by one (see :func:`parse_messages`)."""
+
+    thread_id: str
+    run_id: str
+    messages: list[dict[str, Any]]
+    protocol_version: str | None = None
+    parent_run_id: str | None = None
+    state: Any = None
+    tools: list[ToolIn] = msgspec.field(default_factory=list)
+    context: list[ContextIn] = msgspec.field(default_factory=list)
+    forwarded_props: Any = None
+    resume: list[ResumeEntryIn] | None = None
+
+
+class _ToolCallFunction(WireStruct):
+    name: str
+    arguments: str
+
+
+class _ToolCallIn(WireStruct):
+    id: str
+    function: _ToolCallFunction
+
+
+class _UserMessage(WireStruct):
+    id: str
+    content: str | list[dict[str, Any]]
+
+
+class _AssistantMessage(WireStruct):
+    id: str
+    content: str | None = None
+    tool_calls: list[_ToolCallIn] | None = None
+
+
+class _ToolMessage(WireStruct):
+    id: str
+    content: str | list[dict[str, Any]]
+    tool_call_id: str
+    error: str | None = None
+
+
+class _TextMessage(WireStruct):  # system, developer
+    id: str
+    content: str
+
+
+class _Source(WireStruct):
+    type: str
+    value: str
+    mime_type: str | None = None
+
+
+class _TextPart(WireStruct):
+    text: str
+
+
+class _ImagePart(WireStruct):
+    source: _Source
+    metadata: Any = None
+
+
+class _BinaryPart(WireStruct):
+    mime_type: str
+    id: str | None = None
+    url: str | None = None
+    data: str | None = None
+    filename: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundImage:
+    """An image a user message names: a signed URL of our storage, or an upload id (legacy binary)."""
+
+    field: str
+    url: str | None = None
+    upload_id: str | None = None
+    filename: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundUser:
+    id: str
+    parts: tuple[str | InboundImage, ...]
+    field: str
+
+
+@dataclass(frozen=True, slots=True)
+class InboundTool:
+    id: str
+    tool_call_id: str
+    content: str
+    error: str | None
+    field: str
+
+
+@dataclass(frozen=True, slots=True)
+class InboundOther:
+    """A message Iris keeps no copy of from the client (assistant, system …); its id still counts."""
+
+    id: str
+    role: str
+
+
+InboundMessage = InboundUser | InboundTool | InboundOther
+
+_MEDIA_KINDS = ("audio", "video", "document")
+
+
+def check_protocol_version(version: str | None) -> None:
+    """Serve any 1.x (and pre-versioning clients); refuse another major before the stream."""
+    if version is None:
+        return
+    major = version.split(".", 1)[0]
+    if major.isdigit() and major != "1":
+        raise Unprocessable(
+            f"AG-UI protocol {version} is not served here; this server speaks 1.x.",
+            code="protocol_version_unsupported",
+            field="protocolVersion",
+        )
+
+
+def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
+    """Typed inbound messages, in order; unknown roles (reasoning, activity, …) are skipped."""
+    out: list[InboundMessage] = []
+    for index, message in enumerate(raw):
+        field = f"messages[{index}]"
+        role = message.get("role")
+        if role == "user":
+            user = _convert(message, _UserMessage, field)
+            out.append(
+                InboundUser(id=user.id, parts=_user_parts(user.content, f"{field}.content"), field=field)
+            )
+        elif role == "tool":
+            tool = _convert(message, _ToolMessage, field)
+            content = tool.content if isinstance(tool.content, str) else _text_only(tool.content)
+            out.append(
+                InboundTool(
+                    id=tool.id, tool_call_id=tool.tool_call_id, content=content, error=tool.error, field=field
+                )
+            )
+        elif role == "assistant":
+            out.append(InboundOther(id=_convert(message, _AssistantMessage, field).id, role="assistant"))
+        elif role in ("system", "developer"):
+            out.append(InboundOther(id=_convert(message, _TextMessage, field).id, role=str(role)))
+        else:
+            log.info("skipping a message with role %r at %s", role, field)
+    return out
+
+
+def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | InboundImage, ...]:
+    if isinstance(content, str):
+        return (content,)
+    parts: list[str | InboundImage] = []
+    for index, part in enumerate(content):
+        where = f"{field}[{index}]"
+        kind = part.get("type")
+        if kind == "text":
+            parts.append(_convert(part, _TextPart, where).text)
+        elif kind == "image":
+            parts.append(_image(_convert(part, _ImagePart, where), where))
+        elif kind == "binary":
+            parts.append(_binary(_convert(part, _BinaryPart, where), where))
+        elif kind == "image_url":
+            raise Unprocessable(
+                "OpenAI-style 'image_url' parts are not accepted: upload the image (POST /api/files) and "
+                "send the AG-UI image part it returns.",
+                code="image_url_part_unsupported",
+                field=where,
+            )
+        elif kind in _MEDIA_KINDS:
+            raise Unprocessable(
+                f"{kind} parts are not accepted: only PNG, JPEG and WebP images.",
+                code="media_kind_unsupported",
+                field=where,
+            )
+        else:
+            log.info("skipping a content part of type %r at %s", kind, where)
+    return tuple(parts)
+
+
+def _image(part: _ImagePart, field: str) -> InboundImage:
+    source = part.source
+    if source.type == "data":
+        raise _inline(f"{field}.source")
+    if source.type == "file":
+        raise Unprocessable(
+            "Provider file handles are not accepted: upload the image (POST /api/files).",
+            code="file_source_unsupported",
+            field=f"{field}.source",
+        )
+    if source.type != "url":
+        raise Unprocessable(
+            f"Unknown image source type {source.type!r}.",
+            code="validation_failed",
+            field=f"{field}.source.type",
+        )
+    if source.mime_type is not None:
+        _check_mime(source.mime_type, f"{field}.source.mimeType")
+    filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
+    return InboundImage(field=f"{field}.source.value", url=source.value, filename=_str_or_none(filename))
+
+
+def _binary(part: _BinaryPart, field: str) -> InboundImage:
+    _check_mime(part.mime_type, f"{field}.mimeType")
+    if part.data is not None:
+        raise _inline(f"{field}.data")
+    if part.url is not None:
+        return InboundImage(field=f"{field}.url", url=part.url, filename=part.filename)
+    if part.id is not None:
+        return InboundImage(field=f"{field}.id", upload_id=part.id, filename=part.filename)
+    raise Unprocessable(
+        "A binary part needs a 'url' or an upload 'id'.", code="validation_failed", field=field
+    )
+
+
+def _check_mime(mime_type: str, field: str) -> None:
+    if mime_type.lower() not in EXTENSION_BY_MIME:
+        raise Unprocessable(
+            f"{mime_type!r} is not an accepted image type (PNG, JPEG or WebP).",
+            code="unsupported_media_type",
+            field=field,
+        )
+
+
+def _inline(field: str) -> Unprocessable:
+    return Unprocessable(
+        "Inline image bytes are not accepted: upload the image (POST /api/files) and send its URL.",
+        code="inline_data_unsupported",
+        field=field,
+    )
+
+
+def _text_only(parts: list[dict[str, Any]]) -> str:
+    return "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _convert(value: dict[str, Any], kind: type[T], field: str) -> T:
+    try:
+        return msgspec.convert(value, type=kind)
+    except msgspec.ValidationError as exc:
+        message = str(exc)
+        where = message.rpartition(" - at `$")[2].rstrip("`") if " - at `$" in message else ""
+        raise Unprocessable(f"{field}: {message}", code="validation_failed", field=f"{field}{where}") from exc

@@ -1,0 +1,1 @@
+"""Agent runs: intake before the stream, the orchestrator, the event store, history."""

@@ -1,0 +1,208 @@
+"""The event store: the only writer of a run's results (SPEC §6, seed 000 §5).
+
+Every event of a run passes through :meth:`EventStore.emit`, which numbers it, hands it to the live
+streams and appends it to ``run_events`` in batches. The structured outputs in event metadata are
+validated here, and the messages they describe are written when the run ends — all of them in the
+transaction that records the terminal event:
+
+- ``TEXT_MESSAGE_END`` + ``iris/workerAgentOutput`` → an ``assistant`` row, ``content = answer``,
+  ``metadata.worker_agent_output``, and the tool calls it made (from ``TOOL_CALL_*``) as parts;
+- ``TOOL_CALL_RESULT`` + ``iris/toolAgentOutput`` → a ``tool`` row, ``content = resultSummary``,
+  ``metadata.tool_agent_output``;
+- ``RUN_ERROR`` → no message rows at all; the run row says ``failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from uuid import UUID
+
+import msgspec
+from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
+
+from app.agui.events import (
+    AgUiEvent,
+    CancelledOutcome,
+    InterruptOutcome,
+    RunError,
+    RunFinished,
+    TextMessageEnd,
+    ToolCallArgs,
+    ToolCallResult,
+    ToolCallStart,
+    encode_event,
+)
+from app.persistence.db import session_scope
+from app.persistence.repositories import (
+    MessageRepository,
+    RunEventRepository,
+    RunRepository,
+    SessionRepository,
+)
+from app.runs.live import RunChannel
+from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
+
+log = logging.getLogger("iris.runs")
+
+T = TypeVar("T")
+
+BATCH_EVENTS = 64
+BATCH_SECONDS = 0.25
+
+
+class InvalidOutput(Exception):
+    """A structured output failed its schema: a bug in the producer, reported as ``RUN_ERROR``."""
+
+
+@dataclass(slots=True)
+class _Row:
+    role: str
+    external_id: str
+    content: str
+    meta: dict[str, Any]
+    parts: list[dict[str, Any]] | None = None
+
+
+@dataclass(slots=True)
+class _ToolCall:
+    name: str
+    parent: str | None
+    arguments: list[str] = field(default_factory=list)
+
+
+class EventStore:
+    """Numbers, publishes and persists one run's events; see the module docstring."""
+
+    def __init__(
+        self, alchemy: SQLAlchemyAsyncConfig, *, run_pk: UUID, session_pk: UUID, channel: RunChannel
+    ) -> None:
+        self._alchemy = alchemy
+        self._run_pk = run_pk
+        self._session_pk = session_pk
+        self.channel = channel
+        self.sequence = 0
+        self.finished = False
+        self._buffer: list[tuple[int, dict[str, Any]]] = []
+        self._flushed_at = time.monotonic()
+        self._rows: list[_Row] = []
+        self._calls: dict[str, _ToolCall] = {}
+
+    async def emit(self, event: AgUiEvent) -> None:
+        """Validate, number, publish and buffer one event; a terminal one is persisted before it is sent."""
+        if self.finished:
+            raise RuntimeError("the run already ended")
+        self._track(event)
+        self.sequence += 1
+        payload = encode_event(event)
+        self._buffer.append((self.sequence, msgspec.json.decode(payload)))
+        if isinstance(event, RunFinished | RunError):
+            try:
+                await self._finish(event)
+            except BaseException:
+                # Not recorded, so not sent: the caller reports a RUN_ERROR instead.
+                self._buffer.pop()
+                self.sequence -= 1
+                raise
+            self._buffer.clear()
+            self._close((self.sequence, payload))
+            return
+        self.channel.publish((self.sequence, payload))
+        if len(self._buffer) >= BATCH_EVENTS or time.monotonic() - self._flushed_at >= BATCH_SECONDS:
+            await self.flush()
+
+    def abandon(self, event: RunError) -> None:
+        """Last resort when even a failure cannot be recorded: tell the live streams, persist nothing."""
+        self.sequence += 1
+        self._close((self.sequence, encode_event(event)))
+
+    def _close(self, frame: tuple[int, bytes]) -> None:
+        self.finished = True
+        self.channel.publish(frame)
+        self.channel.close()
+
+    async def flush(self) -> None:
+        """Append buffered events and beat the run's heartbeat, in one short transaction."""
+        events, self._buffer = self._buffer, []
+        self._flushed_at = time.monotonic()
+        async with session_scope(self._alchemy) as db:
+            await RunEventRepository(session=db).append_batch(self._run_pk, events)
+            await RunRepository(session=db).beat(self._run_pk)
+
+    def _track(self, event: AgUiEvent) -> None:
+        if isinstance(event, ToolCallStart):
+            self._calls[event.tool_call_id] = _ToolCall(
+                name=event.tool_call_name, parent=event.parent_message_id
+            )
+        elif isinstance(event, ToolCallArgs) and event.tool_call_id in self._calls:
+            self._calls[event.tool_call_id].arguments.append(event.delta)
+        elif isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
+            worker = _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
+            calls = [
+                {"type": "tool_call", "id": call_id, "name": call.name, "arguments": "".join(call.arguments)}
+                for call_id, call in self._calls.items()
+                if call.parent == event.message_id
+            ]
+            self._rows.append(
+                _Row(
+                    role="assistant",
+                    external_id=event.message_id,
+                    content=worker.answer,
+                    meta={"worker_agent_output": msgspec.to_builtins(worker)},
+                    parts=calls or None,
+                )
+            )
+        elif isinstance(event, ToolCallResult) and event.metadata and TOOL_OUTPUT_KEY in event.metadata:
+            tool = _validated(event.metadata[TOOL_OUTPUT_KEY], ToolAgentOutput)
+            self._rows.append(
+                _Row(
+                    role="tool",
+                    external_id=event.message_id,
+                    content=tool.result_summary,
+                    meta={"tool_agent_output": msgspec.to_builtins(tool)},
+                )
+            )
+
+    async def _finish(self, event: RunFinished | RunError) -> None:
+        events = list(self._buffer)
+        async with session_scope(self._alchemy) as db:
+            await RunEventRepository(session=db).append_batch(self._run_pk, events)
+            runs = RunRepository(session=db)
+            if isinstance(event, RunError):
+                await runs.finish(self._run_pk, status="failed", error_code=event.code, usage=None)
+                return
+            messages = MessageRepository(session=db)
+            for row in self._rows:
+                await messages.append(
+                    self._session_pk,
+                    role=row.role,
+                    content=row.content,
+                    parts=row.parts,
+                    meta=row.meta,
+                    run_id=self._run_pk,
+                    external_id=row.external_id,
+                )
+            await runs.finish(
+                self._run_pk,
+                status=_status(event),
+                error_code=None,
+                usage={"entries": msgspec.to_builtins(event.usage)} if event.usage else None,
+            )
+            await SessionRepository(session=db).touch_id(self._session_pk)
+
+
+def _status(event: RunFinished) -> str:
+    if isinstance(event.outcome, InterruptOutcome):
+        return "interrupted"
+    if isinstance(event.outcome, CancelledOutcome):
+        return "cancelled"
+    return "succeeded"
+
+
+def _validated(value: Any, kind: type[T]) -> T:
+    try:
+        return msgspec.convert(value, type=kind)
+    except msgspec.ValidationError as exc:
+        raise InvalidOutput(f"{kind.__name__} failed validation: {exc}") from exc

@@ -1,0 +1,91 @@
+"""Stored messages → history answers, with every image re-signed on read (SPEC §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from app.persistence.models import Message
+from app.schemas.history import (
+    BinaryPartOut,
+    FunctionCallOut,
+    HistoryMessage,
+    ImageMetadataOut,
+    ImagePartOut,
+    PartOut,
+    TextPartOut,
+    ToolCallOut,
+    UrlSourceOut,
+)
+from app.storage.base import SignedUrl
+
+HistoryFormat = Literal["binary", "ag-ui"]
+
+
+def history_message(
+    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat
+) -> HistoryMessage:
+    """One stored row as the history endpoint shows it."""
+    base: dict[str, Any] = {
+        "id": row.external_id or str(row.id),
+        "role": row.role,
+        "created_at": row.created_at,
+        "superseded_at": row.superseded_at,
+    }
+    if row.role == "user":
+        return HistoryMessage(**base, content=user_parts(row, signed, image_format=image_format))
+    if row.role == "assistant":
+        worker = row.meta.get("worker_agent_output")
+        calls = [
+            ToolCallOut(
+                id=p["id"],
+                type="function",
+                function=FunctionCallOut(name=p["name"], arguments=p["arguments"]),
+            )
+            for p in row.parts or ()
+            if p.get("type") == "tool_call"
+        ]
+        return HistoryMessage(
+            **base,
+            content=row.content,
+            tool_calls=calls or None,
+            metadata={"workerAgentOutput": worker} if worker is not None else None,
+        )
+    tool = row.meta.get("tool_agent_output")
+    return HistoryMessage(
+        **base,
+        content=row.content,
+        tool_call_id=str(tool["toolCallId"]) if tool else None,
+        metadata={"toolAgentOutput": tool} if tool is not None else None,
+    )
+
+
+def user_parts(
+    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat
+) -> list[PartOut]:
+    """Text and images of a user message; an image whose object could not be signed is left out."""
+    if row.parts is None:
+        return [TextPartOut(text=row.content)]
+    out: list[PartOut] = []
+    for part in row.parts:
+        if part.get("type") == "text":
+            out.append(TextPartOut(text=str(part.get("text", ""))))
+        elif part.get("type") == "image" and part.get("path") in signed:
+            out.append(_image(part, signed[part["path"]], image_format))
+    return out
+
+
+def stored_parts(rows: Sequence[Message]) -> list[dict[str, Any]]:
+    """Every stored part of these rows (for signing them in one batch)."""
+    return [part for row in rows for part in row.parts or ()]
+
+
+def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat) -> PartOut:
+    name = str(part.get("name", ""))
+    mime = str(part["mimeType"])
+    if image_format == "ag-ui":
+        return ImagePartOut(
+            source=UrlSourceOut(type="url", value=url.url, mime_type=mime),
+            metadata=ImageMetadataOut(filename=name, expires_at=url.expires_at),
+        )
+    return BinaryPartOut(mime_type=mime, url=url.url, filename=name, expires_at=url.expires_at)

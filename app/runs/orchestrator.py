@@ -1,0 +1,335 @@
+"""The orchestrator: one run from ``RUN_STARTED`` to its single terminal event.
+
+It loads the thread from the database, streams the model through the provider layer, translates
+provider events into AG-UI events, executes server tools and feeds their results back (a bounded
+number of model turns), and hands every event to the :class:`~app.runs.event_store.EventStore`.
+Any failure once the stream has started becomes exactly one ``RUN_ERROR`` with a stable code and a
+message safe to show; the database then holds no assistant or tool rows for the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+import uuid_utils
+from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
+
+from app.agui.events import (
+    PROTOCOL_VERSION,
+    RunError,
+    RunFinished,
+    RunStarted,
+    SuccessOutcome,
+    TextMessageContent,
+    TextMessageEnd,
+    TextMessageStart,
+    TokenUsage,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallResult,
+    ToolCallStart,
+    now_ms,
+)
+from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
+from app.persistence.db import session_scope
+from app.persistence.repositories import MessageRepository
+from app.runs.context import model_messages, thread_images, tool_result
+from app.runs.event_store import EventStore, InvalidOutput
+from app.runs.intake import RunPlan
+from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
+from app.runs.tools import ServerTool, ToolContext, ToolFailed
+from app.storage.base import StorageError
+from providers import (
+    Finish,
+    Message,
+    ProviderError,
+    RequestOptions,
+    TextDelta,
+    TextPart,
+    ToolCallPart,
+    UnsupportedPartError,
+    Usage,
+)
+from providers import ToolCallArgs as ProviderToolCallArgs
+from providers import ToolCallEnd as ProviderToolCallEnd
+from providers import ToolCallStart as ProviderToolCallStart
+from providers import Warning as ProviderWarning
+
+log = logging.getLogger("iris.runs")
+
+_Builder = Callable[[bool], Awaitable[Sequence[Message]]]
+
+_PROVIDER_MESSAGES = {
+    "auth": "The model provider rejected the server's credentials.",
+    "rate_limit": "The model provider is rate-limiting requests; try again shortly.",
+    "bad_request": "The model provider refused the request.",
+    "unavailable": "The model provider is unavailable; try again shortly.",
+    "could_not_fetch_image": "The model provider could not download an image.",
+    "other": "The model provider failed.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunServices:
+    """What runs share, built once per app."""
+
+    alchemy: SQLAlchemyAsyncConfig
+    delivery: ImageDelivery
+    max_tool_iterations: int
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What one model turn produced."""
+
+    message_id: str
+    text: list[str] = field(default_factory=list)
+    calls: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    finish_reason: str = "stop"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @property
+    def answer(self) -> str:
+        return "".join(self.text)
+
+
+@dataclass(slots=True)
+class _Usage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def add(self, turn: _Turn) -> None:
+        if turn.input_tokens is not None:
+            self.input_tokens = (self.input_tokens or 0) + turn.input_tokens
+        if turn.output_tokens is not None:
+            self.output_tokens = (self.output_tokens or 0) + turn.output_tokens
+
+
+class Orchestrator:
+    """Runs one :class:`RunPlan`; see the module docstring."""
+
+    def __init__(self, plan: RunPlan, services: RunServices, store: EventStore) -> None:
+        self.plan = plan
+        self.services = services
+        self.store = store
+        self._usage = _Usage()
+        self._started = False
+
+    async def run(self) -> None:
+        plan = self.plan
+        try:
+            await self.store.emit(
+                RunStarted(
+                    thread_id=str(plan.thread_id),
+                    run_id=plan.run_id,
+                    protocol_version=PROTOCOL_VERSION,
+                    timestamp=now_ms(),
+                )
+            )
+            await self._turns()
+            await self.store.emit(
+                RunFinished(
+                    thread_id=str(plan.thread_id),
+                    run_id=plan.run_id,
+                    outcome=SuccessOutcome(),
+                    usage=self._token_usage(),
+                    timestamp=now_ms(),
+                )
+            )
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail("run_aborted", "The run was stopped by the server."))
+            raise
+        except Exception as exc:
+            code, message = _describe(exc)
+            log.log(
+                logging.WARNING if code.startswith("provider_") else logging.ERROR,
+                "run %s failed: %s",
+                plan.run_id,
+                code,
+                exc_info=not code.startswith("provider_"),
+            )
+            await self._fail(code, message)
+
+    async def _fail(self, code: str, message: str) -> None:
+        if self.store.finished:
+            return
+        event = RunError(message=message, code=code, usage=self._token_usage(), timestamp=now_ms())
+        try:
+            await self.store.emit(event)
+        except Exception:
+            log.exception("run %s: could not record its failure", self.plan.run_id)
+            self.store.abandon(event)
+
+    async def _turns(self) -> None:
+        plan = self.plan
+        async with session_scope(self.services.alchemy) as db:
+            history = await MessageRepository(session=db).active_history(plan.session_pk)
+        tool_context = ToolContext(images=thread_images(history), now=lambda: dt.datetime.now(dt.UTC))
+        by_url = self.services.delivery.by_url(plan.capabilities)
+        cache: dict[bool, list[Message]] = {}
+        extra: list[Message] = []
+
+        async def build(url: bool) -> Sequence[Message]:
+            if url not in cache:
+                cache[url] = await model_messages(
+                    history, self.services.delivery, plan.capabilities, by_url=url
+                )
+            return [*cache[url], *extra]
+
+        tools = {tool.name: tool for tool in plan.server_tools}
+        for iteration in range(max(1, self.services.max_tool_iterations)):
+            last = iteration == self.services.max_tool_iterations - 1
+            offered = () if last else tuple(tool.spec for tool in tools.values())
+            options = RequestOptions(system=plan.system, tools=offered)
+            turn = await self._model_turn(build, options, by_url)
+            self._usage.add(turn)
+            if not turn.calls:
+                return
+            extra.append(
+                Message(
+                    role="assistant",
+                    parts=(
+                        *((TextPart(text=turn.answer),) if turn.answer else ()),
+                        *(
+                            ToolCallPart(id=call_id, name=name, arguments="".join(args))
+                            for call_id, (name, args) in turn.calls.items()
+                        ),
+                    ),
+                )
+            )
+            for call_id, (name, args) in turn.calls.items():
+                output = await self._execute(tools.get(name), call_id, name, "".join(args), tool_context)
+                extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
+
+    async def _model_turn(self, build: _Builder, options: RequestOptions, by_url: bool) -> _Turn:
+        plan = self.plan
+        turn = _Turn(message_id=str(uuid_utils.uuid7()))
+        await self.store.emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
+        open_calls: set[str] = set()
+        stream = stream_with_inline_fallback(plan.provider, plan.model, options, build, by_url=by_url)
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                if event.delta:
+                    turn.text.append(event.delta)
+                    await self.store.emit(TextMessageContent(message_id=turn.message_id, delta=event.delta))
+            elif isinstance(event, ProviderToolCallStart):
+                turn.calls[event.id] = (event.name, [])
+                open_calls.add(event.id)
+                await self.store.emit(
+                    ToolCallStart(
+                        tool_call_id=event.id, tool_call_name=event.name, parent_message_id=turn.message_id
+                    )
+                )
+            elif isinstance(event, ProviderToolCallArgs) and event.id in open_calls:
+                turn.calls[event.id][1].append(event.delta)
+                await self.store.emit(ToolCallArgs(tool_call_id=event.id, delta=event.delta))
+            elif isinstance(event, ProviderToolCallEnd) and event.id in open_calls:
+                open_calls.discard(event.id)
+                await self.store.emit(ToolCallEnd(tool_call_id=event.id))
+            elif isinstance(event, Usage):
+                turn.input_tokens = event.input_tokens
+                turn.output_tokens = event.output_tokens
+            elif isinstance(event, Finish):
+                turn.finish_reason = event.reason
+            elif isinstance(event, ProviderWarning):
+                log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
+        for call_id in sorted(open_calls):  # a vendor that never closed a call: close it before the message
+            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+        worker = WorkerAgentOutput(
+            answer=turn.answer,
+            model=plan.model.model_id,
+            provider=plan.provider.id,
+            finish_reason=turn.finish_reason,
+            tool_call_ids=list(turn.calls),
+            usage=self._turn_usage(turn),
+        )
+        await self.store.emit(
+            TextMessageEnd(
+                message_id=turn.message_id, metadata={WORKER_OUTPUT_KEY: msgspec.to_builtins(worker)}
+            )
+        )
+        return turn
+
+    async def _execute(
+        self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext
+    ) -> ToolAgentOutput:
+        started = time.perf_counter()
+        try:
+            if tool is None:
+                raise ToolFailed(f"no tool called {name!r} is available")
+            answer = tool.call(arguments, context)
+            output = ToolAgentOutput(
+                tool_call_id=call_id,
+                tool_name=name,
+                status="succeeded",
+                result_summary=answer.summary,
+                result=answer.result,
+                duration_ms=_elapsed_ms(started),
+            )
+            content = json.dumps(answer.result)
+        except ToolFailed as exc:
+            output = ToolAgentOutput(
+                tool_call_id=call_id,
+                tool_name=name,
+                status="failed",
+                result_summary=f"{name} failed: {exc}",
+                result=None,
+                error=str(exc),
+                duration_ms=_elapsed_ms(started),
+            )
+            content = f"error: {exc}"
+        await self.store.emit(
+            ToolCallResult(
+                message_id=str(uuid_utils.uuid7()),
+                tool_call_id=call_id,
+                content=content,
+                role="tool",
+                metadata={TOOL_OUTPUT_KEY: msgspec.to_builtins(output)},
+            )
+        )
+        return output
+
+    def _turn_usage(self, turn: _Turn) -> TokenUsage | None:
+        return _token_usage(self.plan, turn.input_tokens, turn.output_tokens)
+
+    def _token_usage(self) -> list[TokenUsage] | None:
+        usage = _token_usage(self.plan, self._usage.input_tokens, self._usage.output_tokens)
+        return [usage] if usage is not None else None
+
+
+def _token_usage(plan: RunPlan, input_tokens: int | None, output_tokens: int | None) -> TokenUsage | None:
+    if input_tokens is None and output_tokens is None:
+        return None
+    total = input_tokens + output_tokens if input_tokens is not None and output_tokens is not None else None
+    return TokenUsage(
+        provider=plan.provider.id,
+        model=plan.model.model_id,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=total,
+    )
+
+
+def _describe(exc: Exception) -> tuple[str, str]:
+    """A stable code and a message safe to show for a failure after the stream started."""
+    if isinstance(exc, ProviderError):
+        return f"provider_{exc.kind}", _PROVIDER_MESSAGES.get(exc.kind, _PROVIDER_MESSAGES["other"])
+    if isinstance(exc, UnsupportedPartError):
+        return "unsupported_part", str(exc)
+    if isinstance(exc, StorageError):
+        return "storage_unavailable", "Stored images could not be read; try again shortly."
+    if isinstance(exc, InvalidOutput):
+        return "invalid_output", "The run produced an invalid result."
+    return "internal_error", "The run failed unexpectedly."
+
+
+def _elapsed_ms(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)

@@ -1,0 +1,38 @@
+"""The structured results of a run (seed 000 §3, §5), carried in AG-UI event ``metadata``.
+
+AG-UI 1.0 clients strip unknown top-level event fields, so these objects travel under namespaced
+metadata keys, and the event store validates them against these schemas before persisting them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from app.agui.events import TokenUsage
+from providers.wire import WireStruct
+
+WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
+TOOL_OUTPUT_KEY = "iris/toolAgentOutput"
+
+
+class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
+    """The worker's answer for one assistant message (``TEXT_MESSAGE_END``)."""
+
+    answer: str
+    model: str
+    provider: str
+    finish_reason: str
+    tool_call_ids: list[str]
+    usage: TokenUsage | None = None
+
+
+class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
+    """One executed server tool (``TOOL_CALL_RESULT``). ``result`` is ``null`` when the tool failed."""
+
+    tool_call_id: str
+    tool_name: str
+    status: Literal["succeeded", "failed"]
+    result_summary: str
+    result: Any
+    duration_ms: int
+    error: str | None = None

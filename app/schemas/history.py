@@ -1,0 +1,81 @@
+"""Thread history as ``GET /agent/threads/{threadId}/messages`` answers it (SPEC §7).
+
+User content comes back as parts with freshly signed image URLs (seed 000's ``binary`` blocks, or
+AG-UI 1.0 image parts with ``?format=ag-ui``); assistant and tool messages carry their ``content``
+and the structured output the event store validated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from providers.wire import WireStruct
+
+
+class TextPartOut(WireStruct, tag="text", tag_field="type"):
+    text: str
+
+
+class BinaryPartOut(WireStruct, tag="binary", tag_field="type"):
+    """Seed 000's image block, with a URL that is fresh on every read."""
+
+    mime_type: str
+    url: str
+    filename: str
+    expires_at: dt.datetime
+
+
+class UrlSourceOut(WireStruct):
+    type: Literal["url"]
+    value: str
+    mime_type: str
+
+
+class ImageMetadataOut(WireStruct):
+    filename: str
+    expires_at: dt.datetime
+
+
+class ImagePartOut(WireStruct, tag="image", tag_field="type"):
+    """AG-UI 1.0 image part (``?format=ag-ui``); the expiry rides in the part's open ``metadata``."""
+
+    source: UrlSourceOut
+    metadata: ImageMetadataOut
+
+
+PartOut = TextPartOut | BinaryPartOut | ImagePartOut
+
+
+class FunctionCallOut(WireStruct):
+    name: str
+    arguments: str
+
+
+class ToolCallOut(WireStruct):
+    """AG-UI ``ToolCall``: what an assistant message asked a tool to do."""
+
+    id: str
+    type: Literal["function"]
+    function: FunctionCallOut
+
+
+class HistoryMessage(WireStruct, omit_defaults=True, kw_only=True):
+    """One message. Optional fields are absent when they do not apply (never ``null``)."""
+
+    id: str
+    role: str
+    content: str | list[PartOut]
+    created_at: dt.datetime
+    tool_call_id: str | None = None
+    tool_calls: list[ToolCallOut] | None = None
+    metadata: dict[str, Any] | None = None
+    superseded_at: dt.datetime | None = None
+
+
+class HistoryPage(WireStruct, omit_defaults=True, kw_only=True):
+    """A page of a thread, oldest first; ``nextCursor`` (pass as ``?after=``) when there is more."""
+
+    thread_id: str
+    messages: list[HistoryMessage]
+    next_cursor: str | None = None
