@@ -7,14 +7,20 @@ separator), each carries an ``id:`` line with the run's sequence number (for re-
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
+from typing import Protocol
 
 Frame = tuple[int, bytes]
-"""``(sequence, event JSON)``; ``None`` in a queue of frames means the stream is over."""
+"""``(sequence, event JSON)``."""
 
 PING = b": ping\n\n"
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class FrameSource(Protocol):
+    async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
+        """Frames waiting (after waiting up to ``wait_seconds``; ``[]`` if none came), ``None`` once over."""
+        ...
 
 
 def frame(sequence: int, payload: bytes) -> bytes:
@@ -23,18 +29,15 @@ def frame(sequence: int, payload: bytes) -> bytes:
 
 
 async def relay(
-    queue: asyncio.Queue[Frame | None], *, ping_seconds: float, on_close: Callable[[], None]
+    source: FrameSource, *, ping_seconds: float, on_close: Callable[[], None]
 ) -> AsyncIterator[bytes]:
-    """The SSE body for one subscriber, until the run ends; a client leaving only unsubscribes."""
+    """The SSE body for one subscriber, until the stream is over; a client leaving only unsubscribes.
+
+    Frames that queued up while the last write was in flight go out together in one write, so a fast
+    model costs one socket write per batch rather than per token.
+    """
     try:
-        while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), ping_seconds)
-            except TimeoutError:
-                yield PING
-                continue
-            if item is None:
-                return
-            yield frame(*item)
+        while (batch := await source.next_batch(ping_seconds)) is not None:
+            yield b"".join(frame(*f) for f in batch) if batch else PING
     finally:
         on_close()

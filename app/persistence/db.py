@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import msgspec
 from advanced_alchemy.extensions.litestar import (
     AlembicAsyncConfig,
     AsyncSessionConfig,
@@ -22,14 +23,22 @@ VERSION_TABLE = "alembic_version"
 
 
 def create_engine(url: str) -> AsyncEngine:
-    """An async engine; SQLite gets WAL, enforced foreign keys and a busy timeout for concurrent writers."""
+    """An async engine; SQLite gets WAL, enforced foreign keys and a busy timeout for concurrent writers.
+
+    JSON columns go through msgspec: run events are JSON, and there are many of them.
+    """
+    json = {"json_serializer": _json_text, "json_deserializer": msgspec.json.decode}
     if url.startswith("sqlite"):
         # No pool: opening a SQLite file is cheap, and pooled aiosqlite connections (each with a
         # worker thread) outliving their event loop is a known source of "loop is closed" errors.
-        engine = create_async_engine(url, connect_args={"timeout": 30}, poolclass=NullPool)
+        engine = create_async_engine(url, connect_args={"timeout": 30}, poolclass=NullPool, **json)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_pre_ping=True)
+    return create_async_engine(url, pool_pre_ping=True, **json)
+
+
+def _json_text(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Table, func, insert, select, update
 
 from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run, RunEvent, Upload
 
@@ -88,6 +88,10 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
             ChatSession.deleted_at.is_(None),
         )
 
+    async def get_any(self, session_id: UUID) -> ChatSession | None:
+        """The session with this id whoever owns it, deleted or not (callers check ownership)."""
+        return await self.get_one_or_none(ChatSession.id == session_id)
+
     async def exists_for_other_owner(self, session_id: UUID, owner_id: str) -> bool:
         """Whether the id is taken by someone else (deleted sessions still hold their id)."""
         return await self.exists(ChatSession.id == session_id, ChatSession.owner_id != owner_id)
@@ -157,21 +161,28 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         external_id: str | None = None,
     ) -> Message:
         """Add a message after the last one of the session (superseded rows keep their positions)."""
+        message = Message(
+            role=role,
+            content=content,
+            parts=parts,
+            meta=meta or {},
+            run_id=run_id,
+            external_id=external_id,
+        )
+        await self.append_many(session_id, [message])
+        return message
+
+    async def append_many(self, session_id: UUID, messages: Sequence[Message]) -> None:
+        """Add ``messages`` (unsaved, no ``session_id``/``position`` yet) after the last one, in order."""
         last = await self.session.scalar(
             select(func.max(Message.position)).where(Message.session_id == session_id)
         )
-        return await self.add(
-            Message(
-                session_id=session_id,
-                role=role,
-                content=content,
-                parts=parts,
-                meta=meta or {},
-                run_id=run_id,
-                external_id=external_id,
-                position=0 if last is None else last + 1,
-            )
-        )
+        start = 0 if last is None else last + 1
+        for offset, message in enumerate(messages):
+            message.session_id = session_id
+            message.position = start + offset
+        self.session.add_all(messages)
+        await self.session.flush()
 
     async def active_history(self, session_id: UUID) -> Sequence[Message]:
         """Every message that still counts (not superseded), oldest first: the model's context."""
@@ -266,8 +277,9 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
         """Insert ``(sequence, event)`` pairs in one statement."""
         if not events:
             return
+        # Core insert: one executemany, no ORM bookkeeping for rows nobody reads back here.
         await self.session.execute(
-            insert(RunEvent),
+            insert(cast("Table", RunEvent.__table__)),
             [{"run_id": run_id, "sequence": seq, "event": event} for seq, event in events],
         )
 

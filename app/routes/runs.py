@@ -81,9 +81,13 @@ class RunController(Controller):
         except (IntegrityError, SAIntegrityError) as exc:  # a concurrent request took the runId first
             await db_session.rollback()
             raise Conflict("This runId was already used.", code="run_exists", field="runId") from exc
-        channel, queue = run_manager.start(plan)
+        channel, subscription = run_manager.start(plan)
         return Stream(
-            relay(queue, ping_seconds=settings.sse_ping_seconds, on_close=lambda: channel.unsubscribe(queue)),
+            relay(
+                subscription,
+                ping_seconds=settings.sse_ping_seconds,
+                on_close=lambda: channel.unsubscribe(subscription),
+            ),
             media_type="text/event-stream",
             headers=HEADERS,
         )

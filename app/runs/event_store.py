@@ -36,6 +36,7 @@ from app.agui.events import (
     encode_event,
 )
 from app.persistence.db import session_scope
+from app.persistence.models import Message
 from app.persistence.repositories import (
     MessageRepository,
     RunEventRepository,
@@ -49,7 +50,7 @@ log = logging.getLogger("iris.runs")
 
 T = TypeVar("T")
 
-BATCH_EVENTS = 64
+BATCH_EVENTS = 256
 BATCH_SECONDS = 0.25
 
 
@@ -173,17 +174,20 @@ class EventStore:
             if isinstance(event, RunError):
                 await runs.finish(self._run_pk, status="failed", error_code=event.code, usage=None)
                 return
-            messages = MessageRepository(session=db)
-            for row in self._rows:
-                await messages.append(
-                    self._session_pk,
-                    role=row.role,
-                    content=row.content,
-                    parts=row.parts,
-                    meta=row.meta,
-                    run_id=self._run_pk,
-                    external_id=row.external_id,
-                )
+            await MessageRepository(session=db).append_many(
+                self._session_pk,
+                [
+                    Message(
+                        role=row.role,
+                        content=row.content,
+                        parts=row.parts,
+                        meta=row.meta,
+                        run_id=self._run_pk,
+                        external_id=row.external_id,
+                    )
+                    for row in self._rows
+                ],
+            )
             await runs.finish(
                 self._run_pk,
                 status=_status(event),

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
+
 from app.agui.input import InboundUser, RunAgentInput, check_protocol_version, parse_messages
 from app.auth import Principal
 from app.catalogue import DEFAULT_AGENT_SLUG, effective_capabilities, model_spec
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
 from app.media.pipeline import check_images
-from app.persistence.models import Agent, ChatSession, ModelRow, Run
+from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run
 from app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -63,6 +65,8 @@ class RunPlan:
     model: ModelSpec
     model_ref: str
     capabilities: Capabilities
+    history: Sequence[Message]
+    """The thread as stored once this run's user messages were added: the model's context."""
     system: str | None
     server_tools: tuple[ServerTool, ...]
 
@@ -92,17 +96,8 @@ async def prepare_run(
         _client_id(message.id, f"{getattr(message, 'field', 'messages')}.id")
     forwarded = body.forwarded_props if isinstance(body.forwarded_props, dict) else {}
 
-    session = await repos.sessions.get_owned(thread_id, principal.user_id)
-    if session is None and (
-        await repos.sessions.exists_for_other_owner(thread_id, principal.user_id)
-        or await repos.uploads.thread_used_by_other_owner(thread_id, principal.user_id)
-    ):
-        raise NotFound("No such thread.", code="thread_not_found")
+    session = await _thread(repos, thread_id, principal)
     agent = await _agent(repos.agents, session, forwarded, principal)
-    if await repos.runs.get_by_external_id(run_id) is not None:
-        raise Conflict(
-            "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
-        )
     if session is not None and await repos.runs.active_for_session(session.id) is not None:
         raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
 
@@ -142,27 +137,32 @@ async def prepare_run(
     else:
         session.model_id = model.row.id
         await repos.sessions.touch(session)
-    run = await repos.runs.add(
-        Run(
-            external_id=run_id,
-            session_id=session.id,
-            owner_id=principal.user_id,
-            status="running",
-            model_id=model.row.id,
-            model_ref=model.row.ref,
-            started_at=utcnow(),
-            heartbeat_at=utcnow(),
+    try:
+        run = await repos.runs.add(
+            Run(
+                external_id=run_id,
+                session_id=session.id,
+                owner_id=principal.user_id,
+                status="running",
+                model_id=model.row.id,
+                model_ref=model.row.ref,
+                started_at=utcnow(),
+                heartbeat_at=utcnow(),
+            )
         )
+    except (DuplicateKeyError, IntegrityError) as exc:  # the unique external_id: used before
+        raise Conflict(
+            "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
+        ) from exc
+    await repos.messages.append_many(
+        session.id,
+        [
+            Message(
+                role="user", content=_text_of(parts), parts=parts, meta={}, run_id=run.id, external_id=m.id
+            )
+            for m, parts in zip(new_users, new_parts, strict=True)
+        ],
     )
-    for message, parts in zip(new_users, new_parts, strict=True):
-        await repos.messages.append(
-            session.id,
-            role="user",
-            content=_text_of(parts),
-            parts=parts,
-            run_id=run.id,
-            external_id=message.id,
-        )
     return RunPlan(
         run_pk=run.id,
         run_id=run_id,
@@ -173,11 +173,24 @@ async def prepare_run(
         model=model_spec(model.row),
         model_ref=model.row.ref,
         capabilities=model.capabilities,
+        history=await repos.messages.active_history(session.id),
         system=_system_prompt(agent, body),
         server_tools=tuple(SERVER_TOOLS[name] for name in agent.enabled_tools if name in SERVER_TOOLS)
         if model.capabilities.tools
         else (),
     )
+
+
+async def _thread(repos: Repositories, thread_id: UUID, principal: Principal) -> ChatSession | None:
+    """The caller's thread, or ``None`` for a new one; 404 when the id belongs to someone else."""
+    session = await repos.sessions.get_any(thread_id)
+    if session is not None:
+        if session.owner_id != principal.user_id or session.deleted_at is not None:
+            raise NotFound("No such thread.", code="thread_not_found")
+        return session
+    if await repos.uploads.thread_used_by_other_owner(thread_id, principal.user_id):
+        raise NotFound("No such thread.", code="thread_not_found")
+    return None
 
 
 def _thread_id(value: str) -> UUID:

@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.agui.sse import Frame
 from app.runs.event_store import EventStore
 from app.runs.intake import RunPlan
-from app.runs.live import RunChannel
+from app.runs.live import RunChannel, Subscription
 from app.runs.orchestrator import Orchestrator, RunServices
 
 log = logging.getLogger("iris.runs")
@@ -29,10 +28,10 @@ class RunManager:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._channels: dict[str, RunChannel] = {}
 
-    def start(self, plan: RunPlan) -> tuple[RunChannel, asyncio.Queue[Frame | None]]:
+    def start(self, plan: RunPlan) -> tuple[RunChannel, Subscription]:
         """Start executing ``plan``; returns its channel, already subscribed (no event can be missed)."""
         channel = RunChannel()
-        queue = channel.subscribe()
+        subscription = channel.subscribe()
         store = EventStore(
             self.services.alchemy, run_pk=plan.run_pk, session_pk=plan.session_pk, channel=channel
         )
@@ -40,7 +39,7 @@ class RunManager:
         self._tasks[plan.run_id] = task
         self._channels[plan.run_id] = channel
         task.add_done_callback(lambda _: self._forget(plan.run_id))
-        return channel, queue
+        return channel, subscription
 
     def running(self) -> int:
         """How many runs this process is executing."""

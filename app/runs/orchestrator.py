@@ -38,8 +38,6 @@ from app.agui.events import (
     now_ms,
 )
 from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
-from app.persistence.db import session_scope
-from app.persistence.repositories import MessageRepository
 from app.runs.context import model_messages, thread_images, tool_result
 from app.runs.event_store import EventStore, InvalidOutput
 from app.runs.intake import RunPlan
@@ -170,8 +168,7 @@ class Orchestrator:
 
     async def _turns(self) -> None:
         plan = self.plan
-        async with session_scope(self.services.alchemy) as db:
-            history = await MessageRepository(session=db).active_history(plan.session_pk)
+        history = plan.history
         tool_context = ToolContext(images=thread_images(history), now=lambda: dt.datetime.now(dt.UTC))
         by_url = self.services.delivery.by_url(plan.capabilities)
         cache: dict[bool, list[Message]] = {}
