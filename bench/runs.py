@@ -21,26 +21,23 @@ import io
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import msgspec
+from _iris import free_port, iris, running
 from litestar import Litestar, get, post
 from litestar.response import Stream
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 MODEL_ID = "local/vision"
 WARMUP = 3
 SEQUENTIAL = 30
@@ -135,15 +132,6 @@ def solid_png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (256, 256), (30, 60, 220)).save(buffer, "PNG")
     return buffer.getvalue()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def percentile(values: Sequence[float], q: int) -> float:
@@ -291,33 +279,6 @@ async def lost_messages(base: str, token: str, threads: Sequence[str]) -> tuple[
     return lost, late
 
 
-@contextmanager
-def running(command: list[str], env: dict[str, str], log: Path, health: str) -> Iterator[int]:
-    """Start a server process, wait for `health` to answer 200, yield its pid, stop it."""
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    tail = log.read_text(errors="replace")[-2000:]
-                    raise RuntimeError(f"server did not come up ({' '.join(command[-3:])}):\n{tail}")
-                try:
-                    if httpx.get(health, timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.1)
-            yield process.pid
-        finally:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 def summarise(label: str, outcomes: Sequence[Outcome]) -> tuple[float, float, float, float] | None:
     """Print TTFE and total p50/p99 of the successful runs; returns them (or None when none succeeded)."""
     good = [o for o in outcomes if o.finished and o.ttfe is not None]
@@ -356,29 +317,8 @@ class IrisFigures:
 def measure_iris(tmp: str, png: bytes) -> IrisFigures:
     """Start Iris; 3 + 30 sequential runs, then 100 concurrent ones and every thread's history."""
     figures = IrisFigures()
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "IRIS_DATA_DIR": f"{tmp}/data",
-        "IRIS_HOST": "127.0.0.1",
-        "IRIS_PORT": str(port),
-        "IRIS_PUBLIC_URL": base,  # signed upload URLs must point at this server to be accepted
-    }
-    env.pop("IRIS_DATABASE_URL", None)
-    subprocess.run(
-        [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
-    )
-    token = subprocess.run(
-        [sys.executable, "-m", "app", "token", "bench"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()[-1]
-    runs_url = f"{base}/agent/runs"
-    with running([sys.executable, "-m", "app", "serve"], env, Path(tmp) / "iris.log", f"{base}/healthz"):
+    with iris(tmp) as (base, token, _):
+        runs_url = f"{base}/agent/runs"
         threads = asyncio.run(prepare_threads(base, token, png, WARMUP + SEQUENTIAL))
         outcomes = asyncio.run(sequential(runs_url, [run_body(*thread) for thread in threads], token))
         if outcomes[0].status in (404, 405):

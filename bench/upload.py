@@ -13,7 +13,6 @@ import asyncio
 import io
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,10 +20,9 @@ import uuid
 from pathlib import Path
 
 import httpx
+from _iris import iris
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 CONCURRENCY = 20
 ROUNDS = 3  # medians: a single fsync'd disk copy varies by 2-3x from run to run
 TARGET_BYTES = 5 * 1024 * 1024 - 64 * 1024
@@ -47,15 +45,6 @@ def rss_bytes(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise RuntimeError("no VmRSS")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def disk_copy_seconds(data: bytes, directory: Path) -> float:
@@ -101,42 +90,11 @@ async def upload_all(base: str, token: str, data: bytes, pid: int) -> tuple[floa
 def main() -> int:
     data = noise_png(TARGET_BYTES)
     with tempfile.TemporaryDirectory(prefix="iris-bench-") as tmp:
-        port = free_port()
-        env = {**os.environ, "IRIS_DATA_DIR": f"{tmp}/data", "IRIS_PORT": str(port)}
-        env.pop("IRIS_DATABASE_URL", None)
-        subprocess.run(
-            [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
-        )
-        token = subprocess.run(
-            [sys.executable, "-m", "app", "token", "bench"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()[-1]
-        server = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(200):
-                try:
-                    if httpx.get(f"{base}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+        with iris(tmp) as (base, token, pid):
             # One warm-up upload so imports and first-use allocations are not counted as growth.
             asyncio.run(upload_all_once(base, token, data))
-            idle = rss_bytes(server.pid)
-            rounds = [asyncio.run(upload_all(base, token, data, server.pid)) for _ in range(ROUNDS)]
-        finally:
-            server.terminate()
-            server.wait(10)
+            idle = rss_bytes(pid)
+            rounds = [asyncio.run(upload_all(base, token, data, pid)) for _ in range(ROUNDS)]
         disks = []
         for i in range(ROUNDS):
             copy_dir = Path(tmp) / f"copies-{i}"

@@ -1,0 +1,93 @@
+"""Shared by the bench scripts: start a real Iris (or any server) in a temp data dir and stop it again."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def iris_env(data_dir: str, port: int) -> dict[str, str]:
+    """The environment of an embedded-default Iris on ``port`` with its data in ``data_dir``, migrated."""
+    env = {
+        **os.environ,
+        "IRIS_DATA_DIR": data_dir,
+        "IRIS_HOST": "127.0.0.1",
+        "IRIS_PORT": str(port),
+        "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",  # signed upload URLs must point at this server
+    }
+    env.pop("IRIS_DATABASE_URL", None)
+    subprocess.run(
+        [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    return env
+
+
+def dev_token(env: dict[str, str], user: str = "bench") -> str:
+    """A bearer token signed with the secret that Iris will use for this data dir."""
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "token", user],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.split()[-1]
+
+
+@contextmanager
+def running(command: list[str], env: dict[str, str], log: Path, health: str) -> Iterator[int]:
+    """Start a server process, wait for ``health`` to answer 200, yield its pid, stop it."""
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    tail = log.read_text(errors="replace")[-2000:]
+                    raise RuntimeError(f"server did not come up ({' '.join(command[-3:])}):\n{tail}")
+                try:
+                    if httpx.get(health, timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.1)
+            yield process.pid
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextmanager
+def iris(tmp: str) -> Iterator[tuple[str, str, int]]:
+    """A running Iris (``python -m app serve``) on a free port: ``(base URL, dev token, pid)``."""
+    port = free_port()
+    env = iris_env(f"{tmp}/data", port)
+    token = dev_token(env)
+    base = f"http://127.0.0.1:{port}"
+    with running(
+        [sys.executable, "-m", "app", "serve"], env, Path(tmp) / "iris.log", f"{base}/healthz"
+    ) as pid:
+        yield base, token, pid
