@@ -71,7 +71,15 @@ def create_app(
             url_ttl_seconds=settings.signed_url_ttl_seconds,
         )
         app.state.run_manager = RunManager(
-            RunServices(alchemy=alchemy, delivery=delivery, max_tool_iterations=settings.max_tool_iterations)
+            RunServices(
+                alchemy=alchemy,
+                storage=storage,
+                delivery=delivery,
+                max_tool_iterations=settings.max_tool_iterations,
+                interrupt_ttl_seconds=settings.interrupt_ttl_seconds,
+            ),
+            heartbeat_seconds=settings.run_heartbeat_seconds,
+            stale_seconds=settings.run_stale_seconds,
         )
         # Start even when the database is down or behind: /readyz then says why (503) instead of the
         # process crash-looping. The catalogue is seeded once the schema is at head.
@@ -84,6 +92,7 @@ def create_app(
             log.error("database is not migrated to head: run `just migrate`; /readyz reports 503 until then")
             return
         await seed_catalogue(alchemy)
+        await app.state.run_manager.start_keeping()
 
     async def on_shutdown(app: Litestar) -> None:
         if hasattr(app.state, "run_manager"):

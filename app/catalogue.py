@@ -68,7 +68,7 @@ async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
                     system_prompt="You are Iris, a helpful assistant that can look at images.",
                     default_model_id=rows[0].id,
                     guest_access=True,
-                    enabled_tools=["image_info", "current_time"],
+                    enabled_tools=["image_info", "current_time", "delete_attachment"],
                 )
             )
     except (DuplicateKeyError, IntegrityError):

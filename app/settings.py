@@ -71,6 +71,14 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Seconds of silence on an event stream before a ``: ping`` comment (IRIS_SSE_PING_SECONDS)."""
     max_tool_iterations: int = 5
     """Model turns one run may take while calling server tools (IRIS_MAX_TOOL_ITERATIONS)."""
+    interrupt_ttl_seconds: int = 3600
+    """How long an approval interrupt can be answered (IRIS_INTERRUPT_TTL_SECONDS)."""
+    run_heartbeat_seconds: float = 5.0
+    """How often a process marks its running runs alive and looks for cancel requests
+    (IRIS_RUN_HEARTBEAT_SECONDS)."""
+    run_stale_seconds: float = 60.0
+    """A running run whose heartbeat is older than this was lost with its process: it is marked failed
+    (IRIS_RUN_STALE_SECONDS)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
 

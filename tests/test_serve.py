@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from app.migrations import REPO_ROOT
+from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
 
 BIN = Path(sys.executable).parent
@@ -34,30 +34,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     subprocess.run(
         [str(BIN / "alembic"), "upgrade", "head"], cwd=REPO_ROOT, env=env, check=True, capture_output=True
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"server did not come up:\n{output}")
-            time.sleep(0.2)
-        yield base, env
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with iris_process(env, port, data.parent / "iris.log") as running:
+        yield running.base_url, env
 
 
 def test_serves_health_and_readiness(server: tuple[str, dict[str, str]]) -> None:

@@ -56,19 +56,27 @@ class ExecutionCapabilities(_Group, kw_only=True):
     max_iterations: int
 
 
+class HumanInTheLoopCapabilities(_Group, kw_only=True):
+    supported: bool
+    approvals: bool
+    interrupts: bool
+
+
 class AgentCapabilities(_Group, kw_only=True):
     identity: IdentityCapabilities
     transport: TransportCapabilities
     tools: ToolsCapabilities
     multimodal: MultimodalCapabilities
     execution: ExecutionCapabilities
+    human_in_the_loop: HumanInTheLoopCapabilities
 
 
 def agent_capabilities(
     *, version: str, server_tools: Sequence[ToolSpec], max_iterations: int
 ) -> AgentCapabilities:
     """What ``POST /agent/runs`` does: streams over SSE, takes images (no audio, video or documents),
-    executes the listed server tools up to ``max_iterations`` model turns."""
+    executes the listed server tools up to ``max_iterations`` model turns, leaves the client's own
+    tools to the client, and asks for approval (an interrupt) before tools with side effects."""
     return AgentCapabilities(
         identity=IdentityCapabilities(
             name="Iris",
@@ -82,10 +90,11 @@ def agent_capabilities(
             items=[
                 ToolOut(name=t.name, description=t.description, parameters=t.parameters) for t in server_tools
             ],
-            client_provided=False,
+            client_provided=True,
         ),
         multimodal=MultimodalCapabilities(
             input=MultimodalInput(image=True, audio=False, video=False, pdf=False, file=False)
         ),
         execution=ExecutionCapabilities(max_iterations=max_iterations),
+        human_in_the_loop=HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True),
     )

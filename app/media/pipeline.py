@@ -7,7 +7,7 @@ The same code serves every provider, so no provider re-implements image handling
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import msgspec
 
@@ -108,7 +108,7 @@ async def stream_with_inline_fallback(
     build_messages: Callable[[bool], Awaitable[Sequence[Message]]],
     *,
     by_url: bool,
-) -> AsyncIterator[ProviderEvent]:
+) -> AsyncGenerator[ProviderEvent, None]:
     """Stream; if the vendor says it could not download an image URL before anything streamed, rebuild
     the messages with inline images and try once more."""
     started = False

@@ -84,6 +84,7 @@ class Run(UUIDv7AuditBase):
     started_at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    cancel_requested_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
     usage: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
     pending_interrupts: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonB, nullable=True)

@@ -252,20 +252,72 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         )
         return (await self.session.scalars(stmt)).first()
 
-    async def beat(self, run_id: UUID) -> None:
-        """The run is alive now (a run whose heartbeat stops was lost with its process)."""
-        await self.session.execute(update(Run).where(Run.id == run_id).values(heartbeat_at=utcnow()))
+    async def beat(self, run_ids: Sequence[UUID]) -> list[UUID]:
+        """These runs are alive now; returns those whose cancellation was requested meanwhile."""
+        if not run_ids:
+            return []
+        await self.session.execute(
+            update(Run).where(Run.id.in_(run_ids), Run.status == "running").values(heartbeat_at=utcnow())
+        )
+        stmt = select(Run.id).where(Run.id.in_(run_ids), Run.cancel_requested_at.is_not(None))
+        return list((await self.session.scalars(stmt)).all())
+
+    async def request_cancel(self, run_id: UUID) -> bool:
+        """Ask whichever process runs it to stop; ``False`` when it is not running any more."""
+        result = await self.session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == "running")
+            .values(cancel_requested_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return bool(getattr(result, "rowcount", 0))
 
     async def finish(
-        self, run_id: UUID, *, status: str, error_code: str | None, usage: dict[str, Any] | None
-    ) -> None:
-        """Record how the run ended."""
+        self,
+        run_id: UUID,
+        *,
+        status: str,
+        error_code: str | None,
+        usage: dict[str, Any] | None,
+        pending_interrupts: list[dict[str, Any]] | None = None,
+    ) -> bool:
+        """Record how a running run ended; ``False`` if it was no longer running (declared lost)."""
         now = utcnow()
-        await self.session.execute(
+        result = await self.session.execute(
             update(Run)
-            .where(Run.id == run_id)
-            .values(status=status, error_code=error_code, usage=usage, finished_at=now, heartbeat_at=now)
+            .where(Run.id == run_id, Run.status == "running")
+            .values(
+                status=status,
+                error_code=error_code,
+                usage=usage,
+                pending_interrupts=pending_interrupts,
+                finished_at=now,
+                heartbeat_at=now,
+            )
+            .execution_options(synchronize_session=False)
         )
+        return bool(getattr(result, "rowcount", 0))
+
+    async def awaiting_resume(self, session_id: UUID) -> Run | None:
+        """The thread's latest run if it ended with interrupts nobody has answered yet."""
+        stmt = select(Run).where(Run.session_id == session_id).order_by(Run.started_at.desc()).limit(1)
+        run = (await self.session.scalars(stmt)).first()
+        return run if run is not None and run.pending_interrupts else None
+
+    async def stale(self, cutoff: dt.datetime) -> Sequence[Run]:
+        """Runs still marked running whose heartbeat stopped before ``cutoff``."""
+        stmt = select(Run).where(Run.status == "running", Run.heartbeat_at < cutoff)
+        return (await self.session.scalars(stmt)).all()
+
+    async def mark_lost(self, run_id: UUID, cutoff: dt.datetime) -> bool:
+        """Fail a run that is still stale; ``False`` if another process got there first or it revived."""
+        result = await self.session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == "running", Run.heartbeat_at < cutoff)
+            .values(status="failed", error_code="run_lost", finished_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return bool(getattr(result, "rowcount", 0))
 
 
 class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
@@ -282,6 +334,16 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
             insert(cast("Table", RunEvent.__table__)),
             [{"run_id": run_id, "sequence": seq, "event": event} for seq, event in events],
         )
+
+    async def last_sequence(self, run_id: UUID) -> int:
+        """The highest sequence number logged for the run (0 when none)."""
+        last = await self.session.scalar(select(func.max(RunEvent.sequence)).where(RunEvent.run_id == run_id))
+        return int(last or 0)
+
+    async def last(self, run_id: UUID) -> Sequence[RunEvent]:
+        """The run's last logged event (none or one)."""
+        stmt = select(RunEvent).where(RunEvent.run_id == run_id).order_by(RunEvent.sequence.desc()).limit(1)
+        return (await self.session.scalars(stmt)).all()
 
     async def list_after(self, run_id: UUID, after: int, *, limit: int = 500) -> Sequence[RunEvent]:
         """Events with ``sequence > after``, in order."""
@@ -306,6 +368,20 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
     async def get_by_path(self, owner_id: str, thread_id: UUID, bucket: str, path: str) -> Upload | None:
         """The upload stored at ``bucket/path`` by this owner for this thread."""
         return await self.get_one_or_none(owner_id=owner_id, thread_id=thread_id, bucket=bucket, path=path)
+
+    async def delete_owned(self, upload_id: UUID, owner_id: str, thread_id: UUID) -> Upload | None:
+        """Remove the record of one of this owner's uploads in this thread; the removed row, or ``None``."""
+        upload = await self.get_one_or_none(id=upload_id, owner_id=owner_id, thread_id=thread_id)
+        if upload is not None:
+            await self.delete(upload.id)
+        return upload
+
+    async def existing_ids(self, upload_ids: Iterable[UUID]) -> set[UUID]:
+        """Which of these uploads still exist."""
+        wanted = list(upload_ids)
+        if not wanted:
+            return set()
+        return set((await self.session.scalars(select(Upload.id).where(Upload.id.in_(wanted)))).all())
 
     async def thread_used_by_other_owner(self, thread_id: UUID, owner_id: str) -> bool:
         """Whether someone else already uploaded into this thread id."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from importlib.metadata import version
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from advanced_alchemy.exceptions import IntegrityError
-from litestar import Controller, get, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
@@ -16,13 +18,22 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.access import owned_session
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
-from app.agui.sse import HEADERS, relay
+from app.agui.sse import HEADERS, FrameSource, relay
 from app.auth import Principal
-from app.errors import Conflict, NotFound
-from app.persistence.repositories import MessageRepository, SessionRepository, parse_uuid
+from app.errors import Conflict, NotFound, Unprocessable
+from app.persistence.models import Run
+from app.persistence.repositories import (
+    MessageRepository,
+    RunRepository,
+    SessionRepository,
+    UploadRepository,
+    parse_uuid,
+)
 from app.runs.history import history_message, stored_parts
-from app.runs.intake import Repositories, prepare_run
+from app.runs.intake import Repositories, RunPlan, prepare_run
+from app.runs.live import LoggedFrames
 from app.runs.manager import RunManager
+from app.runs.parts import deleted_uploads
 from app.runs.tools import SERVER_TOOLS
 from app.schemas.history import HistoryPage
 from app.settings import Settings
@@ -30,6 +41,7 @@ from app.signing import sign_image_parts
 from app.storage.base import Storage
 from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
+from providers.wire import WireStruct
 
 
 class RunController(Controller):
@@ -47,6 +59,8 @@ class RunController(Controller):
         Repositories,
         SessionRepository,
         MessageRepository,
+        RunRepository,
+        UploadRepository,
         AsyncSession,
     ]
 
@@ -64,9 +78,9 @@ class RunController(Controller):
     ) -> Stream:
         """Run the agent on a thread; the answer streams as AG-UI 1.0 events (``text/event-stream``).
 
-        Everything is checked before the stream opens (errors are problem+json); the new user
-        messages and the run are committed before the first event. The run goes on if the client
-        disconnects, and its results are in the thread's history.
+        Everything is checked before the stream opens (errors are problem+json); the new messages and
+        the run are committed before the first event. The run goes on if the client disconnects: its
+        results are in the thread's history, and ``GET /agent/runs/{runId}/events`` re-attaches.
         """
         plan = await prepare_run(
             data,
@@ -76,21 +90,88 @@ class RunController(Controller):
             settings=settings,
             policy=url_policy,
         )
-        try:
-            await db_session.commit()
-        except (IntegrityError, SAIntegrityError) as exc:  # a concurrent request took the runId first
-            await db_session.rollback()
-            raise Conflict("This runId was already used.", code="run_exists", field="runId") from exc
-        channel, subscription = run_manager.start(plan)
+        return await _start(plan, db_session, run_manager, settings)
+
+    @post("/runs/resume", operation_id="ResumeRun", status_code=200, security=[{"BearerToken": []}])
+    async def resume(
+        self,
+        data: JSONBody[RunAgentInput],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
+        url_policy: NamedDependency[UrlPolicy],
+        run_repositories: NamedDependency[Repositories],
+        run_manager: NamedDependency[RunManager],
+        db_session: NamedDependency[AsyncSession],
+    ) -> Stream:
+        """Continue a thread whose last run ended with interrupts: a new ``runId`` and one ``resume``
+        entry per interrupt (``resolved`` runs the tool, ``cancelled`` skips it)."""
+        if not data.resume:
+            raise Unprocessable(
+                "'resume' must list an answer for every open interrupt.",
+                code="resume_required",
+                field="resume",
+            )
+        plan = await prepare_run(
+            data,
+            principal=principal,
+            repos=run_repositories,
+            registry=registry,
+            settings=settings,
+            policy=url_policy,
+        )
+        return await _start(plan, db_session, run_manager, settings)
+
+    @get("/runs/{run_id:str}/events", operation_id="RunEvents", security=[{"BearerToken": []}])
+    async def events(
+        self,
+        request: Request[Any, Any, Any],
+        run_id: FromPath[str],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        run_repo: NamedDependency[RunRepository],
+        run_manager: NamedDependency[RunManager],
+        after: FromQuery[int | None] = None,
+    ) -> Stream:
+        """Re-attach to a run (an extension: AG-UI 1.0 has no resumption): its events after
+        ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
+        the same ``id:`` numbers. Works from any process that shares the database."""
+        run = await _owned_run(run_repo, principal, run_id)
+        start = _resume_point(request.headers.get("last-event-id"), after)
+        channel = run_manager.channel(run_id)
+        source: FrameSource
+        on_close: Callable[[], None]
+        if channel is not None:
+            subscription = channel.subscribe(after=start)
+            source, on_close = subscription, partial(channel.unsubscribe, subscription)
+        else:
+            source = LoggedFrames(request.app.state.alchemy, run.id, after=start, poll_seconds=POLL_SECONDS)
+            on_close = _nothing
         return Stream(
-            relay(
-                subscription,
-                ping_seconds=settings.sse_ping_seconds,
-                on_close=lambda: channel.unsubscribe(subscription),
-            ),
+            relay(source, ping_seconds=settings.sse_ping_seconds, on_close=on_close),
             media_type="text/event-stream",
             headers=HEADERS,
         )
+
+    @post(
+        "/runs/{run_id:str}/cancel", operation_id="CancelRun", status_code=202, security=[{"BearerToken": []}]
+    )
+    async def cancel(
+        self,
+        run_id: FromPath[str],
+        principal: NamedDependency[Principal],
+        run_repo: NamedDependency[RunRepository],
+        run_manager: NamedDependency[RunManager],
+        db_session: NamedDependency[AsyncSession],
+    ) -> CancelOut:
+        """Stop a running run, whichever process runs it: its stream ends with ``RUN_FINISHED``
+        outcome ``cancelled``. 409 ``run_not_running`` once it has ended."""
+        run = await _owned_run(run_repo, principal, run_id)
+        if not await run_repo.request_cancel(run.id):
+            raise Conflict("The run is not running.", code="run_not_running")
+        await db_session.commit()
+        run_manager.cancel(run_id)  # at once when it runs here; elsewhere its process sees the request
+        return CancelOut(run_id=run_id, status="cancelling")
 
     @get("/threads/{thread_id:str}/messages", operation_id="ThreadHistory", security=[{"BearerToken": []}])
     async def history(
@@ -101,6 +182,7 @@ class RunController(Controller):
         storage: NamedDependency[Storage],
         session_repo: NamedDependency[SessionRepository],
         message_repo: NamedDependency[MessageRepository],
+        upload_repo: NamedDependency[UploadRepository],
         image_format: Annotated[Literal["binary", "ag-ui"], QueryParameter(name="format")] = "binary",
         after: FromQuery[int] = -1,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
@@ -117,9 +199,12 @@ class RunController(Controller):
         signed = await sign_image_parts(
             storage, stored_parts(rows), ttl_seconds=settings.signed_url_ttl_seconds
         )
+        deleted = await deleted_uploads(upload_repo, rows)
         return HistoryPage(
             thread_id=str(session.id),
-            messages=[history_message(row, signed, image_format=image_format) for row in rows],
+            messages=[
+                history_message(row, signed, image_format=image_format, deleted=deleted) for row in rows
+            ],
             next_cursor=str(rows[-1].position) if len(rows) == limit else None,
         )
 
@@ -131,3 +216,53 @@ class RunController(Controller):
             server_tools=[tool.spec for tool in SERVER_TOOLS.values()],
             max_iterations=settings.max_tool_iterations,
         )
+
+
+POLL_SECONDS = 0.1
+
+
+class CancelOut(WireStruct):
+    run_id: str
+    status: str
+
+
+async def _start(plan: RunPlan, db: AsyncSession, manager: RunManager, settings: Settings) -> Stream:
+    """Commit what intake recorded, start the run, and stream it to this caller."""
+    try:
+        await db.commit()
+    except (IntegrityError, SAIntegrityError) as exc:  # a concurrent request took the runId first
+        await db.rollback()
+        raise Conflict("This runId was already used.", code="run_exists", field="runId") from exc
+    channel, subscription = manager.start(plan)
+    return Stream(
+        relay(
+            subscription,
+            ping_seconds=settings.sse_ping_seconds,
+            on_close=partial(channel.unsubscribe, subscription),
+        ),
+        media_type="text/event-stream",
+        headers=HEADERS,
+    )
+
+
+async def _owned_run(runs: RunRepository, principal: Principal, run_id: str) -> Run:
+    run = await runs.get_by_external_id(run_id)
+    if run is None or run.owner_id != principal.user_id:
+        raise NotFound("No such run.", code="run_not_found")
+    return run
+
+
+def _resume_point(last_event_id: str | None, after: int | None) -> int:
+    """Where a re-attaching stream starts: ``Last-Event-ID`` wins over ``?after=``; 0 replays all."""
+    value = last_event_id if last_event_id is not None else after
+    try:
+        point = int(value) if value is not None else 0
+    except ValueError as exc:
+        raise Unprocessable("Last-Event-ID must be an event number.", code="invalid_event_id") from exc
+    if point < 0:
+        raise Unprocessable("Event numbers start at 1.", code="invalid_event_id")
+    return point
+
+
+def _nothing() -> None:
+    """A follower of the event log holds nothing to release."""

@@ -9,7 +9,7 @@ one request, the newest are kept and older ones become a short text note.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from app.media.pipeline import ImageDelivery, ImageRef
@@ -19,37 +19,88 @@ from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, 
 from providers.messages import Part
 
 
-def thread_images(history: Sequence[MessageRow]) -> list[dict[str, Any]]:
-    """Every image of the thread's user messages, oldest first (what ``image_info`` counts)."""
-    return [part for row in history if row.role == "user" for part in image_parts(row.parts)]
+def thread_images(history: Sequence[MessageRow], deleted: Set[str] = frozenset()) -> list[dict[str, Any]]:
+    """Every image of the thread's user messages that still exists, oldest first (what tools see)."""
+    return [
+        part
+        for row in history
+        if row.role == "user"
+        for part in image_parts(row.parts)
+        if part.get("uploadId") not in deleted
+    ]
 
 
 async def model_messages(
-    history: Sequence[MessageRow], delivery: ImageDelivery, caps: Capabilities, *, by_url: bool
+    history: Sequence[MessageRow],
+    delivery: ImageDelivery,
+    caps: Capabilities,
+    *,
+    by_url: bool,
+    deleted: Set[str] = frozenset(),
 ) -> list[Message]:
-    """The thread as the model receives it."""
-    images = thread_images(history)
+    """The thread as the model receives it. Deleted images become a note; a tool call that never got
+    an answer gets an error result, since vendors refuse a call without one."""
+    images = thread_images(history, deleted)
     keep = caps.max_images if caps.vision else 0
     kept = images[len(images) - keep :] if keep else []
     delivered = await delivery.parts([_ref(p) for p in kept], caps, by_url=by_url) if kept else []
     by_id = {id(part): image for part, image in zip(kept, delivered, strict=True)}
 
     out: list[Message] = []
+    unanswered: dict[str, str] = {}
     for row in history:
+        if row.role != "tool" and unanswered:
+            out.append(_no_answers(unanswered))
         if row.role == "user":
-            out.append(Message(role="user", parts=tuple(_user_parts(row, by_id))))
+            out.append(Message(role="user", parts=tuple(_user_parts(row, by_id, deleted))))
         elif row.role == "assistant":
             parts: list[Part] = [TextPart(text=row.content)] if row.content else []
-            parts += [
+            calls = [
                 ToolCallPart(id=p["id"], name=p["name"], arguments=p["arguments"])
                 for p in row.parts or ()
                 if p.get("type") == "tool_call"
             ]
-            if parts:
-                out.append(Message(role="assistant", parts=tuple(parts)))
+            unanswered.update((call.id, call.name) for call in calls)
+            if parts or calls:
+                out.append(Message(role="assistant", parts=(*parts, *calls)))
         elif row.role == "tool":
-            out.append(Message(role="tool", parts=(tool_result(row.meta.get("tool_agent_output", {})),)))
+            result = stored_tool_result(row)
+            unanswered.pop(result.tool_call_id, None)
+            out.append(Message(role="tool", parts=(result,)))
     return out
+
+
+def stored_tool_result(row: MessageRow) -> ToolResultPart:
+    """A stored tool message as a result: a server tool's output, or a frontend tool's answer."""
+    if "tool_agent_output" in row.meta:
+        return tool_result(row.meta["tool_agent_output"])
+    answer = row.meta.get("frontend_tool_result", {})
+    return ToolResultPart(
+        tool_call_id=str(answer.get("toolCallId", "")),
+        name=str(answer.get("toolName", "")),
+        content=str(answer["error"]) if answer.get("error") else row.content,
+        is_error=bool(answer.get("error")),
+    )
+
+
+def pending_calls(history: Sequence[MessageRow]) -> dict[str, str]:
+    """Tool calls of the thread that have no answer yet: ``{call id: tool name}``."""
+    open_calls: dict[str, str] = {}
+    for row in history:
+        if row.role == "assistant":
+            open_calls.update((p["id"], p["name"]) for p in row.parts or () if p.get("type") == "tool_call")
+        elif row.role == "tool":
+            open_calls.pop(stored_tool_result(row).tool_call_id, None)
+    return open_calls
+
+
+def _no_answers(unanswered: dict[str, str]) -> Message:
+    parts = tuple(
+        ToolResultPart(tool_call_id=call_id, name=name, content="no answer was given", is_error=True)
+        for call_id, name in unanswered.items()
+    )
+    unanswered.clear()
+    return Message(role="tool", parts=parts)
 
 
 def tool_result(output: Mapping[str, Any]) -> ToolResultPart:
@@ -64,13 +115,15 @@ def tool_result(output: Mapping[str, Any]) -> ToolResultPart:
     )
 
 
-def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart]) -> list[Part]:
+def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart], deleted: Set[str]) -> list[Part]:
     if row.parts is None:  # a legacy row: text only
         return [TextPart(text=row.content)]
     parts: list[Part] = []
     for part in row.parts:
         if part.get("type") == "text":
             parts.append(TextPart(text=str(part.get("text", ""))))
+        elif part.get("type") == "image" and part.get("uploadId") in deleted:
+            parts.append(TextPart(text=f"[image deleted: {part.get('name') or 'unnamed'}]"))
         elif part.get("type") == "image":
             image = delivered.get(id(part))
             if image is not None:

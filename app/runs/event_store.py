@@ -54,6 +54,10 @@ BATCH_EVENTS = 256
 BATCH_SECONDS = 0.25
 
 
+class RunLost(Exception):
+    """The crash sweep failed this run (its heartbeat stopped too long): nothing more is recorded."""
+
+
 class InvalidOutput(Exception):
     """A structured output failed its schema: a bug in the producer, reported as ``RUN_ERROR``."""
 
@@ -125,12 +129,11 @@ class EventStore:
         self.channel.close()
 
     async def flush(self) -> None:
-        """Append buffered events and beat the run's heartbeat, in one short transaction."""
+        """Append buffered events in one short transaction (re-attaching streams read them)."""
         events, self._buffer = self._buffer, []
         self._flushed_at = time.monotonic()
         async with session_scope(self._alchemy) as db:
             await RunEventRepository(session=db).append_batch(self._run_pk, events)
-            await RunRepository(session=db).beat(self._run_pk)
 
     def _track(self, event: AgUiEvent) -> None:
         if isinstance(event, ToolCallStart):
@@ -169,10 +172,23 @@ class EventStore:
     async def _finish(self, event: RunFinished | RunError) -> None:
         events = list(self._buffer)
         async with session_scope(self._alchemy) as db:
-            await RunEventRepository(session=db).append_batch(self._run_pk, events)
             runs = RunRepository(session=db)
             if isinstance(event, RunError):
-                await runs.finish(self._run_pk, status="failed", error_code=event.code, usage=None)
+                recorded = await runs.finish(self._run_pk, status="failed", error_code=event.code, usage=None)
+            else:
+                recorded = await runs.finish(
+                    self._run_pk,
+                    status=_status(event),
+                    error_code=None,
+                    usage={"entries": msgspec.to_builtins(event.usage)} if event.usage else None,
+                    pending_interrupts=msgspec.to_builtins(event.outcome.interrupts)
+                    if isinstance(event.outcome, InterruptOutcome)
+                    else None,
+                )
+            if not recorded:
+                raise RunLost("the run was declared lost while it was still going")
+            await RunEventRepository(session=db).append_batch(self._run_pk, events)
+            if isinstance(event, RunError):
                 return
             await MessageRepository(session=db).append_many(
                 self._session_pk,
@@ -187,12 +203,6 @@ class EventStore:
                     )
                     for row in self._rows
                 ],
-            )
-            await runs.finish(
-                self._run_pk,
-                status=_status(event),
-                error_code=None,
-                usage={"entries": msgspec.to_builtins(event.usage)} if event.usage else None,
             )
             await SessionRepository(session=db).touch_id(self._session_pk)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any, Literal
 
 from app.persistence.models import Message
@@ -23,7 +23,7 @@ HistoryFormat = Literal["binary", "ag-ui"]
 
 
 def history_message(
-    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat
+    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
 ) -> HistoryMessage:
     """One stored row as the history endpoint shows it."""
     base: dict[str, Any] = {
@@ -33,7 +33,9 @@ def history_message(
         "superseded_at": row.superseded_at,
     }
     if row.role == "user":
-        return HistoryMessage(**base, content=user_parts(row, signed, image_format=image_format))
+        return HistoryMessage(
+            **base, content=user_parts(row, signed, image_format=image_format, deleted=deleted)
+        )
     if row.role == "assistant":
         worker = row.meta.get("worker_agent_output")
         calls = [
@@ -52,24 +54,27 @@ def history_message(
             metadata={"workerAgentOutput": worker} if worker is not None else None,
         )
     tool = row.meta.get("tool_agent_output")
+    answered = tool or row.meta.get("frontend_tool_result")  # a server tool's output, or the client's answer
     return HistoryMessage(
         **base,
         content=row.content,
-        tool_call_id=str(tool["toolCallId"]) if tool else None,
+        tool_call_id=str(answered["toolCallId"]) if answered else None,
         metadata={"toolAgentOutput": tool} if tool is not None else None,
     )
 
 
 def user_parts(
-    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat
+    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
 ) -> list[PartOut]:
-    """Text and images of a user message; an image whose object could not be signed is left out."""
+    """Text and images of a user message; a deleted image (``delete_attachment``) becomes a note."""
     if row.parts is None:
         return [TextPartOut(text=row.content)]
     out: list[PartOut] = []
     for part in row.parts:
         if part.get("type") == "text":
             out.append(TextPartOut(text=str(part.get("text", ""))))
+        elif part.get("type") == "image" and part.get("uploadId") in deleted:
+            out.append(TextPartOut(text=f"[image deleted: {part.get('name') or 'unnamed'}]"))
         elif part.get("type") == "image" and part.get("path") in signed:
             out.append(_image(part, signed[part["path"]], image_format))
     return out

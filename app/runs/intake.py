@@ -15,7 +15,14 @@ from uuid import UUID
 
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 
-from app.agui.input import InboundUser, RunAgentInput, check_protocol_version, parse_messages
+from app.agui.input import (
+    InboundMessage,
+    InboundTool,
+    InboundUser,
+    RunAgentInput,
+    check_protocol_version,
+    parse_messages,
+)
 from app.auth import Principal
 from app.catalogue import DEFAULT_AGENT_SLUG, effective_capabilities, model_spec
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
@@ -30,11 +37,13 @@ from app.persistence.repositories import (
     UploadRepository,
     utcnow,
 )
-from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.context import pending_calls
+from app.runs.interrupts import ResumeDecision, match_resume
+from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
 from app.runs.tools import SERVER_TOOLS, ServerTool
 from app.settings import Settings
 from app.url_policy import UrlPolicy
-from providers import Capabilities, ModelSpec, NoSuchProvider, Provider
+from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, ToolSpec
 from providers.registry import ProviderRegistry
 
 MAX_ID_LENGTH = 128
@@ -66,9 +75,13 @@ class RunPlan:
     model_ref: str
     capabilities: Capabilities
     history: Sequence[Message]
-    """The thread as stored once this run's user messages were added: the model's context."""
+    """The thread as stored once this run's new messages were added: the model's context."""
+    deleted_uploads: frozenset[str]
     system: str | None
     server_tools: tuple[ServerTool, ...]
+    frontend_tools: tuple[ToolSpec, ...]
+    resume: tuple[ResumeDecision, ...]
+    ignored_resume_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,34 +111,35 @@ async def prepare_run(
 
     session = await _thread(repos, thread_id, principal)
     agent = await _agent(repos.agents, session, forwarded, principal)
-    if session is not None and await repos.runs.active_for_session(session.id) is not None:
-        raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
-
+    history: list[Message] = []
+    if session is not None:
+        if await repos.runs.active_for_session(session.id) is not None:
+            raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
+        history = list(await repos.messages.active_history(session.id))
     model = await _model(repos.models, registry, agent, session, forwarded, principal)
+    server_tools = _server_tools(agent, model.capabilities)
+    frontend_tools = _frontend_tools(body, server_tools, model.capabilities)
+
     stored = (
-        await repos.messages.stored_external_ids(session.id, (m.id for m in inbound))
-        if session is not None
-        else set()
+        await repos.messages.stored_external_ids(session.id, (m.id for m in inbound)) if session else set()
     )
-    new_users = [m for m in inbound if isinstance(m, InboundUser) and m.id not in stored]
-    new_parts = [
-        await canonical_user_parts(
-            m.parts,
-            user_id=principal.user_id,
-            thread_id=thread_id,
-            policy=policy,
-            uploads=repos.uploads,
-            max_images=settings.max_images_per_message,
-            field=m.field,
-        )
-        for m in new_users
-    ]
+    new_rows = await _new_messages(
+        [m for m in inbound if m.id not in stored],
+        history,
+        principal=principal,
+        thread_id=thread_id,
+        repos=repos,
+        settings=settings,
+        policy=policy,
+    )
     check_images(
         model.capabilities,
-        [p["mimeType"] for parts in new_parts for p in image_parts(parts)],
+        [p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
         model_ref=model.row.ref,
     )
-    if not new_users and not await _awaits_answer(repos.messages, session):
+    awaiting = await repos.runs.awaiting_resume(session.id) if session else None
+    decisions, ignored = _resume(awaiting, body)
+    if not new_rows and not decisions and not (history and history[-1].role in ("user", "tool")):
         raise Unprocessable(
             "There is nothing new to answer: send a new user message.",
             code="no_new_message",
@@ -137,6 +151,8 @@ async def prepare_run(
     else:
         session.model_id = model.row.id
         await repos.sessions.touch(session)
+    if awaiting is not None:
+        awaiting.pending_interrupts = None  # answered by this run
     try:
         run = await repos.runs.add(
             Run(
@@ -154,15 +170,10 @@ async def prepare_run(
         raise Conflict(
             "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
         ) from exc
-    await repos.messages.append_many(
-        session.id,
-        [
-            Message(
-                role="user", content=_text_of(parts), parts=parts, meta={}, run_id=run.id, external_id=m.id
-            )
-            for m, parts in zip(new_users, new_parts, strict=True)
-        ],
-    )
+    for row in new_rows:
+        row.run_id = run.id
+    await repos.messages.append_many(session.id, new_rows)
+    history += new_rows
     return RunPlan(
         run_pk=run.id,
         run_id=run_id,
@@ -173,11 +184,111 @@ async def prepare_run(
         model=model_spec(model.row),
         model_ref=model.row.ref,
         capabilities=model.capabilities,
-        history=await repos.messages.active_history(session.id),
+        history=history,
+        deleted_uploads=await deleted_uploads(repos.uploads, history),
         system=_system_prompt(agent, body),
-        server_tools=tuple(SERVER_TOOLS[name] for name in agent.enabled_tools if name in SERVER_TOOLS)
-        if model.capabilities.tools
-        else (),
+        server_tools=server_tools,
+        frontend_tools=frontend_tools,
+        resume=tuple(decisions),
+        ignored_resume_ids=tuple(ignored),
+    )
+
+
+async def _new_messages(
+    inbound: Sequence[InboundMessage],
+    history: Sequence[Message],
+    *,
+    principal: Principal,
+    thread_id: UUID,
+    repos: Repositories,
+    settings: Settings,
+    policy: UrlPolicy,
+) -> list[Message]:
+    """Rows for the messages the thread does not hold yet: user messages (canonical parts) and the
+    client's answers to its frontend tool calls. Assistant and system messages are never taken."""
+    open_calls = pending_calls(history)
+    rows: list[Message] = []
+    for message in inbound:
+        if isinstance(message, InboundUser):
+            parts = await canonical_user_parts(
+                message.parts,
+                user_id=principal.user_id,
+                thread_id=thread_id,
+                policy=policy,
+                uploads=repos.uploads,
+                max_images=settings.max_images_per_message,
+                field=message.field,
+            )
+            rows.append(
+                Message(role="user", content=_text_of(parts), parts=parts, meta={}, external_id=message.id)
+            )
+        elif isinstance(message, InboundTool):
+            name = open_calls.pop(message.tool_call_id, None)
+            if name is None:
+                raise Unprocessable(
+                    f"No tool call {message.tool_call_id!r} of this thread is waiting for an answer.",
+                    code="tool_call_unknown",
+                    field=f"{message.field}.toolCallId",
+                )
+            answer: dict[str, Any] = {"toolCallId": message.tool_call_id, "toolName": name}
+            if message.error:
+                answer["error"] = message.error
+            rows.append(
+                Message(
+                    role="tool",
+                    content=message.content,
+                    meta={"frontend_tool_result": answer},
+                    external_id=message.id,
+                )
+            )
+    return rows
+
+
+def _resume(awaiting: Run | None, body: RunAgentInput) -> tuple[list[ResumeDecision], list[str]]:
+    """Match ``resume`` to the thread's open interrupts; an open interrupt needs an answer to go on."""
+    entries = body.resume or []
+    if awaiting is None or not awaiting.pending_interrupts:
+        return [], [entry.interrupt_id for entry in entries]  # nothing to resume: unrecognised entries
+    if not entries:
+        raise Unprocessable(
+            "This thread is waiting for an answer to its interrupt: send 'resume' (POST /agent/runs/resume).",
+            code="interrupt_pending",
+            field="resume",
+            extra={"interruptIds": [i.get("id") for i in awaiting.pending_interrupts]},
+        )
+    return match_resume(awaiting.pending_interrupts, entries, utcnow())
+
+
+def _server_tools(agent: Agent, caps: Capabilities) -> tuple[ServerTool, ...]:
+    """The agent's tools Iris runs itself, when the model can call tools at all."""
+    if not caps.tools:
+        return ()
+    return tuple(SERVER_TOOLS[name] for name in agent.enabled_tools if name in SERVER_TOOLS)
+
+
+def _frontend_tools(
+    body: RunAgentInput, server_tools: Sequence[ServerTool], caps: Capabilities
+) -> tuple[ToolSpec, ...]:
+    """The client's own tools (never run here); a name that a server tool already has is refused."""
+    taken = {tool.name for tool in server_tools}
+    for index, tool in enumerate(body.tools):
+        if tool.name in taken:
+            raise Unprocessable(
+                f"The tool name {tool.name!r} belongs to a server tool; rename the client tool.",
+                code="tool_name_conflict",
+                field=f"tools[{index}].name",
+            )
+    if not caps.tools:
+        return ()
+    return tuple(
+        ToolSpec(
+            name=tool.name,
+            description=tool.description,
+            parameters=tool.parameters
+            if tool.parameters is not None
+            else {"type": "object", "properties": {}},
+        )
+        for tool in body.tools
     )
 
 
@@ -263,14 +374,6 @@ async def _model(
             f"The provider {row.provider!r} of {row.ref} is not available.", code="provider_unavailable"
         ) from exc
     return _Model(row=row, provider=provider, capabilities=effective_capabilities(row, provider))
-
-
-async def _awaits_answer(messages: MessageRepository, session: ChatSession | None) -> bool:
-    """Whether the thread's last live message is one the model has not answered yet."""
-    if session is None:
-        return False
-    history = await messages.active_history(session.id)
-    return bool(history) and history[-1].role in ("user", "tool")
 
 
 def _text_of(parts: Sequence[dict[str, Any]]) -> str:

@@ -1,4 +1,5 @@
-"""In-process fan-out of a running run's frames to the streams that follow it.
+"""In-process fan-out of a running run's frames to the streams that follow it, and the database-polling
+source that lets any process follow a run another process is executing.
 
 A subscriber's buffer is unbounded on purpose: the run must never wait for a slow client (it keeps
 going when the client leaves), and a run's events are bounded by the model's output.
@@ -7,9 +8,22 @@ going when the client leaves), and a run's events are bounded by the model's out
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
+from typing import Any
+from uuid import UUID
+
+import msgspec
+from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
 from app.agui.sse import Frame
+from app.persistence.db import session_scope
+from app.persistence.repositories import RunEventRepository
+
+
+def is_terminal(event: dict[str, Any]) -> bool:
+    """Whether a logged event ends its run."""
+    return event.get("type") in ("RUN_FINISHED", "RUN_ERROR")
 
 
 class Subscription:
@@ -43,14 +57,20 @@ class Subscription:
 
 
 class RunChannel:
-    """One run's live frames."""
+    """One run's frames: all of them kept while the run is live here (a re-attaching stream in this
+    process replays from memory), and pushed to every subscriber as they come."""
 
     def __init__(self) -> None:
         self._subscribers: list[Subscription] = []
+        self._frames: list[Frame] = []
         self.closed = False
 
-    def subscribe(self) -> Subscription:
+    def subscribe(self, after: int = 0) -> Subscription:
+        """A subscription that first gets the frames numbered after ``after``, then the live ones."""
         subscription = Subscription()
+        for frame in self._frames:
+            if frame[0] > after:
+                subscription.push(frame)
         if self.closed:
             subscription.end()
         else:
@@ -62,6 +82,7 @@ class RunChannel:
             self._subscribers.remove(subscription)
 
     def publish(self, frame: Frame) -> None:
+        self._frames.append(frame)
         for subscription in self._subscribers:
             subscription.push(frame)
 
@@ -70,3 +91,40 @@ class RunChannel:
         for subscription in self._subscribers:
             subscription.end()
         self._subscribers.clear()
+
+
+class LoggedFrames:
+    """Follows a run through its event log (``run_events``): works from any process sharing the
+    database. Polls every ``poll_seconds`` until the terminal event has been handed out."""
+
+    def __init__(
+        self, alchemy: SQLAlchemyAsyncConfig, run_pk: UUID, *, after: int, poll_seconds: float
+    ) -> None:
+        self._alchemy = alchemy
+        self._run_pk = run_pk
+        self._last = after
+        self._poll = poll_seconds
+        self._done = False
+
+    async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
+        if self._done:
+            return None
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            async with session_scope(self._alchemy) as db:
+                rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
+                if not rows:
+                    # A follower that saw events the dead process never logged may be past the
+                    # sweep's RUN_ERROR (numbered after the last *logged* event): give it the end anyway.
+                    rows = [
+                        r
+                        for r in await RunEventRepository(session=db).last(self._run_pk)
+                        if is_terminal(r.event)
+                    ]
+            if rows:
+                self._last = max(self._last, rows[-1].sequence)
+                self._done = any(is_terminal(row.event) for row in rows)
+                return [(row.sequence, msgspec.json.encode(row.event)) for row in rows]
+            if time.monotonic() >= deadline:
+                return []
+            await asyncio.sleep(min(self._poll, max(0.0, deadline - time.monotonic())))

@@ -1,15 +1,29 @@
 """Runs execute as tasks owned by the app, not by the request that started them.
 
 A client that disconnects only stops *listening*: the run goes on to its terminal event and its
-results land in the database. At shutdown, running runs get a grace period, then are stopped with
-a ``RUN_ERROR`` (``run_aborted``) recorded.
+results land in the database. The manager also keeps runs honest across processes:
+
+- every ``heartbeat_seconds`` it marks this process's runs alive and picks up cancel requests made
+  through any process (``runs.cancel_requested_at``);
+- at start-up and on the same beat it fails runs whose heartbeat stopped more than ``stale_seconds``
+  ago — their process died — and appends the ``RUN_ERROR`` that ends their event log, so a
+  re-attaching client always reaches a terminal event;
+- at shutdown, running runs get a grace period, then end with ``RUN_ERROR`` ``run_aborted``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime as dt
 import logging
+from uuid import UUID
 
+import msgspec
+
+from app.agui.events import RunError, now_ms
+from app.persistence.db import session_scope
+from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
 from app.runs.event_store import EventStore
 from app.runs.intake import RunPlan
 from app.runs.live import RunChannel, Subscription
@@ -18,15 +32,23 @@ from app.runs.orchestrator import Orchestrator, RunServices
 log = logging.getLogger("iris.runs")
 
 SHUTDOWN_GRACE_SECONDS = 10.0
+LOST_MESSAGE = "The run was lost: the server running it stopped before it finished."
 
 
 class RunManager:
-    """Starts runs and tracks the ones this process is executing."""
+    """Starts runs, tracks the ones this process is executing, and sweeps up lost ones."""
 
-    def __init__(self, services: RunServices) -> None:
+    def __init__(self, services: RunServices, *, heartbeat_seconds: float, stale_seconds: float) -> None:
         self.services = services
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._channels: dict[str, RunChannel] = {}
+        self._heartbeat = heartbeat_seconds
+        self._stale = dt.timedelta(seconds=stale_seconds)
+        self._runs: dict[str, tuple[UUID, asyncio.Task[None], RunChannel, Orchestrator]] = {}
+        self._keeper: asyncio.Task[None] | None = None
+
+    async def start_keeping(self) -> None:
+        """Sweep lost runs now, then keep beating and sweeping in the background."""
+        await self.sweep_lost()
+        self._keeper = asyncio.create_task(self._keep(), name="run keeper")
 
     def start(self, plan: RunPlan) -> tuple[RunChannel, Subscription]:
         """Start executing ``plan``; returns its channel, already subscribed (no event can be missed)."""
@@ -35,23 +57,73 @@ class RunManager:
         store = EventStore(
             self.services.alchemy, run_pk=plan.run_pk, session_pk=plan.session_pk, channel=channel
         )
-        task = asyncio.create_task(Orchestrator(plan, self.services, store).run(), name=f"run {plan.run_id}")
-        self._tasks[plan.run_id] = task
-        self._channels[plan.run_id] = channel
-        task.add_done_callback(lambda _: self._forget(plan.run_id))
+        orchestrator = Orchestrator(plan, self.services, store)
+        task = asyncio.create_task(orchestrator.run(), name=f"run {plan.run_id}")
+        self._runs[plan.run_id] = (plan.run_pk, task, channel, orchestrator)
+        task.add_done_callback(lambda _: self._runs.pop(plan.run_id, None))
         return channel, subscription
+
+    def channel(self, run_id: str) -> RunChannel | None:
+        """The live channel of a run this process is executing."""
+        entry = self._runs.get(run_id)
+        return entry[2] if entry else None
+
+    def cancel(self, run_id: str) -> bool:
+        """Stop a run this process is executing; ``False`` if it runs elsewhere (or not at all)."""
+        entry = self._runs.get(run_id)
+        if entry is None:
+            return False
+        entry[3].request_cancel()
+        return True
 
     def running(self) -> int:
         """How many runs this process is executing."""
-        return len(self._tasks)
+        return len(self._runs)
 
-    def _forget(self, run_id: str) -> None:
-        self._tasks.pop(run_id, None)
-        self._channels.pop(run_id, None)
+    async def sweep_lost(self) -> int:
+        """Fail every run whose heartbeat stopped too long ago; returns how many this process failed."""
+        cutoff = utcnow() - self._stale
+        async with session_scope(self.services.alchemy) as db:
+            stale = [run.id for run in await RunRepository(session=db).stale(cutoff)]
+        failed = 0
+        for run_id in stale:
+            async with session_scope(self.services.alchemy) as db:
+                if not await RunRepository(session=db).mark_lost(run_id, cutoff):
+                    continue  # another process swept it, or it came back to life
+                events = RunEventRepository(session=db)
+                sequence = await events.last_sequence(run_id) + 1
+                error = RunError(message=LOST_MESSAGE, code="run_lost", timestamp=now_ms())
+                await events.append_batch(run_id, [(sequence, msgspec.to_builtins(error))])
+            failed += 1
+        if failed:
+            log.warning("marked %d lost run(s) failed", failed)
+        return failed
+
+    async def _keep(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                await self._beat()
+                await self.sweep_lost()
+            except Exception:
+                log.exception("run keeper: heartbeat or sweep failed")
+
+    async def _beat(self) -> None:
+        local = {pk: run_id for run_id, (pk, *_rest) in self._runs.items()}
+        if not local:
+            return
+        async with session_scope(self.services.alchemy) as db:
+            cancelled = await RunRepository(session=db).beat(list(local))
+        for pk in cancelled:
+            self.cancel(local[pk])
 
     async def shutdown(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
-        """Let running runs finish for a while, then stop the rest."""
-        tasks = list(self._tasks.values())
+        """Stop the keeper; let running runs finish for a while, then stop the rest."""
+        if self._keeper is not None:
+            self._keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keeper
+        tasks = [task for _, task, _, _ in self._runs.values()]
         if not tasks:
             return
         _, pending = await asyncio.wait(tasks, timeout=grace_seconds)

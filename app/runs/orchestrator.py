@@ -10,6 +10,7 @@ message safe to show; the database then holds no assistant or tool rows for the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -23,6 +24,10 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
 from app.agui.events import (
     PROTOCOL_VERSION,
+    CancelledOutcome,
+    Interrupt,
+    InterruptOutcome,
+    Outcome,
     RunError,
     RunFinished,
     RunStarted,
@@ -38,12 +43,15 @@ from app.agui.events import (
     now_ms,
 )
 from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
+from app.persistence.db import session_scope
+from app.persistence.repositories import UploadRepository, parse_uuid
 from app.runs.context import model_messages, thread_images, tool_result
-from app.runs.event_store import EventStore, InvalidOutput
+from app.runs.event_store import EventStore, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
+from app.runs.interrupts import ResumeDecision, approval_interrupt
 from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
 from app.runs.tools import ServerTool, ToolContext, ToolFailed
-from app.storage.base import StorageError
+from app.storage.base import Storage, StorageError
 from providers import (
     Finish,
     Message,
@@ -79,8 +87,14 @@ class RunServices:
     """What runs share, built once per app."""
 
     alchemy: SQLAlchemyAsyncConfig
+    storage: Storage
     delivery: ImageDelivery
     max_tool_iterations: int
+    interrupt_ttl_seconds: int
+
+
+class _Cancelled(Exception):
+    """The user asked the run to stop (``POST /agent/runs/{runId}/cancel``)."""
 
 
 @dataclass(slots=True)
@@ -97,6 +111,9 @@ class _Turn:
     @property
     def answer(self) -> str:
         return "".join(self.text)
+
+    def arguments(self, call_id: str) -> str:
+        return "".join(self.calls[call_id][1])
 
 
 @dataclass(slots=True)
@@ -119,29 +136,38 @@ class Orchestrator:
         self.services = services
         self.store = store
         self._usage = _Usage()
-        self._started = False
+        self._cancel_requested = False
+        self._turn_task: asyncio.Task[_Turn] | None = None
+        self._open_turn: _Turn | None = None
+        self._open_calls: set[str] = set()
+
+    def request_cancel(self) -> None:
+        """Stop at once: the model's stream is dropped, open items are closed, the outcome is cancelled."""
+        self._cancel_requested = True
+        if self._turn_task is not None and not self._turn_task.done():
+            self._turn_task.cancel()
 
     async def run(self) -> None:
         plan = self.plan
         try:
+            ignored = (
+                {"iris/ignoredResumeEntries": list(plan.ignored_resume_ids)}
+                if plan.ignored_resume_ids
+                else None
+            )
             await self.store.emit(
                 RunStarted(
                     thread_id=str(plan.thread_id),
                     run_id=plan.run_id,
                     protocol_version=PROTOCOL_VERSION,
                     timestamp=now_ms(),
+                    metadata=ignored,
                 )
             )
-            await self._turns()
-            await self.store.emit(
-                RunFinished(
-                    thread_id=str(plan.thread_id),
-                    run_id=plan.run_id,
-                    outcome=SuccessOutcome(),
-                    usage=self._token_usage(),
-                    timestamp=now_ms(),
-                )
-            )
+            outcome = await self._turns()
+            await self._finish(outcome)
+        except _Cancelled:
+            await self._finish_cancelled()
         except asyncio.CancelledError:
             await asyncio.shield(self._fail("run_aborted", "The run was stopped by the server."))
             raise
@@ -156,6 +182,27 @@ class Orchestrator:
             )
             await self._fail(code, message)
 
+    async def _finish(self, outcome: Outcome) -> None:
+        await self.store.emit(
+            RunFinished(
+                thread_id=str(self.plan.thread_id),
+                run_id=self.plan.run_id,
+                outcome=outcome,
+                usage=self._token_usage(),
+                timestamp=now_ms(),
+            )
+        )
+
+    async def _finish_cancelled(self) -> None:
+        """Close what the dropped turn left open — its partial answer is kept — then end as cancelled."""
+        for call_id in sorted(self._open_calls):
+            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+        self._open_calls.clear()
+        if self._open_turn is not None:
+            self._open_turn.finish_reason = "cancelled"
+            await self._end_message(self._open_turn)
+        await self._finish(CancelledOutcome())
+
     async def _fail(self, code: str, message: str) -> None:
         if self.store.finished:
             return
@@ -166,10 +213,14 @@ class Orchestrator:
             log.exception("run %s: could not record its failure", self.plan.run_id)
             self.store.abandon(event)
 
-    async def _turns(self) -> None:
+    async def _turns(self) -> Outcome:
         plan = self.plan
         history = plan.history
-        tool_context = ToolContext(images=thread_images(history), now=lambda: dt.datetime.now(dt.UTC))
+        tool_context = ToolContext(
+            images=thread_images(history, plan.deleted_uploads),
+            now=lambda: dt.datetime.now(dt.UTC),
+            delete_upload=self._delete_upload,
+        )
         by_url = self.services.delivery.by_url(plan.capabilities)
         cache: dict[bool, list[Message]] = {}
         extra: list[Message] = []
@@ -177,83 +228,150 @@ class Orchestrator:
         async def build(url: bool) -> Sequence[Message]:
             if url not in cache:
                 cache[url] = await model_messages(
-                    history, self.services.delivery, plan.capabilities, by_url=url
+                    history,
+                    self.services.delivery,
+                    plan.capabilities,
+                    by_url=url,
+                    deleted=plan.deleted_uploads,
                 )
             return [*cache[url], *extra]
 
         tools = {tool.name: tool for tool in plan.server_tools}
+        for decision in plan.resume:
+            output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
+            extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
+        frontend = {tool.name for tool in plan.frontend_tools}
+        offered_all = (*(tool.spec for tool in tools.values()), *plan.frontend_tools)
         for iteration in range(max(1, self.services.max_tool_iterations)):
+            if self._cancel_requested:
+                raise _Cancelled
             last = iteration == self.services.max_tool_iterations - 1
-            offered = () if last else tuple(tool.spec for tool in tools.values())
-            options = RequestOptions(system=plan.system, tools=offered)
-            turn = await self._model_turn(build, options, by_url)
+            options = RequestOptions(system=plan.system, tools=() if last else offered_all)
+            turn = await self._guarded_turn(build, options, by_url)
             self._usage.add(turn)
             if not turn.calls:
-                return
+                return SuccessOutcome()
             extra.append(
                 Message(
                     role="assistant",
                     parts=(
                         *((TextPart(text=turn.answer),) if turn.answer else ()),
                         *(
-                            ToolCallPart(id=call_id, name=name, arguments="".join(args))
-                            for call_id, (name, args) in turn.calls.items()
+                            ToolCallPart(id=call_id, name=name, arguments=turn.arguments(call_id))
+                            for call_id, (name, _) in turn.calls.items()
                         ),
                     ),
                 )
             )
-            for call_id, (name, args) in turn.calls.items():
-                output = await self._execute(tools.get(name), call_id, name, "".join(args), tool_context)
-                extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
+            approvals: list[Interrupt] = []
+            pending: list[str] = []
+            for call_id, (name, _) in turn.calls.items():
+                tool = tools.get(name)
+                if name in frontend and tool is None:
+                    pending.append(call_id)  # the client runs it; its answer comes with the next run
+                elif tool is not None and tool.needs_approval:
+                    approvals.append(
+                        approval_interrupt(call_id, name, turn.arguments(call_id), expires_at=self._expiry())
+                    )
+                else:
+                    output = await self._execute(tool, call_id, name, turn.arguments(call_id), tool_context)
+                    extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
+            if approvals:
+                return InterruptOutcome(interrupts=approvals)
+            if pending:
+                return SuccessOutcome(pending_tool_call_ids=pending)
+        return SuccessOutcome()
+
+    async def _guarded_turn(self, build: _Builder, options: RequestOptions, by_url: bool) -> _Turn:
+        """One model turn in its own task, so a cancel request can drop the model's stream at once."""
+        self._turn_task = asyncio.create_task(self._model_turn(build, options, by_url))
+        try:
+            return await self._turn_task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._cancel_requested and (current is None or not current.cancelling()):
+                raise _Cancelled from None
+            raise
+        finally:
+            self._turn_task = None
 
     async def _model_turn(self, build: _Builder, options: RequestOptions, by_url: bool) -> _Turn:
         plan = self.plan
         turn = _Turn(message_id=str(uuid_utils.uuid7()))
         await self.store.emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
-        open_calls: set[str] = set()
+        self._open_turn = turn
         stream = stream_with_inline_fallback(plan.provider, plan.model, options, build, by_url=by_url)
-        async for event in stream:
-            if isinstance(event, TextDelta):
-                if event.delta:
-                    turn.text.append(event.delta)
-                    await self.store.emit(TextMessageContent(message_id=turn.message_id, delta=event.delta))
-            elif isinstance(event, ProviderToolCallStart):
-                turn.calls[event.id] = (event.name, [])
-                open_calls.add(event.id)
-                await self.store.emit(
-                    ToolCallStart(
-                        tool_call_id=event.id, tool_call_name=event.name, parent_message_id=turn.message_id
+        async with contextlib.aclosing(stream):
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    if event.delta:
+                        turn.text.append(event.delta)
+                        await self.store.emit(
+                            TextMessageContent(message_id=turn.message_id, delta=event.delta)
+                        )
+                elif isinstance(event, ProviderToolCallStart):
+                    turn.calls[event.id] = (event.name, [])
+                    self._open_calls.add(event.id)
+                    await self.store.emit(
+                        ToolCallStart(
+                            tool_call_id=event.id,
+                            tool_call_name=event.name,
+                            parent_message_id=turn.message_id,
+                        )
                     )
-                )
-            elif isinstance(event, ProviderToolCallArgs) and event.id in open_calls:
-                turn.calls[event.id][1].append(event.delta)
-                await self.store.emit(ToolCallArgs(tool_call_id=event.id, delta=event.delta))
-            elif isinstance(event, ProviderToolCallEnd) and event.id in open_calls:
-                open_calls.discard(event.id)
-                await self.store.emit(ToolCallEnd(tool_call_id=event.id))
-            elif isinstance(event, Usage):
-                turn.input_tokens = event.input_tokens
-                turn.output_tokens = event.output_tokens
-            elif isinstance(event, Finish):
-                turn.finish_reason = event.reason
-            elif isinstance(event, ProviderWarning):
-                log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
-        for call_id in sorted(open_calls):  # a vendor that never closed a call: close it before the message
+                elif isinstance(event, ProviderToolCallArgs) and event.id in self._open_calls:
+                    turn.calls[event.id][1].append(event.delta)
+                    await self.store.emit(ToolCallArgs(tool_call_id=event.id, delta=event.delta))
+                elif isinstance(event, ProviderToolCallEnd) and event.id in self._open_calls:
+                    self._open_calls.discard(event.id)
+                    await self.store.emit(ToolCallEnd(tool_call_id=event.id))
+                elif isinstance(event, Usage):
+                    turn.input_tokens = event.input_tokens
+                    turn.output_tokens = event.output_tokens
+                elif isinstance(event, Finish):
+                    turn.finish_reason = event.reason
+                elif isinstance(event, ProviderWarning):
+                    log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
+        for call_id in sorted(self._open_calls):  # a vendor that never closed a call: close it first
             await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+        self._open_calls.clear()
+        await self._end_message(turn)
+        return turn
+
+    async def _end_message(self, turn: _Turn) -> None:
         worker = WorkerAgentOutput(
             answer=turn.answer,
-            model=plan.model.model_id,
-            provider=plan.provider.id,
+            model=self.plan.model.model_id,
+            provider=self.plan.provider.id,
             finish_reason=turn.finish_reason,
             tool_call_ids=list(turn.calls),
-            usage=self._turn_usage(turn),
+            usage=_token_usage(self.plan, turn.input_tokens, turn.output_tokens),
         )
+        self._open_turn = None
         await self.store.emit(
             TextMessageEnd(
                 message_id=turn.message_id, metadata={WORKER_OUTPUT_KEY: msgspec.to_builtins(worker)}
             )
         )
-        return turn
+
+    async def _resume(
+        self, tool: ServerTool | None, decision: ResumeDecision, context: ToolContext
+    ) -> ToolAgentOutput:
+        """Act on one answered interrupt: run the approved call, or tell the model it was declined."""
+        if decision.status == "resolved":
+            return await self._execute(
+                tool, decision.tool_call_id, decision.tool_name, decision.arguments, context
+            )
+        output = ToolAgentOutput(
+            tool_call_id=decision.tool_call_id,
+            tool_name=decision.tool_name,
+            status="cancelled",
+            result_summary=f"{decision.tool_name} was not run: the user declined it",
+            result=None,
+            duration_ms=0,
+        )
+        await self._emit_result(output, "declined by the user")
+        return output
 
     async def _execute(
         self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext
@@ -262,7 +380,7 @@ class Orchestrator:
         try:
             if tool is None:
                 raise ToolFailed(f"no tool called {name!r} is available")
-            answer = tool.call(arguments, context)
+            answer = await tool.call(arguments, context)
             output = ToolAgentOutput(
                 tool_call_id=call_id,
                 tool_name=name,
@@ -283,19 +401,35 @@ class Orchestrator:
                 duration_ms=_elapsed_ms(started),
             )
             content = f"error: {exc}"
+        await self._emit_result(output, content)
+        return output
+
+    async def _emit_result(self, output: ToolAgentOutput, content: str) -> None:
         await self.store.emit(
             ToolCallResult(
                 message_id=str(uuid_utils.uuid7()),
-                tool_call_id=call_id,
+                tool_call_id=output.tool_call_id,
                 content=content,
                 role="tool",
                 metadata={TOOL_OUTPUT_KEY: msgspec.to_builtins(output)},
             )
         )
-        return output
 
-    def _turn_usage(self, turn: _Turn) -> TokenUsage | None:
-        return _token_usage(self.plan, turn.input_tokens, turn.output_tokens)
+    async def _delete_upload(self, upload_id: str) -> None:
+        """``delete_attachment``'s side effect: the record, then the stored original."""
+        upload_pk = parse_uuid(upload_id)
+        if upload_pk is None:
+            raise ToolFailed(f"{upload_id!r} is not an upload id")
+        async with session_scope(self.services.alchemy) as db:
+            upload = await UploadRepository(session=db).delete_owned(
+                upload_pk, self.plan.owner_id, self.plan.thread_id
+            )
+        if upload is None:
+            raise ToolFailed(f"no upload {upload_id!r} in this conversation")
+        await self.services.storage.delete(upload.path)
+
+    def _expiry(self) -> dt.datetime:
+        return dt.datetime.now(dt.UTC) + dt.timedelta(seconds=self.services.interrupt_ttl_seconds)
 
     def _token_usage(self) -> list[TokenUsage] | None:
         usage = _token_usage(self.plan, self._usage.input_tokens, self._usage.output_tokens)
@@ -325,6 +459,8 @@ def _describe(exc: Exception) -> tuple[str, str]:
         return "storage_unavailable", "Stored images could not be read; try again shortly."
     if isinstance(exc, InvalidOutput):
         return "invalid_output", "The run produced an invalid result."
+    if isinstance(exc, RunLost):
+        return "run_lost", "The run was declared lost while it was still going."
     return "internal_error", "The run failed unexpectedly."
 
 

@@ -27,11 +27,12 @@ class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
 
 
 class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
-    """One executed server tool (``TOOL_CALL_RESULT``). ``result`` is ``null`` when the tool failed."""
+    """One server tool call (``TOOL_CALL_RESULT``). ``result`` is ``null`` when the tool failed or the
+    user declined it (``cancelled``)."""
 
     tool_call_id: str
     tool_name: str
-    status: Literal["succeeded", "failed"]
+    status: Literal["succeeded", "failed", "cancelled"]
     result_summary: str
     result: Any
     duration_ms: int

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from app.agui.input import InboundImage
 from app.errors import Unprocessable
-from app.persistence.models import Upload
+from app.persistence.models import Message, Upload
 from app.persistence.repositories import UploadRepository, parse_uuid
 from app.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
 
@@ -37,6 +37,20 @@ def image_part(upload: Upload) -> dict[str, Any]:
 def image_parts(parts: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The image parts of a stored message."""
     return [p for p in parts or () if p.get("type") == "image"]
+
+
+async def deleted_uploads(uploads: UploadRepository, rows: Sequence[Message]) -> frozenset[str]:
+    """Upload ids these messages name whose upload was deleted since (``delete_attachment``)."""
+    named = {
+        str(p["uploadId"])
+        for row in rows
+        if row.role == "user"
+        for p in image_parts(row.parts)
+        if "uploadId" in p
+    }
+    ids = {pk for pk in (parse_uuid(i) for i in named) if pk is not None}
+    existing = {str(pk) for pk in await uploads.existing_ids(ids)} if ids else set()
+    return frozenset(named - existing)
 
 
 async def canonical_user_parts(

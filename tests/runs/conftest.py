@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 from uuid import UUID
 
+import httpx
 import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.asgi import create_app
 from app.persistence.db import create_engine
 from app.persistence.models import Message, Run, RunEvent
+from app.settings import Settings
+from tests.support.http_server import serve_asgi
 
 
 @pytest.fixture
@@ -48,6 +52,12 @@ class Stored:
             run: Run | None = await db.scalar(select(Run).where(Run.external_id == run_id))
             return run
 
+    async def run_external_id(self, run_pk: UUID) -> str:
+        async with self._session() as db:
+            value = await db.scalar(select(Run.external_id).where(Run.id == run_pk))
+            assert value is not None
+            return value
+
     async def events(self, run_id: str) -> list[dict[str, Any]]:
         async with self._session() as db:
             stmt = (
@@ -62,3 +72,21 @@ class Stored:
 @pytest.fixture
 def stored(database_url: str) -> Stored:
     return Stored(database_url)
+
+
+SLOW_MODEL = {
+    "name": "Slow",
+    "provider": "local",
+    "modelId": "slow",
+    "type": "vision",
+    "options": {"delayMs": 40},
+}
+
+
+@pytest.fixture
+def base_url(settings: Settings, auth: Callable[..., dict[str, str]]) -> Iterator[str]:
+    """Iris on a real socket, with a slow local model ``local/slow`` (40 ms per token)."""
+    with serve_asgi(create_app(settings, environ={}), lifespan="on") as base:
+        created = httpx.post(f"{base}/api/models", json=SLOW_MODEL, headers=auth("root", role="admin"))
+        assert created.status_code == 201, created.text
+        yield base

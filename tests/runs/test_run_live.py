@@ -5,27 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Iterator
 
 import httpx
-import pytest
 
-from app.asgi import create_app
-from app.settings import Settings
 from tests.runs.helpers import run_input, user_message
 from tests.support.agui import check_stream
-from tests.support.http_server import serve_asgi
-
-SLOW = {"name": "Slow", "provider": "local", "modelId": "slow", "type": "vision", "options": {"delayMs": 40}}
-
-
-@pytest.fixture
-def base_url(settings: Settings, auth: Callable[..., dict[str, str]]) -> Iterator[str]:
-    """Iris on a real socket, with a slow local model (40 ms per token)."""
-    with serve_asgi(create_app(settings, environ={}), lifespan="on") as base:
-        created = httpx.post(f"{base}/api/models", json=SLOW, headers=auth("root", role="admin"))
-        assert created.status_code == 201, created.text
-        yield base
 
 
 async def _history_roles(client: httpx.AsyncClient, thread: str, headers: dict[str, str]) -> list[str]:

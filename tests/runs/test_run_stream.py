@@ -278,8 +278,9 @@ async def test_capabilities_declare_what_is_honoured(client: Client) -> None:
         "pdf": False,
         "file": False,
     }
-    assert {t["name"] for t in body["tools"]["items"]} == {"image_info", "current_time"}
-    assert body["tools"]["clientProvided"] is False
+    assert {t["name"] for t in body["tools"]["items"]} == {"image_info", "current_time", "delete_attachment"}
+    assert body["tools"]["clientProvided"] is True
+    assert body["humanInTheLoop"] == {"supported": True, "approvals": True, "interrupts": True}
     assert "resumable" not in body["transport"]
 
 

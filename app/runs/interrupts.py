@@ -1,0 +1,106 @@
+"""Approval interrupts: a run stops to ask before a tool with side effects, and a later run resumes.
+
+The interrupted run ends with ``RUN_FINISHED`` outcome ``interrupt``; the event store keeps its
+interrupts on the run row. A resuming run (``/agent/runs/resume``, or ``/agent/runs`` with ``resume``)
+must answer every one of them: ``resolved`` runs the tool (with edited arguments if the payload gives
+``arguments``), ``cancelled`` skips it and the model is told. An interrupt without an answer is never
+acted on: the request is refused before the stream, as is one that has expired.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+import uuid_utils
+
+from app.agui.events import Interrupt
+from app.agui.input import ResumeEntryIn
+from app.errors import Unprocessable
+
+TOOL_CALL_KEY = "iris/toolCall"
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Resolve to run the tool, cancel to skip it; a resolved payload may edit the arguments.",
+    "properties": {"arguments": {"type": "object", "description": "arguments to run the tool with instead"}},
+    "additionalProperties": False,
+}
+
+
+def approval_interrupt(call_id: str, tool_name: str, arguments: str, *, expires_at: dt.datetime) -> Interrupt:
+    """The interrupt that asks the user to approve one tool call."""
+    return Interrupt(
+        id=f"int_{uuid_utils.uuid7()}",
+        reason="tool_approval",
+        message=f"Allow {tool_name} with {arguments or '{}'}?",
+        tool_call_id=call_id,
+        response_schema=APPROVAL_SCHEMA,
+        expires_at=expires_at.isoformat(timespec="seconds"),
+        metadata={TOOL_CALL_KEY: {"name": tool_name, "arguments": arguments}},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeDecision:
+    """What the user said about one interrupted tool call."""
+
+    interrupt_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: str
+    status: Literal["resolved", "cancelled"]
+
+
+def match_resume(
+    pending: Sequence[Mapping[str, Any]], entries: Sequence[ResumeEntryIn], now: dt.datetime
+) -> tuple[list[ResumeDecision], list[str]]:
+    """Decisions for every pending interrupt, in order, and the entry ids that matched none (ignored)."""
+    by_id = {entry.interrupt_id: entry for entry in entries}
+    decisions: list[ResumeDecision] = []
+    for stored in pending:
+        interrupt = msgspec.convert(stored, Interrupt)
+        entry = by_id.get(interrupt.id)
+        if entry is None:
+            raise Unprocessable(
+                f"Interrupt {interrupt.id} is still open: answer it in 'resume' (resolved or cancelled).",
+                code="interrupt_unanswered",
+                field="resume",
+                extra={"interruptId": interrupt.id},
+            )
+        if interrupt.expires_at and dt.datetime.fromisoformat(interrupt.expires_at) < now:
+            raise Unprocessable(
+                f"Interrupt {interrupt.id} expired at {interrupt.expires_at}; start a new run instead.",
+                code="interrupt_expired",
+                field="resume",
+                extra={"interruptId": interrupt.id},
+            )
+        call = (interrupt.metadata or {}).get(TOOL_CALL_KEY, {})
+        decisions.append(
+            ResumeDecision(
+                interrupt_id=interrupt.id,
+                tool_call_id=interrupt.tool_call_id or "",
+                tool_name=str(call.get("name", "")),
+                arguments=_arguments(entry, str(call.get("arguments", ""))),
+                status=entry.status,
+            )
+        )
+    known = {d.interrupt_id for d in decisions}
+    return decisions, [entry.interrupt_id for entry in entries if entry.interrupt_id not in known]
+
+
+def _arguments(entry: ResumeEntryIn, original: str) -> str:
+    """The original arguments, or the ones a resolved payload gives instead (an approved edit)."""
+    if entry.status != "resolved" or not isinstance(entry.payload, dict):
+        return original
+    edited = entry.payload.get("arguments")
+    if edited is None:
+        return original
+    if not isinstance(edited, dict):
+        raise Unprocessable(
+            "A resolved payload's 'arguments' must be an object.", code="validation_failed", field="resume"
+        )
+    return json.dumps(edited, separators=(",", ":"))

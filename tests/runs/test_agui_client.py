@@ -1,0 +1,97 @@
+"""The AG-UI reference client (`@ag-ui/client` 1.0, under Node) through an approval interrupt and a
+resume built with its own ``buildResumeArray``: no `[ag-ui]` warning, no rejected stream."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.asgi import create_app
+from app.auth import issue_token
+from app.settings import Settings
+from tests.conftest import JWT_SECRET
+from tests.support.http_server import serve_asgi
+from tests.support.images import image_bytes
+
+CLIENT_VERSION = "1.0.0"
+FLOW = Path(__file__).with_name("agui_client_flow.cjs")
+
+
+@pytest.fixture(scope="session")
+def agui_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temp dir with `@ag-ui/client` installed from npm; skipped (with the reason) without Node."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are not installed: the @ag-ui/client test needs them")
+    where = tmp_path_factory.mktemp("agui-client")
+    (where / "package.json").write_text('{"name": "iris-agui-check", "private": true}')
+    installed = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", f"@ag-ui/client@{CLIENT_VERSION}"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if installed.returncode != 0:
+        pytest.skip(f"npm could not install @ag-ui/client@{CLIENT_VERSION}: {installed.stderr[-500:]}")
+    shutil.copy(FLOW, where / FLOW.name)
+    return where
+
+
+@pytest.fixture
+def iris_url(settings: Settings) -> Iterator[str]:
+    """Iris on a real socket whose public URL is its own (the client sends back signed image URLs)."""
+    with serve_asgi(create_app(settings, environ={}), lifespan="on") as base:
+        yield base
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+def test_the_reference_client_goes_through_an_interrupt_and_a_resume(
+    agui_client: Path, iris_url: str
+) -> None:
+    token = issue_token(JWT_SECRET, "alice")
+    thread = str(uuid.uuid4())
+    uploaded = httpx.post(
+        f"{iris_url}/api/files",
+        files={"file": ("red.png", image_bytes("PNG"), "image/png")},
+        data={"threadId": thread},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    image = uploaded.json()
+
+    result = subprocess.run(
+        [
+            "node",
+            FLOW.name,
+            f"{iris_url}/agent/runs",
+            token,
+            thread,
+            json.dumps(image["parts"]["agui"]),
+            image["id"],
+        ],
+        cwd=agui_client,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "error" not in report, report
+    assert [w for w in report["warnings"] if "[ag-ui]" in w] == []
+    assert report["first"][0] == "RUN_STARTED"
+    assert report["firstOutcome"]["type"] == "interrupt"
+    assert report["interrupts"][0]["reason"] == "tool_approval"
+    assert report["second"][-1] == "RUN_FINISHED"
+    assert "TOOL_CALL_RESULT" in report["second"]
+    assert report["pendingAfter"] == []
+    tool_messages = [m for m in report["messages"] if m["role"] == "tool"]
+    assert tool_messages[0]["toolCallId"] == report["interrupts"][0]["toolCallId"]

@@ -1,0 +1,69 @@
+"""Iris as a real separate process (`python -m app serve`): for what only processes can show —
+a second instance sharing the database, and a process killed with SIGKILL mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from app.migrations import REPO_ROOT
+
+
+@dataclass
+class IrisProcess:
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs, nothing is flushed."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextmanager
+def iris_process(settings_env: Mapping[str, str], port: int, log: Path) -> Iterator[IrisProcess]:
+    """Serve Iris on ``port`` with ``IRIS_*`` settings from ``settings_env`` (no other environment but
+    PATH); waits for ``/healthz``, stops it (SIGTERM, then SIGKILL) on exit."""
+    env = {"PATH": os.environ.get("PATH", ""), **settings_env, "IRIS_PORT": str(port)}
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+        running = IrisProcess(base_url=f"http://127.0.0.1:{port}", process=process, log=log)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if httpx.get(f"{running.base_url}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"Iris did not come up:\n{running.output()}")
+                time.sleep(0.1)
+            yield running
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
