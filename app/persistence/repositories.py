@@ -114,7 +114,13 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         return (await self.session.scalars(stmt)).all()
 
     async def create_for_owner(
-        self, session_id: UUID, owner_id: str, agent_id: UUID, model_id: UUID | None
+        self,
+        session_id: UUID,
+        owner_id: str,
+        agent_id: UUID,
+        model_id: UUID | None,
+        *,
+        title: str | None = None,
     ) -> ChatSession:
         """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``)."""
         return await self.add(
@@ -123,6 +129,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
                 owner_id=owner_id,
                 agent_id=agent_id,
                 model_id=model_id,
+                title=title,
                 last_activity_at=utcnow(),
             )
         )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from app.routes.agents import AgentController
 from app.routes.auth import AuthController
+from app.routes.chat import ChatController
 from app.routes.files import FileController
 from app.routes.health import HealthController
+from app.routes.llm import LlmController
 from app.routes.models import ModelController
 from app.routes.providers import ProviderController
 from app.routes.runs import RunController
@@ -20,4 +22,6 @@ ROUTE_HANDLERS = [
     FileController,
     StorageController,
     RunController,
+    ChatController,
+    LlmController,
 ]

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
-from advanced_alchemy.exceptions import IntegrityError
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
-from sqlalchemy.exc import IntegrityError as SAIntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.access import owned_session
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
-from app.agui.sse import HEADERS, FrameSource, relay
 from app.auth import Principal
 from app.errors import Conflict, NotFound, Unprocessable
 from app.persistence.models import Run
@@ -30,10 +25,10 @@ from app.persistence.repositories import (
     parse_uuid,
 )
 from app.runs.history import history_message, stored_parts
-from app.runs.intake import Repositories, RunPlan, prepare_run
-from app.runs.live import LoggedFrames
+from app.runs.intake import Repositories, prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
+from app.runs.streaming import follow_stream, resume_point, start_stream
 from app.runs.tools import SERVER_TOOLS
 from app.schemas.history import HistoryPage
 from app.settings import Settings
@@ -90,7 +85,7 @@ class RunController(Controller):
             settings=settings,
             policy=url_policy,
         )
-        return await _start(plan, db_session, run_manager, settings)
+        return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
 
     @post("/runs/resume", operation_id="ResumeRun", status_code=200, security=[{"BearerToken": []}])
     async def resume(
@@ -120,7 +115,7 @@ class RunController(Controller):
             settings=settings,
             policy=url_policy,
         )
-        return await _start(plan, db_session, run_manager, settings)
+        return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
 
     @get("/runs/{run_id:str}/events", operation_id="RunEvents", security=[{"BearerToken": []}])
     async def events(
@@ -137,20 +132,12 @@ class RunController(Controller):
         ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
         the same ``id:`` numbers. Works from any process that shares the database."""
         run = await _owned_run(run_repo, principal, run_id)
-        start = _resume_point(request.headers.get("last-event-id"), after)
-        channel = run_manager.channel(run_id)
-        source: FrameSource
-        on_close: Callable[[], None]
-        if channel is not None:
-            subscription = channel.subscribe(after=start)
-            source, on_close = subscription, partial(channel.unsubscribe, subscription)
-        else:
-            source = LoggedFrames(request.app.state.alchemy, run.id, after=start, poll_seconds=POLL_SECONDS)
-            on_close = _nothing
-        return Stream(
-            relay(source, ping_seconds=settings.sse_ping_seconds, on_close=on_close),
-            media_type="text/event-stream",
-            headers=HEADERS,
+        return follow_stream(
+            run,
+            run_manager,
+            request.app.state.alchemy,
+            after=resume_point(request.headers.get("last-event-id"), after),
+            ping_seconds=settings.sse_ping_seconds,
         )
 
     @post(
@@ -218,31 +205,9 @@ class RunController(Controller):
         )
 
 
-POLL_SECONDS = 0.1
-
-
 class CancelOut(WireStruct):
     run_id: str
     status: str
-
-
-async def _start(plan: RunPlan, db: AsyncSession, manager: RunManager, settings: Settings) -> Stream:
-    """Commit what intake recorded, start the run, and stream it to this caller."""
-    try:
-        await db.commit()
-    except (IntegrityError, SAIntegrityError) as exc:  # a concurrent request took the runId first
-        await db.rollback()
-        raise Conflict("This runId was already used.", code="run_exists", field="runId") from exc
-    channel, subscription = manager.start(plan)
-    return Stream(
-        relay(
-            subscription,
-            ping_seconds=settings.sse_ping_seconds,
-            on_close=partial(channel.unsubscribe, subscription),
-        ),
-        media_type="text/event-stream",
-        headers=HEADERS,
-    )
 
 
 async def _owned_run(runs: RunRepository, principal: Principal, run_id: str) -> Run:
@@ -250,19 +215,3 @@ async def _owned_run(runs: RunRepository, principal: Principal, run_id: str) -> 
     if run is None or run.owner_id != principal.user_id:
         raise NotFound("No such run.", code="run_not_found")
     return run
-
-
-def _resume_point(last_event_id: str | None, after: int | None) -> int:
-    """Where a re-attaching stream starts: ``Last-Event-ID`` wins over ``?after=``; 0 replays all."""
-    value = last_event_id if last_event_id is not None else after
-    try:
-        point = int(value) if value is not None else 0
-    except ValueError as exc:
-        raise Unprocessable("Last-Event-ID must be an event number.", code="invalid_event_id") from exc
-    if point < 0:
-        raise Unprocessable("Event numbers start at 1.", code="invalid_event_id")
-    return point
-
-
-def _nothing() -> None:
-    """A follower of the event log holds nothing to release."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -52,6 +52,48 @@ T = TypeVar("T")
 
 BATCH_EVENTS = 256
 BATCH_SECONDS = 0.25
+
+
+class EventSink(Protocol):
+    """Where an orchestrator sends a run's events: the :class:`EventStore`, or :class:`LiveOnly`."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    async def emit(self, event: AgUiEvent) -> None: ...
+
+    def abandon(self, event: RunError) -> None: ...
+
+
+class LiveOnly:
+    """A sink for stateless chat (``POST /api/llm/chat``): events are numbered and streamed, and kept in
+    memory for a non-streaming answer; nothing is written anywhere."""
+
+    def __init__(self, channel: RunChannel) -> None:
+        self.channel = channel
+        self.events: list[AgUiEvent] = []
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    async def emit(self, event: AgUiEvent) -> None:
+        if self._finished:
+            raise RuntimeError("the run already ended")
+        if isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
+            _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
+        self.events.append(event)
+        self.channel.publish((len(self.events), encode_event(event)))
+        if isinstance(event, RunFinished | RunError):
+            self._finished = True
+            self.channel.close()
+
+    def abandon(self, event: RunError) -> None:
+        self.events.append(event)
+        self._finished = True
+        self.channel.publish((len(self.events), encode_event(event)))
+        self.channel.close()
 
 
 class RunLost(Exception):

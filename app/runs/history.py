@@ -1,4 +1,4 @@
-"""Stored messages → history answers, with every image re-signed on read (SPEC §7)."""
+"""Stored messages → history answers (AG-UI and chat surfaces), every image re-signed on read (SPEC §7)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from collections.abc import Mapping, Sequence, Set
 from typing import Any, Literal
 
 from app.persistence.models import Message
+from app.schemas.chat import ChatMessageOut
+from app.schemas.chat import ImagePartOut as ChatImageOut
+from app.schemas.chat import TextPartOut as ChatTextOut
 from app.schemas.history import (
     BinaryPartOut,
     FunctionCallOut,
@@ -94,3 +97,33 @@ def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat)
             metadata=ImageMetadataOut(filename=name, expires_at=url.expires_at),
         )
     return BinaryPartOut(mime_type=mime, url=url.url, filename=name, expires_at=url.expires_at)
+
+
+def chat_message(row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[str]) -> ChatMessageOut:
+    """One stored row as seed 002's chat history shows it: ``{id, role, content, parts, createdAt}``."""
+    parts: list[ChatTextOut | ChatImageOut] = []
+    for part in row.parts if row.role == "user" and row.parts is not None else ():
+        if part.get("type") == "text":
+            parts.append(ChatTextOut(text=str(part.get("text", ""))))
+        elif part.get("type") == "image" and part.get("uploadId") in deleted:
+            parts.append(ChatTextOut(text=f"[image deleted: {part.get('name') or 'unnamed'}]"))
+        elif part.get("type") == "image" and part.get("path") in signed:
+            url = signed[part["path"]]
+            parts.append(
+                ChatImageOut(
+                    image=url.url,
+                    mime_type=str(part["mimeType"]),
+                    name=str(part.get("name", "")),
+                    expires_at=url.expires_at,
+                )
+            )
+    if not parts and row.content:  # assistant and tool answers, and legacy rows stored without parts
+        parts.append(ChatTextOut(text=row.content))
+    return ChatMessageOut(
+        id=row.external_id or str(row.id),
+        role=row.role,  # type: ignore[arg-type]  # the column only holds these roles
+        content=row.content,
+        parts=parts,
+        created_at=row.created_at,
+        superseded_at=row.superseded_at,
+    )

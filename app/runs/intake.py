@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
@@ -85,6 +85,15 @@ class RunPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewind:
+    """Chat-surface edits of a thread before its run: replace a user message (``edit``) or answer the
+    last one again (``regenerate``). What they replace is marked superseded, never deleted."""
+
+    kind: Literal["edit", "regenerate"]
+    message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class _Model:
     row: ModelRow
     provider: Provider
@@ -99,8 +108,9 @@ async def prepare_run(
     registry: ProviderRegistry,
     settings: Settings,
     policy: UrlPolicy,
+    rewind: Rewind | None = None,
 ) -> RunPlan:
-    """Check the run and record its new user messages and its run row (uncommitted)."""
+    """Check the run and record its new messages and its run row (uncommitted)."""
     check_protocol_version(body.protocol_version)
     thread_id = _thread_id(body.thread_id)
     run_id = _client_id(body.run_id, "runId")
@@ -115,10 +125,15 @@ async def prepare_run(
     if session is not None:
         if await repos.runs.active_for_session(session.id) is not None:
             raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
+        if rewind is not None:
+            await _rewind(repos.messages, session, rewind)
         history = list(await repos.messages.active_history(session.id))
+    elif rewind is not None:
+        raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
     model = await _model(repos.models, registry, agent, session, forwarded, principal)
-    server_tools = _server_tools(agent, model.capabilities)
-    frontend_tools = _frontend_tools(body, server_tools, model.capabilities)
+    tools_on = forwarded.get("enableTools") is not False
+    server_tools = _server_tools(agent, model.capabilities) if tools_on else ()
+    frontend_tools = _frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
 
     stored = (
         await repos.messages.stored_external_ids(session.id, (m.id for m in inbound)) if session else set()
@@ -147,7 +162,9 @@ async def prepare_run(
         )
 
     if session is None:
-        session = await repos.sessions.create_for_owner(thread_id, principal.user_id, agent.id, model.row.id)
+        session = await repos.sessions.create_for_owner(
+            thread_id, principal.user_id, agent.id, model.row.id, title=_title(new_rows)
+        )
     else:
         session.model_id = model.row.id
         await repos.sessions.touch(session)
@@ -259,6 +276,40 @@ def _resume(awaiting: Run | None, body: RunAgentInput) -> tuple[list[ResumeDecis
     return match_resume(awaiting.pending_interrupts, entries, utcnow())
 
 
+async def _rewind(messages: MessageRepository, session: ChatSession, rewind: Rewind) -> None:
+    history = await messages.active_history(session.id)
+    if rewind.kind == "regenerate":
+        last_user = next((row for row in reversed(history) if row.role == "user"), None)
+        if last_user is None:
+            raise Unprocessable(
+                "There is no message to regenerate an answer to.", code="nothing_to_regenerate"
+            )
+        await messages.supersede_from(session.id, last_user.position + 1)
+        return
+    target = next(
+        (
+            row
+            for row in history
+            if row.role == "user" and rewind.message_id in (row.external_id, str(row.id))
+        ),
+        None,
+    )
+    if target is None:
+        raise NotFound("No such message in this session.", code="message_not_found", field="editMessageId")
+    await messages.supersede_from(session.id, target.position)
+
+
+def _title(rows: Sequence[Message]) -> str | None:
+    """A session's title: the start of its first user text, or a note that it began with images."""
+    first = next((row for row in rows if row.role == "user"), None)
+    if first is None:
+        return None
+    text = " ".join(first.content.split())
+    if not text:
+        return "Image" if image_parts(first.parts) else None
+    return text if len(text) <= 80 else text[:79].rstrip() + "…"
+
+
 def _server_tools(agent: Agent, caps: Capabilities) -> tuple[ServerTool, ...]:
     """The agent's tools Iris runs itself, when the model can call tools at all."""
     if not caps.tools:
@@ -325,6 +376,9 @@ async def _agent(
     """The thread's agent; for a new thread ``forwardedProps.agent`` (a slug) or the default one."""
     if session is not None:
         agent = await agents.get_one_or_none(id=session.agent_id)
+        wanted = forwarded.get("agent")
+        if agent is not None and wanted is not None and wanted != agent.slug:
+            raise NotFound("No such thread.", code="thread_not_found")  # it belongs to another agent
     else:
         slug = forwarded.get("agent", DEFAULT_AGENT_SLUG)
         agent = await agents.get_by_slug(slug) if isinstance(slug, str) else None

@@ -2,7 +2,7 @@
 
 It loads the thread from the database, streams the model through the provider layer, translates
 provider events into AG-UI events, executes server tools and feeds their results back (a bounded
-number of model turns), and hands every event to the :class:`~app.runs.event_store.EventStore`.
+number of model turns), and hands every event to its sink (the :class:`~app.runs.event_store.EventStore`).
 Any failure once the stream has started becomes exactly one ``RUN_ERROR`` with a stable code and a
 message safe to show; the database then holds no assistant or tool rows for the run.
 """
@@ -46,7 +46,7 @@ from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
 from app.runs.context import model_messages, thread_images, tool_result
-from app.runs.event_store import EventStore, InvalidOutput, RunLost
+from app.runs.event_store import EventSink, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.interrupts import ResumeDecision, approval_interrupt
 from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
@@ -131,7 +131,7 @@ class _Usage:
 class Orchestrator:
     """Runs one :class:`RunPlan`; see the module docstring."""
 
-    def __init__(self, plan: RunPlan, services: RunServices, store: EventStore) -> None:
+    def __init__(self, plan: RunPlan, services: RunServices, store: EventSink) -> None:
         self.plan = plan
         self.services = services
         self.store = store

@@ -9,12 +9,13 @@ from uuid import UUID
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
 from app.persistence.db import create_engine
-from app.persistence.models import Message, Run, RunEvent
+from app.persistence.models import Agent, ChatSession, Message, Run, RunEvent
+from app.persistence.repositories import AgentRepository, MessageRepository
 from app.settings import Settings
 from tests.support.http_server import serve_asgi
 
@@ -51,6 +52,33 @@ class Stored:
         async with self._session() as db:
             run: Run | None = await db.scalar(select(Run).where(Run.external_id == run_id))
             return run
+
+    async def add_legacy_message(self, thread_id: str, content: str) -> None:
+        """A row as older versions stored it: text content, no parts."""
+        async with self._session() as db:
+            await MessageRepository(session=db).append(UUID(thread_id), role="user", content=content)
+            await db.commit()
+
+    async def add_agent(self, slug: str, *, guest_access: bool) -> None:
+        """An agent (there is no agent API yet), using the default agent's model."""
+        async with self._session() as db:
+            default = await AgentRepository(session=db).get_by_slug("default")
+            assert default is not None
+            await AgentRepository(session=db).add(
+                Agent(
+                    slug=slug, name=slug, default_model_id=default.default_model_id, guest_access=guest_access
+                )
+            )
+            await db.commit()
+
+    async def counts(self) -> tuple[int, int, int, int]:
+        """How many sessions, messages, runs and run events there are."""
+        async with self._session() as db:
+            totals = [
+                await db.scalar(select(func.count()).select_from(table))
+                for table in (ChatSession, Message, Run, RunEvent)
+            ]
+        return (totals[0] or 0, totals[1] or 0, totals[2] or 0, totals[3] or 0)
 
     async def run_external_id(self, run_pk: UUID) -> str:
         async with self._session() as db:

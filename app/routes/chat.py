@@ -1,0 +1,201 @@
+"""Seed 002's chat surface: the same run engine behind the web frontend's endpoints."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.response import Stream
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import Principal
+from app.errors import IrisError, NotFound
+from app.persistence.models import Agent, ChatSession
+from app.persistence.repositories import (
+    AgentRepository,
+    MessageRepository,
+    RunRepository,
+    SessionRepository,
+    UploadRepository,
+    parse_uuid,
+)
+from app.runs.chat_input import chat_field, chat_run_input
+from app.runs.history import chat_message, stored_parts
+from app.runs.intake import Repositories, prepare_run
+from app.runs.manager import RunManager
+from app.runs.parts import deleted_uploads
+from app.runs.streaming import follow_stream, resume_point, start_stream
+from app.schemas.chat import ChatHistory, ChatRequest, SessionList, SessionOut
+from app.settings import Settings
+from app.signing import sign_image_parts
+from app.storage.base import Storage
+from app.url_policy import UrlPolicy
+from providers.registry import ProviderRegistry
+
+
+class ChatController(Controller):
+    """``/api/agents/{slug}/chat`` and the caller's sessions with that agent."""
+
+    path = "/api/agents/{slug:str}"
+    tags = ["Chat"]
+    security = [{"BearerToken": []}]
+    signature_types = [
+        Principal,
+        Settings,
+        Storage,
+        ProviderRegistry,
+        UrlPolicy,
+        RunManager,
+        Repositories,
+        AgentRepository,
+        SessionRepository,
+        MessageRepository,
+        RunRepository,
+        UploadRepository,
+        AsyncSession,
+    ]
+
+    @post("/chat", operation_id="Chat", status_code=200)
+    async def chat(
+        self,
+        slug: FromPath[str],
+        data: JSONBody[ChatRequest],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
+        url_policy: NamedDependency[UrlPolicy],
+        run_repositories: NamedDependency[Repositories],
+        run_manager: NamedDependency[RunManager],
+        db_session: NamedDependency[AsyncSession],
+    ) -> Stream:
+        """Send a message (text and images) and stream the answer as AG-UI events; ``RUN_STARTED``
+        carries the session id. ``editMessageId`` replaces a message and answers again from there;
+        ``regenerate`` answers the last message again, with its original images."""
+        run_input, rewind = chat_run_input(slug, data)
+        try:
+            plan = await prepare_run(
+                run_input,
+                principal=principal,
+                repos=run_repositories,
+                registry=registry,
+                settings=settings,
+                policy=url_policy,
+                rewind=rewind,
+            )
+        except IrisError as exc:
+            raise chat_field(exc) from None
+        return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
+
+    @get("/chat/stream", operation_id="ChatStream")
+    async def stream(
+        self,
+        request: Request[Any, Any, Any],
+        slug: FromPath[str],
+        session_id: Annotated[str, QueryParameter(name="sessionId")],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        agent_repo: NamedDependency[AgentRepository],
+        session_repo: NamedDependency[SessionRepository],
+        run_repo: NamedDependency[RunRepository],
+        run_manager: NamedDependency[RunManager],
+    ) -> Response[None] | Stream:
+        """Re-attach to the session's running run (replay, then follow); 204 when nothing runs."""
+        session = await _session(agent_repo, session_repo, principal, slug, session_id)
+        run = await run_repo.active_for_session(session.id)
+        if run is None:
+            return Response(content=None, status_code=204)
+        return follow_stream(
+            run,
+            run_manager,
+            request.app.state.alchemy,
+            after=resume_point(request.headers.get("last-event-id"), None),
+            ping_seconds=settings.sse_ping_seconds,
+        )
+
+    @get("/sessions", operation_id="ListSessions")
+    async def sessions(
+        self,
+        slug: FromPath[str],
+        principal: NamedDependency[Principal],
+        agent_repo: NamedDependency[AgentRepository],
+        session_repo: NamedDependency[SessionRepository],
+        limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
+        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+    ) -> SessionList:
+        """The caller's sessions with this agent, most recently active first."""
+        agent = await _agent(agent_repo, slug)
+        rows = await session_repo.list_for_owner(principal.user_id, agent.id, limit=limit, offset=offset)
+        return SessionList(sessions=[_session_out(row) for row in rows])
+
+    @get("/sessions/{session_id:str}/messages", operation_id="SessionMessages")
+    async def messages(
+        self,
+        slug: FromPath[str],
+        session_id: FromPath[str],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        storage: NamedDependency[Storage],
+        agent_repo: NamedDependency[AgentRepository],
+        session_repo: NamedDependency[SessionRepository],
+        message_repo: NamedDependency[MessageRepository],
+        upload_repo: NamedDependency[UploadRepository],
+        include_superseded: Annotated[bool, QueryParameter(name="includeSuperseded")] = False,
+        after: FromQuery[int] = -1,
+        limit: Annotated[int, QueryParameter(ge=1, le=500)] = 200,
+    ) -> ChatHistory:
+        """``{id, role, content, parts, createdAt}`` per message, images re-signed with ``expiresAt``."""
+        session = await _session(agent_repo, session_repo, principal, slug, session_id)
+        rows = await message_repo.list_page(
+            session.id, include_superseded=include_superseded, after_position=after, limit=limit
+        )
+        signed = await sign_image_parts(
+            storage, stored_parts(rows), ttl_seconds=settings.signed_url_ttl_seconds
+        )
+        deleted = await deleted_uploads(upload_repo, rows)
+        return ChatHistory(
+            session_id=str(session.id), messages=[chat_message(row, signed, deleted=deleted) for row in rows]
+        )
+
+    @delete("/sessions/{session_id:str}", operation_id="DeleteSession", status_code=204)
+    async def delete_session(
+        self,
+        slug: FromPath[str],
+        session_id: FromPath[str],
+        principal: NamedDependency[Principal],
+        agent_repo: NamedDependency[AgentRepository],
+        session_repo: NamedDependency[SessionRepository],
+    ) -> None:
+        """Hide a session (soft delete: its messages are kept)."""
+        session = await _session(agent_repo, session_repo, principal, slug, session_id)
+        await session_repo.soft_delete(session)
+
+
+async def _agent(agents: AgentRepository, slug: str) -> Agent:
+    agent = await agents.get_by_slug(slug)
+    if agent is None:
+        raise NotFound(f"No agent '{slug}'.", code="agent_not_found")
+    return agent
+
+
+async def _session(
+    agents: AgentRepository, sessions: SessionRepository, principal: Principal, slug: str, session_id: str
+) -> ChatSession:
+    """The caller's live session with this agent, or 404 (someone else's looks the same as none)."""
+    agent = await _agent(agents, slug)
+    session_pk = parse_uuid(session_id)
+    session = await sessions.get_owned(session_pk, principal.user_id) if session_pk is not None else None
+    if session is None or session.agent_id != agent.id:
+        raise NotFound("No such session.", code="thread_not_found")
+    return session
+
+
+def _session_out(row: ChatSession) -> SessionOut:
+    return SessionOut(
+        id=str(row.id),
+        title=row.title,
+        created_at=row.created_at,
+        last_activity_at=row.last_activity_at,
+        model_id=str(row.model_id) if row.model_id else None,
+    )

@@ -1,0 +1,63 @@
+"""Stateless chat (seed 002 §4.4): one model, the client's own history, nothing stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
+from litestar.response import Stream
+
+from app.auth import Principal
+from app.persistence.repositories import ModelRepository, UploadRepository
+from app.runs.manager import RunManager
+from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
+from app.schemas.chat import LlmChatAnswer, LlmChatRequest
+from app.settings import Settings
+from app.url_policy import UrlPolicy
+from providers.registry import ProviderRegistry
+
+
+class LlmController(Controller):
+    """``POST /api/llm/chat``."""
+
+    tags = ["Chat"]
+    security = [{"BearerToken": []}]
+    signature_types = [
+        Principal,
+        Settings,
+        ProviderRegistry,
+        UrlPolicy,
+        RunManager,
+        ModelRepository,
+        UploadRepository,
+    ]
+
+    @post("/api/llm/chat", operation_id="StatelessChat", status_code=200)
+    async def chat(
+        self,
+        request: Request[Any, Any, Any],
+        data: JSONBody[LlmChatRequest],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
+        url_policy: NamedDependency[UrlPolicy],
+        run_manager: NamedDependency[RunManager],
+        model_repo: NamedDependency[ModelRepository],
+        upload_repo: NamedDependency[UploadRepository],
+    ) -> Stream | LlmChatAnswer:
+        """Answer ``parts`` (or ``content``) after the given ``messages``: AG-UI events when ``stream``
+        (the default), else ``{content, usage}``. Same URL policy and capability checks as every run."""
+        plan = await stateless_plan(
+            data,
+            principal=principal,
+            models=model_repo,
+            uploads=upload_repo,
+            registry=registry,
+            settings=settings,
+            policy=url_policy,
+        )
+        if data.stream:
+            return stream_stateless(plan, run_manager.services, ping_seconds=settings.sse_ping_seconds)
+        return await answer_stateless(plan, run_manager.services)

@@ -1,0 +1,179 @@
+"""Stateless chat (``POST /api/llm/chat``): the run engine with the client's history and no storage.
+
+The same checks apply — attachment URL policy (each image must be the caller's upload; its thread is
+read from the URL), image limits, capabilities — and the same orchestrator streams the answer, but
+the history is built in memory from the request and nothing is written: no session, run, message or
+event row. No tools are offered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from litestar.response import Stream
+
+from app.agui.events import RunError, RunFinished, TextMessageEnd
+from app.agui.input import InboundUser, parse_messages
+from app.agui.sse import HEADERS, relay
+from app.auth import Principal
+from app.catalogue import effective_capabilities, model_spec
+from app.errors import Forbidden, IrisError, ServiceUnavailable, Unprocessable
+from app.media.pipeline import check_images
+from app.persistence.models import Message
+from app.persistence.repositories import ModelRepository, UploadRepository
+from app.runs.chat_input import message_content
+from app.runs.event_store import LiveOnly
+from app.runs.intake import RunPlan
+from app.runs.live import RunChannel
+from app.runs.orchestrator import Orchestrator, RunServices
+from app.runs.outputs import WORKER_OUTPUT_KEY
+from app.runs.parts import canonical_user_parts, image_parts
+from app.schemas.chat import LlmChatAnswer, LlmChatRequest, TokenUsageOut
+from app.settings import Settings
+from app.url_policy import UrlPolicy
+from providers import NoSuchProvider
+from providers.registry import ProviderRegistry
+
+_THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([0-9a-fA-F-]{36})/uploads/")
+
+
+class UpstreamFailed(IrisError):
+    """The model failed while answering a non-streaming request (the run's ``RUN_ERROR``)."""
+
+    status_code = 502
+    default_code = "provider_other"
+    title = "The model provider failed"
+
+
+async def stateless_plan(
+    body: LlmChatRequest,
+    *,
+    principal: Principal,
+    models: ModelRepository,
+    uploads: UploadRepository,
+    registry: ProviderRegistry,
+    settings: Settings,
+    policy: UrlPolicy,
+) -> RunPlan:
+    """Check the request and build the in-memory run it describes."""
+    row = await models.get_by_ref(body.model_id)
+    if row is None or not row.enabled:
+        raise Unprocessable(f"No enabled model {body.model_id!r}.", code="model_not_found", field="modelId")
+    if principal.is_guest and not row.guest_visible:
+        raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
+    try:
+        provider = registry.get(row.provider)
+    except NoSuchProvider as exc:
+        raise ServiceUnavailable(
+            f"The provider of {row.ref} is not available.", code="provider_unavailable"
+        ) from exc
+    caps = effective_capabilities(row, provider)
+
+    turns = [*(body.messages or []), None]  # None: the new message from parts/content
+    history: list[Message] = []
+    for index, turn in enumerate(turns):
+        field = "parts" if turn is None else f"messages[{index}].content"
+        role = "user" if turn is None else turn.role
+        raw = message_content(body.parts, body.content) if turn is None else _as_parts(turn.content)
+        if role != "user":
+            text = "".join(str(p.get("text", "")) for p in raw if p.get("type") == "text")
+            history.append(Message(role=role, content=text, parts=None, meta={}))
+            continue
+        (inbound,) = parse_messages([{"id": "m", "role": "user", "content": raw}])
+        assert isinstance(inbound, InboundUser)
+        parts = await canonical_user_parts(
+            inbound.parts,
+            user_id=principal.user_id,
+            thread_id=_thread_of(inbound.parts),
+            policy=policy,
+            uploads=uploads,
+            max_images=settings.max_images_per_message,
+            field=field,
+        )
+        text = "\n".join(p["text"] for p in parts if p["type"] == "text")
+        history.append(Message(role="user", content=text, parts=parts, meta={}))
+    check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
+    system = "\n\n".join(m.content for m in history if m.role == "system") or None
+    return RunPlan(
+        run_pk=uuid.uuid4(),  # ids of rows that are never written: nothing is stored
+        run_id=str(uuid.uuid4()),
+        session_pk=uuid.uuid4(),
+        thread_id=uuid.uuid4(),
+        owner_id=principal.user_id,
+        provider=provider,
+        model=model_spec(row),
+        model_ref=row.ref,
+        capabilities=caps,
+        history=[m for m in history if m.role != "system"],
+        deleted_uploads=frozenset(),
+        system=system,
+        server_tools=(),
+        frontend_tools=(),
+        resume=(),
+        ignored_resume_ids=(),
+    )
+
+
+def stream_stateless(plan: RunPlan, services: RunServices, *, ping_seconds: float) -> Stream:
+    """Stream the run; it lives only as long as the request (a client that leaves stops it)."""
+    channel = RunChannel()
+    subscription = channel.subscribe()
+    task = asyncio.create_task(Orchestrator(plan, services, LiveOnly(channel)).run())
+
+    def close() -> None:
+        channel.unsubscribe(subscription)
+        task.cancel()  # nothing is stored, so nothing is lost
+
+    body = relay(subscription, ping_seconds=ping_seconds, on_close=close)
+    return Stream(body, media_type="text/event-stream", headers=HEADERS)
+
+
+async def answer_stateless(plan: RunPlan, services: RunServices) -> LlmChatAnswer:
+    """Run to the end and answer ``{content, usage}``; a failed run is a 502 with the run's code."""
+    sink = LiveOnly(RunChannel())
+    await Orchestrator(plan, services, sink).run()
+    last = sink.events[-1]
+    if isinstance(last, RunError):
+        raise UpstreamFailed(last.message, code=last.code or "provider_other")
+    assert isinstance(last, RunFinished)
+    answers = [
+        e.metadata[WORKER_OUTPUT_KEY]["answer"]
+        for e in sink.events
+        if isinstance(e, TextMessageEnd) and e.metadata and WORKER_OUTPUT_KEY in e.metadata
+    ]
+    usage = last.usage[0] if last.usage else None
+    return LlmChatAnswer(
+        content=answers[-1] if answers else "",
+        usage=TokenUsageOut(
+            provider=usage.provider,
+            model=usage.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            total_tokens=usage.total_tokens,
+        )
+        if usage
+        else None,
+    )
+
+
+def _as_parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else message_content(content, None)
+
+
+def _thread_of(parts: Sequence[object]) -> UUID:
+    """The thread an image URL names (stateless chat has none of its own); the policy then checks the
+    upload is the caller's in that thread. No URL, or none that parses: a thread no upload is in."""
+    for part in parts:
+        url = getattr(part, "url", None)
+        match = _THREAD_IN_PATH.search(url or "")
+        if match:
+            try:
+                return UUID(match.group(1))
+            except ValueError:
+                break
+    return uuid.uuid4()

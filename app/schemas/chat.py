@@ -1,0 +1,92 @@
+"""The chat surface's bodies and answers (seed 002): what the web frontend sends and reads."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from providers.wire import RequestStruct, WireStruct
+
+
+class ChatRequest(RequestStruct, kw_only=True):
+    """``POST /api/agents/{slug}/chat``. ``content`` (a string) is what old clients send instead of
+    ``parts``; ``enableThinking`` is accepted and has no effect (no provider here streams reasoning)."""
+
+    session_id: str | None = None
+    parts: list[dict[str, Any]] | None = None
+    content: str | None = None
+    model_id: str | None = None
+    enable_thinking: bool | None = None
+    enable_tools: bool | None = None
+    edit_message_id: str | None = None
+    regenerate: bool = False
+
+
+class SessionOut(WireStruct, omit_defaults=True, kw_only=True):
+    id: str
+    created_at: dt.datetime
+    last_activity_at: dt.datetime
+    title: str | None = None
+    model_id: str | None = None
+
+
+class SessionList(WireStruct):
+    sessions: list[SessionOut]
+
+
+class TextPartOut(WireStruct, tag="text", tag_field="type"):
+    text: str
+
+
+class ImagePartOut(WireStruct, tag="image", tag_field="type"):
+    """Seed 002's image part, with a URL signed for this read and when it expires."""
+
+    image: str
+    mime_type: str
+    name: str
+    expires_at: dt.datetime
+
+
+class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
+    id: str
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str
+    parts: list[TextPartOut | ImagePartOut]
+    created_at: dt.datetime
+    superseded_at: dt.datetime | None = None
+
+
+class ChatHistory(WireStruct):
+    session_id: str
+    messages: list[ChatMessageOut]
+
+
+class LlmMessageIn(RequestStruct, kw_only=True):
+    role: Literal["user", "assistant", "system"]
+    content: str | list[dict[str, Any]]
+
+
+class LlmChatRequest(RequestStruct, kw_only=True):
+    """``POST /api/llm/chat`` (seed 002 §4.4): one model, earlier ``messages`` from the client, nothing
+    stored. ``parts`` (or old clients' ``content``) is the new user message."""
+
+    model_id: str
+    parts: list[dict[str, Any]] | None = None
+    content: str | None = None
+    messages: list[LlmMessageIn] | None = None
+    stream: bool = True
+
+
+class TokenUsageOut(WireStruct, omit_defaults=True, kw_only=True):
+    provider: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+
+
+class LlmChatAnswer(WireStruct, omit_defaults=True, kw_only=True):
+    """The non-streaming answer."""
+
+    content: str
+    usage: TokenUsageOut | None = None
