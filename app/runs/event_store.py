@@ -14,6 +14,7 @@ transaction that records the terminal event:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
@@ -136,6 +137,7 @@ class EventStore:
         self._flushed_at = time.monotonic()
         self._rows: list[_Row] = []
         self._calls: dict[str, _ToolCall] = {}
+        self._writing: asyncio.Future[None] | None = None
 
     async def emit(self, event: AgUiEvent) -> None:
         """Validate, number, publish and buffer one event; a terminal one is persisted before it is sent."""
@@ -171,9 +173,17 @@ class EventStore:
         self.channel.close()
 
     async def flush(self) -> None:
-        """Append buffered events in one short transaction (re-attaching streams read them)."""
+        """Append buffered events in one short transaction (re-attaching streams read them).
+
+        The write is shielded: a cancel arriving meanwhile must not lose a batch that was already
+        sent live, or the log would have a gap.
+        """
         events, self._buffer = self._buffer, []
         self._flushed_at = time.monotonic()
+        self._writing = asyncio.ensure_future(self._append(events))
+        await asyncio.shield(self._writing)
+
+    async def _append(self, events: list[tuple[int, dict[str, Any]]]) -> None:
         async with session_scope(self._alchemy) as db:
             await RunEventRepository(session=db).append_batch(self._run_pk, events)
 
@@ -212,6 +222,8 @@ class EventStore:
             )
 
     async def _finish(self, event: RunFinished | RunError) -> None:
+        if self._writing is not None and not self._writing.done():
+            await asyncio.shield(self._writing)  # the log's last batch lands before its terminal event
         events = list(self._buffer)
         async with session_scope(self._alchemy) as db:
             runs = RunRepository(session=db)

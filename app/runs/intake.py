@@ -94,7 +94,7 @@ class Rewind:
 
 
 @dataclass(frozen=True, slots=True)
-class _Model:
+class RunnableModel:
     row: ModelRow
     provider: Provider
     capabilities: Capabilities
@@ -396,7 +396,7 @@ async def _model(
     session: ChatSession | None,
     forwarded: dict[str, Any],
     principal: Principal,
-) -> _Model:
+) -> RunnableModel:
     """``forwardedProps.modelId``, else the thread's model, else the agent's default."""
     requested = forwarded.get("modelId")
     if requested is not None:
@@ -421,13 +421,18 @@ async def _model(
                 code="model_not_found",
                 field="forwardedProps.modelId",
             )
+    return runnable(row, registry)
+
+
+def runnable(row: ModelRow, registry: ProviderRegistry) -> RunnableModel:
+    """A catalogue row with its provider and effective capabilities; 503 when the provider is missing."""
     try:
         provider = registry.get(row.provider)
     except NoSuchProvider as exc:
         raise ServiceUnavailable(
             f"The provider {row.provider!r} of {row.ref} is not available.", code="provider_unavailable"
         ) from exc
-    return _Model(row=row, provider=provider, capabilities=effective_capabilities(row, provider))
+    return RunnableModel(row=row, provider=provider, capabilities=effective_capabilities(row, provider))
 
 
 def _text_of(parts: Sequence[dict[str, Any]]) -> str:

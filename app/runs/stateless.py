@@ -21,22 +21,21 @@ from app.agui.events import RunError, RunFinished, TextMessageEnd
 from app.agui.input import InboundUser, parse_messages
 from app.agui.sse import HEADERS, relay
 from app.auth import Principal
-from app.catalogue import effective_capabilities, model_spec
-from app.errors import Forbidden, IrisError, ServiceUnavailable, Unprocessable
+from app.catalogue import model_spec
+from app.errors import Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images
 from app.persistence.models import Message
 from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.chat_input import message_content
 from app.runs.event_store import LiveOnly
-from app.runs.intake import RunPlan
+from app.runs.intake import RunPlan, runnable
 from app.runs.live import RunChannel
 from app.runs.orchestrator import Orchestrator, RunServices
 from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
-from app.schemas.chat import LlmChatAnswer, LlmChatRequest, TokenUsageOut
+from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.settings import Settings
 from app.url_policy import UrlPolicy
-from providers import NoSuchProvider
 from providers.registry import ProviderRegistry
 
 _THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([0-9a-fA-F-]{36})/uploads/")
@@ -66,13 +65,8 @@ async def stateless_plan(
         raise Unprocessable(f"No enabled model {body.model_id!r}.", code="model_not_found", field="modelId")
     if principal.is_guest and not row.guest_visible:
         raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
-    try:
-        provider = registry.get(row.provider)
-    except NoSuchProvider as exc:
-        raise ServiceUnavailable(
-            f"The provider of {row.ref} is not available.", code="provider_unavailable"
-        ) from exc
-    caps = effective_capabilities(row, provider)
+    model = runnable(row, registry)
+    caps = model.capabilities
 
     turns = [*(body.messages or []), None]  # None: the new message from parts/content
     history: list[Message] = []
@@ -105,7 +99,7 @@ async def stateless_plan(
         session_pk=uuid.uuid4(),
         thread_id=uuid.uuid4(),
         owner_id=principal.user_id,
-        provider=provider,
+        provider=model.provider,
         model=model_spec(row),
         model_ref=row.ref,
         capabilities=caps,
@@ -146,19 +140,7 @@ async def answer_stateless(plan: RunPlan, services: RunServices) -> LlmChatAnswe
         for e in sink.events
         if isinstance(e, TextMessageEnd) and e.metadata and WORKER_OUTPUT_KEY in e.metadata
     ]
-    usage = last.usage[0] if last.usage else None
-    return LlmChatAnswer(
-        content=answers[-1] if answers else "",
-        usage=TokenUsageOut(
-            provider=usage.provider,
-            model=usage.model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_tokens=usage.total_tokens,
-        )
-        if usage
-        else None,
-    )
+    return LlmChatAnswer(content=answers[-1] if answers else "", usage=last.usage[0] if last.usage else None)
 
 
 def _as_parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Literal
 
+from app.agui.events import TokenUsage
 from providers.wire import RequestStruct, WireStruct
 
 
@@ -77,16 +78,8 @@ class LlmChatRequest(RequestStruct, kw_only=True):
     stream: bool = True
 
 
-class TokenUsageOut(WireStruct, omit_defaults=True, kw_only=True):
-    provider: str | None = None
-    model: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-
-
 class LlmChatAnswer(WireStruct, omit_defaults=True, kw_only=True):
     """The non-streaming answer."""
 
     content: str
-    usage: TokenUsageOut | None = None
+    usage: TokenUsage | None = None
