@@ -305,11 +305,10 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         )
         return bool(getattr(result, "rowcount", 0))
 
-    async def awaiting_resume(self, session_id: UUID) -> Run | None:
-        """The thread's latest run if it ended with interrupts nobody has answered yet."""
+    async def latest_for_session(self, session_id: UUID) -> Run | None:
+        """The thread's most recent run: the one still going, or the one whose interrupts are open."""
         stmt = select(Run).where(Run.session_id == session_id).order_by(Run.started_at.desc()).limit(1)
-        run = (await self.session.scalars(stmt)).first()
-        return run if run is not None and run.pending_interrupts else None
+        return (await self.session.scalars(stmt)).first()
 
     async def stale(self, cutoff: dt.datetime) -> Sequence[Run]:
         """Runs still marked running whose heartbeat stopped before ``cutoff``."""

@@ -122,8 +122,9 @@ async def prepare_run(
     session = await _thread(repos, thread_id, principal)
     agent = await _agent(repos.agents, session, forwarded, principal)
     history: list[Message] = []
+    latest = await repos.runs.latest_for_session(session.id) if session is not None else None
     if session is not None:
-        if await repos.runs.active_for_session(session.id) is not None:
+        if latest is not None and latest.status == "running":
             raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
         if rewind is not None:
             await _rewind(repos.messages, session, rewind)
@@ -152,7 +153,7 @@ async def prepare_run(
         [p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
         model_ref=model.row.ref,
     )
-    awaiting = await repos.runs.awaiting_resume(session.id) if session else None
+    awaiting = latest if latest is not None and latest.pending_interrupts else None
     decisions, ignored = _resume(awaiting, body)
     if not new_rows and not decisions and not (history and history[-1].role in ("user", "tool")):
         raise Unprocessable(
