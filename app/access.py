@@ -6,8 +6,8 @@ from uuid import UUID
 
 from app.auth import Principal
 from app.errors import NotFound
-from app.persistence.models import ChatSession, Upload
-from app.persistence.repositories import SessionRepository, UploadRepository
+from app.persistence.models import ChatSession, Run, Upload
+from app.persistence.repositories import RunRepository, SessionRepository, UploadRepository
 
 
 async def owned_session(sessions: SessionRepository, principal: Principal, session_id: UUID) -> ChatSession:
@@ -24,3 +24,11 @@ async def owned_upload(uploads: UploadRepository, principal: Principal, upload_i
     if upload is None:
         raise NotFound("No such upload.", code="upload_not_found")
     return upload
+
+
+async def owned_run(runs: RunRepository, principal: Principal, run_id: str) -> Run:
+    """The caller's run with this client ``runId``, or 404 ``run_not_found``."""
+    run = await runs.get_by_external_id(run_id)
+    if run is None or run.owner_id != principal.user_id:
+        raise NotFound("No such run.", code="run_not_found")
+    return run

@@ -93,6 +93,14 @@ class Unprocessable(IrisError):
     title = "Unprocessable content"
 
 
+class BadGateway(IrisError):
+    """A model provider failed a request that is answered whole, not streamed."""
+
+    status_code = 502
+    default_code = "provider_other"
+    title = "The model provider failed"
+
+
 class ServiceUnavailable(IrisError):
     """A dependency (database, migrations) is not ready."""
 

@@ -10,6 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.access import owned_session
 from app.auth import Principal
 from app.errors import IrisError, NotFound
 from app.persistence.models import Agent, ChatSession
@@ -185,9 +186,11 @@ async def _session(
     """The caller's live session with this agent, or 404 (someone else's looks the same as none)."""
     agent = await _agent(agents, slug)
     session_pk = parse_uuid(session_id)
-    session = await sessions.get_owned(session_pk, principal.user_id) if session_pk is not None else None
-    if session is None or session.agent_id != agent.id:
-        raise NotFound("No such session.", code="thread_not_found")
+    if session_pk is None:
+        raise NotFound("No such thread.", code="thread_not_found")
+    session = await owned_session(sessions, principal, session_pk)
+    if session.agent_id != agent.id:
+        raise NotFound("No such thread.", code="thread_not_found")  # another agent's session
     return session
 
 

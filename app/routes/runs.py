@@ -11,12 +11,11 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import owned_session
+from app.access import owned_run, owned_session
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.auth import Principal
 from app.errors import Conflict, NotFound, Unprocessable
-from app.persistence.models import Run
 from app.persistence.repositories import (
     MessageRepository,
     RunRepository,
@@ -31,12 +30,12 @@ from app.runs.parts import deleted_uploads
 from app.runs.streaming import follow_stream, resume_point, start_stream
 from app.runs.tools import SERVER_TOOLS
 from app.schemas.history import HistoryPage
+from app.schemas.runs import CancelOut
 from app.settings import Settings
 from app.signing import sign_image_parts
 from app.storage.base import Storage
 from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
-from providers.wire import WireStruct
 
 
 class RunController(Controller):
@@ -131,7 +130,7 @@ class RunController(Controller):
         """Re-attach to a run (an extension: AG-UI 1.0 has no resumption): its events after
         ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
         the same ``id:`` numbers. Works from any process that shares the database."""
-        run = await _owned_run(run_repo, principal, run_id)
+        run = await owned_run(run_repo, principal, run_id)
         return follow_stream(
             run,
             run_manager,
@@ -153,7 +152,7 @@ class RunController(Controller):
     ) -> CancelOut:
         """Stop a running run, whichever process runs it: its stream ends with ``RUN_FINISHED``
         outcome ``cancelled``. 409 ``run_not_running`` once it has ended."""
-        run = await _owned_run(run_repo, principal, run_id)
+        run = await owned_run(run_repo, principal, run_id)
         if not await run_repo.request_cancel(run.id):
             raise Conflict("The run is not running.", code="run_not_running")
         await db_session.commit()
@@ -203,15 +202,3 @@ class RunController(Controller):
             server_tools=[tool.spec for tool in SERVER_TOOLS.values()],
             max_iterations=settings.max_tool_iterations,
         )
-
-
-class CancelOut(WireStruct):
-    run_id: str
-    status: str
-
-
-async def _owned_run(runs: RunRepository, principal: Principal, run_id: str) -> Run:
-    run = await runs.get_by_external_id(run_id)
-    if run is None or run.owner_id != principal.user_id:
-        raise NotFound("No such run.", code="run_not_found")
-    return run

@@ -51,12 +51,12 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
     return run_input, rewind
 
 
-def chat_field(exc: IrisError) -> IrisError:
+def chat_field(exc: IrisError, parts_field: str = "parts") -> IrisError:
     """Rename an engine field (``messages[0].content[1]``) to the chat body's (``parts[1]``)."""
     if exc.field is not None and exc.field.startswith(_ENGINE_FIELD):
-        exc.field = "parts" + exc.field[len(_ENGINE_FIELD) :]
+        exc.field = parts_field + exc.field[len(_ENGINE_FIELD) :]
     elif exc.field == "messages[0]":
-        exc.field = "parts"
+        exc.field = parts_field
     elif exc.field == "threadId":
         exc.field = "sessionId"
     elif exc.field == "forwardedProps.modelId":

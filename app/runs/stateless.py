@@ -22,11 +22,11 @@ from app.agui.input import InboundUser, parse_messages
 from app.agui.sse import HEADERS, relay
 from app.auth import Principal
 from app.catalogue import model_spec
-from app.errors import Forbidden, IrisError, Unprocessable
+from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images
 from app.persistence.models import Message
 from app.persistence.repositories import ModelRepository, UploadRepository
-from app.runs.chat_input import message_content
+from app.runs.chat_input import chat_field, message_content
 from app.runs.event_store import LiveOnly
 from app.runs.intake import RunPlan, runnable
 from app.runs.live import RunChannel
@@ -39,14 +39,6 @@ from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 _THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([0-9a-fA-F-]{36})/uploads/")
-
-
-class UpstreamFailed(IrisError):
-    """The model failed while answering a non-streaming request (the run's ``RUN_ERROR``)."""
-
-    status_code = 502
-    default_code = "provider_other"
-    title = "The model provider failed"
 
 
 async def stateless_plan(
@@ -78,17 +70,20 @@ async def stateless_plan(
             text = "".join(str(p.get("text", "")) for p in raw if p.get("type") == "text")
             history.append(Message(role=role, content=text, parts=None, meta={}))
             continue
-        (inbound,) = parse_messages([{"id": "m", "role": "user", "content": raw}])
-        assert isinstance(inbound, InboundUser)
-        parts = await canonical_user_parts(
-            inbound.parts,
-            user_id=principal.user_id,
-            thread_id=_thread_of(inbound.parts),
-            policy=policy,
-            uploads=uploads,
-            max_images=settings.max_images_per_message,
-            field=field,
-        )
+        try:
+            (inbound,) = parse_messages([{"id": "m", "role": "user", "content": raw}])
+            assert isinstance(inbound, InboundUser)
+            parts = await canonical_user_parts(
+                inbound.parts,
+                user_id=principal.user_id,
+                thread_id=_thread_of(inbound.parts),
+                policy=policy,
+                uploads=uploads,
+                max_images=settings.max_images_per_message,
+                field="messages[0]",
+            )
+        except IrisError as exc:
+            raise chat_field(exc, field) from None
         text = "\n".join(p["text"] for p in parts if p["type"] == "text")
         history.append(Message(role="user", content=text, parts=parts, meta={}))
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
@@ -133,7 +128,7 @@ async def answer_stateless(plan: RunPlan, services: RunServices) -> LlmChatAnswe
     await Orchestrator(plan, services, sink).run()
     last = sink.events[-1]
     if isinstance(last, RunError):
-        raise UpstreamFailed(last.message, code=last.code or "provider_other")
+        raise BadGateway(last.message, code=last.code or "provider_other")
     assert isinstance(last, RunFinished)
     answers = [
         e.metadata[WORKER_OUTPUT_KEY]["answer"]

@@ -76,6 +76,22 @@ async def test_the_same_checks_as_every_run(
     response = await client.post(LLM, json=body, headers=alice)
     assert response.status_code == 422
     assert response.json()["code"] == code
+    if code == "attachment_url_rejected":
+        assert response.json()["field"] == "parts[0].source.value"
+
+
+async def test_a_bad_image_in_earlier_messages_names_that_message(
+    client: Client, alice: dict[str, str]
+) -> None:
+    bad = {"type": "image", "image": "https://x.example/a.png", "mimeType": "image/png"}
+    body = {
+        "modelId": "local/vision",
+        "content": "hi",
+        "messages": [{"role": "assistant", "content": "x"}, {"role": "user", "content": [bad]}],
+    }
+    response = await client.post(LLM, json=body, headers=alice)
+    assert response.status_code == 422
+    assert response.json()["field"] == "messages[1].content[0].source.value"
 
 
 async def test_images_to_a_text_model_and_too_many_images(client: Client, alice: dict[str, str]) -> None:
