@@ -70,7 +70,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     sse_ping_seconds: float = 15.0
     """Seconds of silence on an event stream before a ``: ping`` comment (IRIS_SSE_PING_SECONDS)."""
     max_tool_iterations: int = 5
-    """Model turns one run may take while calling server tools (IRIS_MAX_TOOL_ITERATIONS)."""
+    """Model turns one run may take while calling server tools; calls made in the last one are answered
+    as not run, and the run ends (IRIS_MAX_TOOL_ITERATIONS)."""
     interrupt_ttl_seconds: int = 3600
     """How long an approval interrupt can be answered (IRIS_INTERRUPT_TTL_SECONDS)."""
     run_heartbeat_seconds: float = 5.0

@@ -242,11 +242,14 @@ class Orchestrator:
             extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
         frontend = {tool.name for tool in plan.frontend_tools}
         offered_all = (*(tool.spec for tool in tools.values()), *plan.frontend_tools)
-        for iteration in range(max(1, self.services.max_tool_iterations)):
+        # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
+        # calls made in the last allowed turn are answered "budget spent" and the run ends.
+        options = RequestOptions(system=plan.system, tools=offered_all)
+        turns = max(1, self.services.max_tool_iterations)
+        for iteration in range(turns):
             if self._cancel_requested:
                 raise _Cancelled
-            last = iteration == self.services.max_tool_iterations - 1
-            options = RequestOptions(system=plan.system, tools=() if last else offered_all)
+            spent = iteration == turns - 1
             turn = await self._guarded_turn(build, options, by_url)
             self._usage.add(turn)
             if not turn.calls:
@@ -273,6 +276,8 @@ class Orchestrator:
                     approvals.append(
                         approval_interrupt(call_id, name, turn.arguments(call_id), expires_at=self._expiry())
                     )
+                elif spent:
+                    await self._refuse(call_id, name, f"this run has used all {turns} of its model turns")
                 else:
                     output = await self._execute(tool, call_id, name, turn.arguments(call_id), tool_context)
                     extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
@@ -372,6 +377,19 @@ class Orchestrator:
         )
         await self._emit_result(output, "declined by the user")
         return output
+
+    async def _refuse(self, call_id: str, name: str, reason: str) -> None:
+        """Answer a call that will not be run (the run's turns are spent)."""
+        output = ToolAgentOutput(
+            tool_call_id=call_id,
+            tool_name=name,
+            status="failed",
+            result_summary=f"{name} was not run: {reason}",
+            result=None,
+            error=reason,
+            duration_ms=0,
+        )
+        await self._emit_result(output, f"error: {reason}")
 
     async def _execute(
         self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext

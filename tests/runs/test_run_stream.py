@@ -293,3 +293,18 @@ async def test_current_time_tool_answers_in_the_asked_zone(client: Client, alice
     output = of_type(events, "TOOL_CALL_RESULT")[0]["metadata"]["iris/toolAgentOutput"]
     assert output["status"] == "succeeded"
     assert output["result"]["iso"].endswith("+09:00")
+
+
+async def test_calls_past_the_turn_budget_are_answered_without_running(
+    settings: Settings, alice: dict[str, str], stored: Stored
+) -> None:
+    app = create_app(msgspec.structs.replace(settings, max_tool_iterations=1), environ={})
+    async with AsyncTestClient(app=app) as client:
+        thread = str(uuid.uuid4())
+        events = await run(client, alice, run_input(thread, user_message("use tool current_time {}")))
+
+    output = of_type(events, "TOOL_CALL_RESULT")[0]["metadata"]["iris/toolAgentOutput"]
+    assert output["status"] == "failed"
+    assert output["error"] == "this run has used all 1 of its model turns"
+    assert events[-1]["outcome"] == {"type": "success"}
+    assert [r.role for r in await stored.messages(thread)] == ["user", "assistant", "tool"]
