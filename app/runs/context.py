@@ -37,9 +37,12 @@ async def model_messages(
     *,
     by_url: bool,
     deleted: Set[str] = frozenset(),
+    with_tools: bool = True,
 ) -> list[Message]:
     """The thread as the model receives it. Deleted images become a note; a tool call that never got
-    an answer gets an error result, since vendors refuse a call without one."""
+    an answer gets an error result, since vendors refuse a call without one. When this run offers no
+    tools (``with_tools`` false), earlier tool calls and results are told as text in the assistant's
+    turn, since vendors also refuse tool blocks in a request that defines no tools."""
     images = thread_images(history, deleted)
     keep = caps.max_images if caps.vision else 0
     kept = images[len(images) - keep :] if keep else []
@@ -67,7 +70,29 @@ async def model_messages(
             result = stored_tool_result(row)
             unanswered.pop(result.tool_call_id, None)
             out.append(Message(role="tool", parts=(result,)))
+    return out if with_tools else _tools_as_text(out)
+
+
+def _tools_as_text(messages: Sequence[Message]) -> list[Message]:
+    """Tool calls and results as text in the assistant's turn; one assistant message per exchange."""
+    out: list[Message] = []
+    for message in messages:
+        if message.role not in ("assistant", "tool"):
+            out.append(message)
+            continue
+        text = [_as_text(part) for part in message.parts]
+        if out and out[-1].role == "assistant":
+            text = [out.pop().text, *text]
+        out.append(Message(role="assistant", parts=(TextPart(text="\n".join(t for t in text if t)),)))
     return out
+
+
+def _as_text(part: Part) -> str:
+    if isinstance(part, ToolCallPart):
+        return f"[called {part.name} with {part.arguments or '{}'}]"
+    if isinstance(part, ToolResultPart):
+        return f"[{part.name} {'failed' if part.is_error else 'returned'}: {part.content}]"
+    return part.text if isinstance(part, TextPart) else ""
 
 
 def stored_tool_result(row: MessageRow) -> ToolResultPart:

@@ -222,6 +222,9 @@ class Orchestrator:
             delete_upload=self._delete_upload,
         )
         by_url = self.services.delivery.by_url(plan.capabilities)
+        tools = {tool.name: tool for tool in plan.server_tools}
+        frontend = {tool.name for tool in plan.frontend_tools}
+        offered_all = (*(tool.spec for tool in tools.values()), *plan.frontend_tools)
         cache: dict[bool, list[Message]] = {}
         extra: list[Message] = []
 
@@ -233,15 +236,13 @@ class Orchestrator:
                     plan.capabilities,
                     by_url=url,
                     deleted=plan.deleted_uploads,
+                    with_tools=bool(offered_all),
                 )
             return [*cache[url], *extra]
 
-        tools = {tool.name: tool for tool in plan.server_tools}
         for decision in plan.resume:
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
             extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
-        frontend = {tool.name for tool in plan.frontend_tools}
-        offered_all = (*(tool.spec for tool in tools.values()), *plan.frontend_tools)
         # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
         # calls made in the last allowed turn are answered "budget spent" and the run ends.
         options = RequestOptions(system=plan.system, tools=offered_all)

@@ -182,3 +182,26 @@ async def test_a_vendor_refusing_the_key_is_a_run_error_with_a_safe_message(
     assert error["type"] == "RUN_ERROR"
     assert error["code"] == "provider_auth"
     assert "sk-" not in error["message"]
+
+
+async def test_earlier_tool_calls_are_told_as_text_when_a_run_offers_no_tools(
+    vendor_client: Client, anthropic: tuple[FakeAnthropic, str], alice: dict[str, str]
+) -> None:
+    fake, _ = anthropic
+    thread = str(uuid.uuid4())
+    await run(vendor_client, alice, run_input(thread, user_message("use tool current_time {}")))
+    fake.reply(text_answer(["Noted."]))
+    body = run_input(thread, user_message("thanks"), model="anthropic/claude-sonnet-4-5")
+    body["forwardedProps"]["enableTools"] = False
+
+    events = await run(vendor_client, alice, body)
+
+    assert answer_text(events) == "Noted."
+    sent = fake.requests[0].json
+    assert "tools" not in sent
+    blocks = [block for message in sent["messages"] for block in message["content"]]
+    assert {block["type"] for block in blocks} == {"text"}  # no tool_use / tool_result blocks
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user"]
+    told = sent["messages"][1]["content"][0]["text"]
+    assert "[called current_time with {}]" in told
+    assert "[current_time returned:" in told
