@@ -38,6 +38,11 @@ from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 
+def _run_operation_id(_handler: object, _method: object, components: list[Any]) -> str:
+    # One handler, two paths; OpenAPI needs an id per path.
+    return "ResumeRun" if "resume" in components else "RunAgent"
+
+
 class RunController(Controller):
     """``/agent/…``."""
 
@@ -58,9 +63,15 @@ class RunController(Controller):
         AsyncSession,
     ]
 
-    @post("/runs", operation_id="RunAgent", status_code=200, security=[{"BearerToken": []}])
+    @post(
+        ["/runs", "/runs/resume"],
+        operation_id=_run_operation_id,
+        status_code=200,
+        security=[{"BearerToken": []}],
+    )
     async def run(
         self,
+        request: Request[Any, Any, Any],
         data: JSONBody[RunAgentInput],
         principal: NamedDependency[Principal],
         settings: NamedDependency[Settings],
@@ -75,32 +86,10 @@ class RunController(Controller):
         Everything is checked before the stream opens (errors are problem+json); the new messages and
         the run are committed before the first event. The run goes on if the client disconnects: its
         results are in the thread's history, and ``GET /agent/runs/{runId}/events`` re-attaches.
+        ``/agent/runs/resume`` continues a thread whose last run ended with interrupts and requires
+        ``resume``: one entry per interrupt (``resolved`` runs the tool, ``cancelled`` skips it).
         """
-        plan = await prepare_run(
-            data,
-            principal=principal,
-            repos=run_repositories,
-            registry=registry,
-            settings=settings,
-            policy=url_policy,
-        )
-        return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
-
-    @post("/runs/resume", operation_id="ResumeRun", status_code=200, security=[{"BearerToken": []}])
-    async def resume(
-        self,
-        data: JSONBody[RunAgentInput],
-        principal: NamedDependency[Principal],
-        settings: NamedDependency[Settings],
-        registry: NamedDependency[ProviderRegistry],
-        url_policy: NamedDependency[UrlPolicy],
-        run_repositories: NamedDependency[Repositories],
-        run_manager: NamedDependency[RunManager],
-        db_session: NamedDependency[AsyncSession],
-    ) -> Stream:
-        """Continue a thread whose last run ended with interrupts: a new ``runId`` and one ``resume``
-        entry per interrupt (``resolved`` runs the tool, ``cancelled`` skips it)."""
-        if not data.resume:
+        if request.url.path.endswith("/resume") and not data.resume:
             raise Unprocessable(
                 "'resume' must list an answer for every open interrupt.",
                 code="resume_required",
