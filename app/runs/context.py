@@ -14,7 +14,7 @@ from typing import Any
 
 from app.media.pipeline import ImageDelivery, ImageRef
 from app.persistence.models import Message as MessageRow
-from app.runs.parts import image_parts
+from app.runs.parts import deleted_note, image_parts
 from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
 from providers.messages import Part
 
@@ -148,7 +148,7 @@ def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart], deleted: Se
         if part.get("type") == "text":
             parts.append(TextPart(text=str(part.get("text", ""))))
         elif part.get("type") == "image" and part.get("uploadId") in deleted:
-            parts.append(TextPart(text=f"[image deleted: {part.get('name') or 'unnamed'}]"))
+            parts.append(TextPart(text=deleted_note(part)))
         elif part.get("type") == "image":
             image = delivered.get(id(part))
             if image is not None:

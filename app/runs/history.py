@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence, Set
+from typing import Any, Literal, TypeVar
 
 from app.persistence.models import Message
+from app.runs.parts import deleted_note
 from app.schemas.chat import ChatMessageOut
 from app.schemas.chat import ImagePartOut as ChatImageOut
-from app.schemas.chat import TextPartOut as ChatTextOut
 from app.schemas.history import (
     BinaryPartOut,
     FunctionCallOut,
@@ -23,6 +23,7 @@ from app.schemas.history import (
 from app.storage.base import SignedUrl
 
 HistoryFormat = Literal["binary", "ag-ui"]
+P = TypeVar("P")
 
 
 def history_message(
@@ -69,23 +70,43 @@ def history_message(
 def user_parts(
     row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
 ) -> list[PartOut]:
-    """Text and images of a user message; a deleted image (``delete_attachment``) becomes a note."""
+    """Text and images of a user message; a legacy row with no parts is its text."""
     if row.parts is None:
         return [TextPartOut(text=row.content)]
-    out: list[PartOut] = []
-    for part in row.parts:
+    return _parts_out(row.parts, signed, deleted, lambda part, url: _image(part, url, image_format))
+
+
+def _parts_out(
+    parts: Sequence[dict[str, Any]],
+    signed: Mapping[str, SignedUrl],
+    deleted: Set[str],
+    image: Callable[[Mapping[str, Any], SignedUrl], P],
+) -> list[TextPartOut | P]:
+    """Stored parts for a reader: text as text, a deleted image as its note, other images through
+    ``image`` with their fresh URL (both surfaces share this walk; only the image shape differs)."""
+    out: list[TextPartOut | P] = []
+    for part in parts:
         if part.get("type") == "text":
             out.append(TextPartOut(text=str(part.get("text", ""))))
         elif part.get("type") == "image" and part.get("uploadId") in deleted:
-            out.append(TextPartOut(text=f"[image deleted: {part.get('name') or 'unnamed'}]"))
+            out.append(TextPartOut(text=deleted_note(part)))
         elif part.get("type") == "image" and part.get("path") in signed:
-            out.append(_image(part, signed[part["path"]], image_format))
+            out.append(image(part, signed[part["path"]]))
     return out
 
 
 def stored_parts(rows: Sequence[Message]) -> list[dict[str, Any]]:
     """Every stored part of these rows (for signing them in one batch)."""
     return [part for row in rows for part in row.parts or ()]
+
+
+def _chat_image(part: Mapping[str, Any], url: SignedUrl) -> ChatImageOut:
+    return ChatImageOut(
+        image=url.url,
+        mime_type=str(part["mimeType"]),
+        name=str(part.get("name", "")),
+        expires_at=url.expires_at,
+    )
 
 
 def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat) -> PartOut:
@@ -101,24 +122,13 @@ def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat)
 
 def chat_message(row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[str]) -> ChatMessageOut:
     """One stored row as seed 002's chat history shows it: ``{id, role, content, parts, createdAt}``."""
-    parts: list[ChatTextOut | ChatImageOut] = []
-    for part in row.parts if row.role == "user" and row.parts is not None else ():
-        if part.get("type") == "text":
-            parts.append(ChatTextOut(text=str(part.get("text", ""))))
-        elif part.get("type") == "image" and part.get("uploadId") in deleted:
-            parts.append(ChatTextOut(text=f"[image deleted: {part.get('name') or 'unnamed'}]"))
-        elif part.get("type") == "image" and part.get("path") in signed:
-            url = signed[part["path"]]
-            parts.append(
-                ChatImageOut(
-                    image=url.url,
-                    mime_type=str(part["mimeType"]),
-                    name=str(part.get("name", "")),
-                    expires_at=url.expires_at,
-                )
-            )
+    parts = (
+        _parts_out(row.parts, signed, deleted, _chat_image)
+        if row.role == "user" and row.parts is not None
+        else []
+    )
     if not parts and row.content:  # assistant and tool answers, and legacy rows stored without parts
-        parts.append(ChatTextOut(text=row.content))
+        parts.append(TextPartOut(text=row.content))
     return ChatMessageOut(
         id=row.external_id or str(row.id),
         role=row.role,  # type: ignore[arg-type]  # the column only holds these roles

@@ -126,9 +126,11 @@ async def prepare_run(
     if session is not None:
         if latest is not None and latest.status == "running":
             raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
-        if rewind is not None:
-            await _rewind(repos.messages, session, rewind)
         history = list(await repos.messages.active_history(session.id))
+        if rewind is not None:
+            cut = _rewind_point(history, rewind)
+            await repos.messages.supersede_from(session.id, cut)
+            history = [row for row in history if row.position < cut]
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
     model = await _model(repos.models, registry, agent, session, forwarded, principal)
@@ -277,16 +279,15 @@ def _resume(awaiting: Run | None, body: RunAgentInput) -> tuple[list[ResumeDecis
     return match_resume(awaiting.pending_interrupts, entries, utcnow())
 
 
-async def _rewind(messages: MessageRepository, session: ChatSession, rewind: Rewind) -> None:
-    history = await messages.active_history(session.id)
+def _rewind_point(history: Sequence[Message], rewind: Rewind) -> int:
+    """The position from which an edit or regeneration supersedes the thread's live messages."""
     if rewind.kind == "regenerate":
         last_user = next((row for row in reversed(history) if row.role == "user"), None)
         if last_user is None:
             raise Unprocessable(
                 "There is no message to regenerate an answer to.", code="nothing_to_regenerate"
             )
-        await messages.supersede_from(session.id, last_user.position + 1)
-        return
+        return last_user.position + 1
     target = next(
         (
             row
@@ -297,7 +298,7 @@ async def _rewind(messages: MessageRepository, session: ChatSession, rewind: Rew
     )
     if target is None:
         raise NotFound("No such message in this session.", code="message_not_found", field="editMessageId")
-    await messages.supersede_from(session.id, target.position)
+    return target.position
 
 
 def _title(rows: Sequence[Message]) -> str | None:

@@ -34,6 +34,11 @@ def image_part(upload: Upload) -> dict[str, Any]:
     }
 
 
+def deleted_note(part: dict[str, Any]) -> str:
+    """What stands in for an image whose upload was deleted (``delete_attachment``)."""
+    return f"[image deleted: {part.get('name') or 'unnamed'}]"
+
+
 def image_parts(parts: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The image parts of a stored message."""
     return [p for p in parts or () if p.get("type") == "image"]

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any, Literal
 
 from app.agui.events import TokenUsage
+from app.schemas.history import TextPartOut
 from providers.wire import RequestStruct, WireStruct
 
 
@@ -33,10 +34,6 @@ class SessionOut(WireStruct, omit_defaults=True, kw_only=True):
 
 class SessionList(WireStruct):
     sessions: list[SessionOut]
-
-
-class TextPartOut(WireStruct, tag="text", tag_field="type"):
-    text: str
 
 
 class ImagePartOut(WireStruct, tag="image", tag_field="type"):
