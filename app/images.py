@@ -78,7 +78,9 @@ def inspect_image(path: Path, *, max_pixels: int) -> ImageInfo:
             ) from exc
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise _too_many_pixels(max_pixels) from exc
-        except OSError as exc:
+        except Exception as exc:
+            # Pillow's decoders raise more than OSError on hostile input (ValueError for a PNG iCCP or
+            # text chunk that inflates past its limit, struct.error, SyntaxError, …): all mean undecodable.
             raise _undecodable() from exc
         with image:
             fmt = image.format or ""
@@ -92,7 +94,7 @@ def inspect_image(path: Path, *, max_pixels: int) -> ImageInfo:
                     # At 1/8 scale the decoder still reads every byte (truncation shows) in 1/64 the memory.
                     image.draft(image.mode, (max(1, image.width // 8), max(1, image.height // 8)))
                 image.load()
-            except (OSError, SyntaxError, ValueError, Image.DecompressionBombWarning) as exc:
+            except Exception as exc:  # any decoder failure (a bomb warning here too), as above
                 raise _undecodable() from exc
             mime, extension = ACCEPTED[fmt]
             return ImageInfo(mime_type=mime, extension=extension, width=width, height=height)

@@ -24,7 +24,15 @@ from app.settings import Settings
 from app.storage.local import derive_storage_secret
 from app.storage.tokens import sign_object_token
 from tests.support.fake_supabase import FakeSupabase
-from tests.support.images import PDF, SVG, TEXT, image_bytes, noise_png, png_bomb
+from tests.support.images import (
+    PDF,
+    SVG,
+    TEXT,
+    image_bytes,
+    noise_png,
+    png_bomb,
+    png_with_huge_icc_profile,
+)
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]
@@ -158,6 +166,15 @@ async def test_other_types_renamed_png_are_415(
 async def test_truncated_png_is_422(client: Client, auth: Auth, settings: Settings) -> None:
     data = noise_png(50_000)
     response = await upload(client, auth("alice"), data[: len(data) // 2])
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "image_undecodable"
+    assert await count_uploads(settings) == 0
+
+
+async def test_png_whose_profile_inflates_past_the_limit_is_422(
+    client: Client, auth: Auth, settings: Settings
+) -> None:
+    response = await upload(client, auth("alice"), png_with_huge_icc_profile())
     assert response.status_code == 422, response.text
     assert response.json()["code"] == "image_undecodable"
     assert await count_uploads(settings) == 0

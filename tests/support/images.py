@@ -41,6 +41,13 @@ def png_bomb(width: int = 20000, height: int = 20000) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
 
 
+def png_with_huge_icc_profile() -> bytes:
+    """A valid PNG whose iCCP chunk inflates past Pillow's ``MAX_TEXT_CHUNK`` (2 KB on the wire)."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (10, 20, 30)).save(buffer, format="PNG", icc_profile=b"\0" * (2 * 1024 * 1024))
+    return buffer.getvalue()
+
+
 SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect/></svg>'
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 TEXT = b"just some text, not an image at all\n"
