@@ -19,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.catalogue import seed_catalogue
 from app.deps import DEPENDENCIES
+from app.json_depth import refuse_deep_json
 from app.media.pipeline import ImageDelivery
 from app.media.variants import VariantCache
 from app.migrations import current_revisions, head_revisions
@@ -105,6 +106,7 @@ def create_app(
         plugins=[SQLAlchemyPlugin(config=alchemy)],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
+        before_request=refuse_deep_json,
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],
         state=State(
