@@ -24,6 +24,13 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
         raise Unprocessable(
             "Ask for an edit or a regeneration, not both.", code="validation_failed", field="regenerate"
         )
+    if body.resume and (body.edit_message_id is not None or body.regenerate):
+        raise Unprocessable(
+            "Answer the open interrupt first ('resume'), then edit or regenerate.",
+            code="validation_failed",
+            field="resume",
+        )
+    resuming_only = bool(body.resume) and not body.parts and not body.content
     rewind = (
         Rewind(kind="edit", message_id=body.edit_message_id)
         if body.edit_message_id is not None
@@ -33,7 +40,7 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
     )
     messages = (
         []
-        if body.regenerate
+        if body.regenerate or resuming_only
         else [{"id": str(uuid.uuid4()), "role": "user", "content": message_content(body.parts, body.content)}]
     )
     forwarded: dict[str, Any] = {"agent": slug}
@@ -47,6 +54,7 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
         messages=messages,
         protocol_version="1.0",
         forwarded_props=forwarded,
+        resume=body.resume,
     )
     return run_input, rewind
 

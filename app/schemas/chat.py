@@ -6,13 +6,16 @@ import datetime as dt
 from typing import Any, Literal
 
 from app.agui.events import TokenUsage
+from app.agui.input import ResumeEntryIn
 from app.schemas.history import TextPartOut
 from providers.wire import RequestStruct, WireStruct
 
 
 class ChatRequest(RequestStruct, kw_only=True):
     """``POST /api/agents/{slug}/chat``. ``content`` (a string) is what old clients send instead of
-    ``parts``; ``enableThinking`` is accepted and has no effect (no provider here streams reasoning)."""
+    ``parts``; ``enableThinking`` is accepted and has no effect (no provider here streams reasoning).
+    ``resume`` answers the session's open approval interrupts, as on ``/agent/runs/resume`` (one entry
+    per interrupt: ``resolved`` runs the tool, ``cancelled`` skips it); it needs no new message."""
 
     session_id: str | None = None
     parts: list[dict[str, Any]] | None = None
@@ -22,6 +25,7 @@ class ChatRequest(RequestStruct, kw_only=True):
     enable_tools: bool | None = None
     edit_message_id: str | None = None
     regenerate: bool = False
+    resume: list[ResumeEntryIn] | None = None
 
 
 class SessionOut(WireStruct, omit_defaults=True, kw_only=True):
