@@ -13,11 +13,22 @@ run: setup migrate
 test *args: setup
     {{py}} -m pytest {{args}}
 
-# ruff (lint + format check) and mypy.
-lint: setup
+# ruff (lint + format check), mypy, and the chat page's JavaScript type-checked by tsc.
+lint: setup js-setup
     {{venv}}/bin/ruff check .
     {{venv}}/bin/ruff format --check .
     {{venv}}/bin/mypy
+    node_modules/.bin/tsc -p jsconfig.json
+
+# Install the JavaScript checker (package-lock.json) when node_modules is missing or stale.
+js-setup:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    stamp="node_modules/.installed"
+    want="$(sha256sum package-lock.json | cut -d' ' -f1)"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
+    npm ci --no-audit --no-fund --silent
+    echo "$want" > "$stamp"
 
 # Apply migrations to the configured database (IRIS_DATABASE_URL, default ./.iris/iris.db).
 migrate: setup

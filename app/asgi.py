@@ -6,14 +6,15 @@ import logging
 import os
 from collections.abc import Mapping
 from importlib.metadata import version
+from typing import Literal
 
 import anyio
 import httpx
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
 from litestar import Litestar
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -26,6 +27,7 @@ from app.migrations import current_revisions, head_revisions
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
+from app.routes.web import static_routers, swagger_plugin
 from app.runs.manager import RunManager
 from app.runs.orchestrator import RunServices
 from app.settings import Settings, SettingsError, load_settings, prepare
@@ -102,7 +104,8 @@ def create_app(
         await http.aclose()
 
     return Litestar(
-        route_handlers=ROUTE_HANDLERS,
+        route_handlers=[*ROUTE_HANDLERS, *static_routers()],
+        cors_config=cors_config(settings),
         plugins=[SQLAlchemyPlugin(config=alchemy)],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
@@ -123,7 +126,7 @@ def create_app(
             version=version("iris"),
             description="Multimodal agent-chat backend: text and images in, AG-UI 1.0 events out.",
             path="/schema",
-            render_plugins=[SwaggerRenderPlugin()],
+            render_plugins=[swagger_plugin()],
             components=Components(
                 security_schemes={
                     "BearerToken": SecurityScheme(type="http", scheme="bearer", bearer_format="JWT")
@@ -132,4 +135,26 @@ def create_app(
         ),
         request_max_body_size=settings.max_request_bytes,
         debug=settings.debug,
+    )
+
+
+# What a browser on another origin may send, and which response headers its script may read.
+CORS_METHODS: list[Literal["GET", "POST", "PATCH", "DELETE"]] = ["GET", "POST", "PATCH", "DELETE"]
+CORS_REQUEST_HEADERS = ["Authorization", "Content-Type", "Last-Event-ID"]
+CORS_EXPOSED_HEADERS = ["Location", "Retry-After", "Content-Disposition"]
+
+
+def cors_config(settings: Settings) -> CORSConfig | None:
+    """CORS for ``IRIS_CORS_ORIGINS``; none (same-origin only) when unset. No credentials: tokens
+    travel in ``Authorization``, which a listed origin may send without cookies."""
+    origins = settings.cors_origin_list
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=origins,
+        allow_methods=list(CORS_METHODS),
+        allow_headers=CORS_REQUEST_HEADERS,
+        expose_headers=CORS_EXPOSED_HEADERS,
+        allow_credentials=False,
+        max_age=600,
     )

@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -80,8 +81,15 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     run_stale_seconds: float = 60.0
     """A running run whose heartbeat is older than this was lost with its process: it is marked failed
     (IRIS_RUN_STALE_SECONDS)."""
+    cors_origins: str | None = None
+    """Comma-separated origins (``scheme://host[:port]``) whose pages may call the API, or ``*`` for
+    any; unset means same-origin only. Tokens travel in ``Authorization``, never in cookies, so no
+    credentials mode is needed and ``*`` is safe to offer (IRIS_CORS_ORIGINS)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
+
+    def __post_init__(self) -> None:
+        parse_origins(self.cors_origins)  # a malformed origin fails at start-up, naming the value
 
     @property
     def provider_allow_list(self) -> frozenset[str] | None:
@@ -89,6 +97,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         if self.providers is None:
             return None
         return frozenset(p.strip() for p in self.providers.split(",") if p.strip())
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        """``cors_origins`` as browsers spell an ``Origin`` header (default ports dropped)."""
+        return parse_origins(self.cors_origins)
 
     @property
     def data_path(self) -> Path:
@@ -101,6 +114,49 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_path / 'iris.db').resolve()}"
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def parse_origins(value: str | None) -> list[str]:
+    """The origins in a comma-separated ``IRIS_CORS_ORIGINS`` value, each checked and normalised the
+    way a browser writes its ``Origin`` header; ``["*"]`` for any. A malformed one is a
+    :class:`SettingsError` naming it."""
+    if value is None or not value.strip():
+        return []
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if "*" in items:
+        if len(items) > 1:
+            raise SettingsError(f"IRIS_CORS_ORIGINS: '*' allows every origin; list no others ({value!r})")
+        return ["*"]
+    return [_origin(item) for item in items]
+
+
+def _origin(item: str) -> str:
+    bad = SettingsError(
+        f"IRIS_CORS_ORIGINS: {item!r} is not an origin; write scheme://host[:port] (http or https, "
+        "no path, query or credentials), e.g. https://app.example.com"
+    )
+    try:
+        parts = urlsplit(item)
+        port = parts.port
+    except ValueError:
+        raise bad from None
+    if (
+        parts.scheme.lower() not in _DEFAULT_PORTS
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+        or "*" in item
+    ):
+        raise bad
+    scheme, host = parts.scheme.lower(), parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets in an Origin header
+    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
 
 
 _ENV_FIELDS: dict[str, str] = {f"IRIS_{name.upper()}": name for name in Settings.__struct_fields__}

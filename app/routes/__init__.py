@@ -12,6 +12,7 @@ from app.routes.models import ModelController
 from app.routes.providers import ProviderController
 from app.routes.runs import RunController
 from app.routes.storage import StorageController
+from app.routes.web import ChatPageController
 
 ROUTE_HANDLERS = [
     HealthController,
@@ -24,4 +25,5 @@ ROUTE_HANDLERS = [
     RunController,
     ChatController,
     LlmController,
+    ChatPageController,
 ]

@@ -60,5 +60,11 @@ class StorageController(Controller):
             media_type=media_type,
             content_disposition_type="inline",
             filename=file_path.name,
-            headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=300"},
+            # Signed URLs are bearer-less by design: an <img> on any page may show them, even one that
+            # isolates itself with Cross-Origin-Embedder-Policy.
+            headers={
+                "X-Content-Type-Options": "nosniff",
+                "Cache-Control": "private, max-age=300",
+                "Cross-Origin-Resource-Policy": "cross-origin",
+            },
         )

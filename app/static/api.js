@@ -1,0 +1,183 @@
+// @ts-check
+/** The public JSON API, as any frontend calls it: bearer token, problem+json errors, SSE over fetch. */
+
+/** @typedef {{type: string, [key: string]: any}} AgUiEvent */
+/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean}} AgentModel */
+/** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string}} SessionOut */
+/** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string}} ChatPart */
+/** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string}} ChatMessage */
+
+/** An error the API answered with (problem+json), or a failure to reach it. */
+export class ApiError extends Error {
+  /**
+   * @param {string} detail
+   * @param {string} code
+   * @param {number} status
+   */
+  constructor(detail, code, status) {
+    super(detail);
+    this.detail = detail;
+    this.code = code;
+    this.status = status;
+  }
+}
+
+const TOKEN_KEY = "iris.token";
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** @param {string | null} value */
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/** @param {Record<string, string>} [extra] */
+function headers(extra = {}) {
+  const out = { ...extra };
+  const bearer = token();
+  if (bearer) out.Authorization = `Bearer ${bearer}`;
+  return out;
+}
+
+/** @param {Response} response */
+async function problem(response) {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text);
+    return new ApiError(body.detail || body.title || text, body.code || `http_${response.status}`, response.status);
+  } catch {
+    return new ApiError(text || response.statusText, `http_${response.status}`, response.status);
+  }
+}
+
+/**
+ * @param {string} path
+ * @param {RequestInit} [init]
+ * @returns {Promise<Response>}
+ */
+async function call(path, init = {}) {
+  let response;
+  try {
+    response = await fetch(path, { ...init, headers: headers(/** @type {Record<string, string>} */ (init.headers || {})) });
+  } catch (error) {
+    throw new ApiError(`Iris could not be reached (${error}).`, "network_error", 0);
+  }
+  if (!response.ok) throw await problem(response);
+  return response;
+}
+
+/**
+ * @param {string} path
+ * @param {RequestInit} [init]
+ * @returns {Promise<any>}
+ */
+export async function json(path, init) {
+  const response = await call(path, init);
+  return response.status === 204 ? null : response.json();
+}
+
+/**
+ * POST a JSON body and return the streaming response.
+ * @param {string} path
+ * @param {unknown} body
+ */
+export function postStream(path, body) {
+  return call(path, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+  });
+}
+
+/**
+ * GET a stream to re-attach to; ``null`` when nothing runs (204).
+ * @param {string} path
+ * @param {string | null} lastEventId
+ */
+export async function getStream(path, lastEventId) {
+  const response = await call(path, {
+    headers: lastEventId ? { "Last-Event-ID": lastEventId, Accept: "text/event-stream" } : { Accept: "text/event-stream" },
+  });
+  return response.status === 204 ? null : response;
+}
+
+/**
+ * The events of an SSE body, with their ``id:``; comments (``: ping``) are skipped.
+ * @param {Response} response
+ * @returns {AsyncGenerator<{id: string | null, event: AgUiEvent}>}
+ */
+export async function* events(response) {
+  if (!response.body) return;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let id = null;
+      const data = [];
+      for (const line of frame.split("\n")) {
+        if (line.startsWith("id:")) id = line.slice(3).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) yield { id, event: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
+/**
+ * Upload one image with progress (fetch cannot report upload progress; XMLHttpRequest can).
+ * @param {File} file
+ * @param {string} threadId
+ * @param {(fraction: number) => void} onProgress
+ * @returns {Promise<{id: string, url: string, parts: {chat: ChatPart}}>}
+ */
+export function upload(file, threadId, onProgress) {
+  return new Promise((resolve, reject) => {
+    const form = new FormData();
+    form.append("threadId", threadId);
+    form.append("file", file, file.name || "pasted-image");
+    const request = new XMLHttpRequest();
+    request.open("POST", "/api/files");
+    const bearer = token();
+    if (bearer) request.setRequestHeader("Authorization", `Bearer ${bearer}`);
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    request.onerror = () => reject(new ApiError("The upload could not reach Iris.", "network_error", 0));
+    request.onload = () => {
+      let body = null;
+      try {
+        body = JSON.parse(request.responseText);
+      } catch {
+        body = null;
+      }
+      if (request.status === 201 && body) resolve(body);
+      else
+        reject(
+          new ApiError(
+            (body && (body.detail || body.title)) || request.statusText,
+            (body && body.code) || `http_${request.status}`,
+            request.status,
+          ),
+        );
+    };
+    request.send(form);
+  });
+}
+
+/** A random UUID, also outside secure contexts (where crypto.randomUUID is missing). */
+export function uuid4() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

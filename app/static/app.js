@@ -1,0 +1,800 @@
+// @ts-check
+/** The chat page: seed 002 §3 on the chat surface, talking only to the public JSON API. */
+import { ApiError, events, getStream, json, postStream, setToken, token, upload, uuid4 } from "./api.js";
+
+/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
+/** @typedef {import("./api.js").AgentModel} AgentModel */
+/** @typedef {import("./api.js").ChatMessage} ChatMessage */
+/** @typedef {import("./api.js").ChatPart} ChatPart */
+/** @typedef {import("./api.js").SessionOut} SessionOut */
+/** @typedef {{name: string, args: string, summary?: string}} ToolView */
+/** @typedef {{usage?: string, tool?: ToolView}} Extras */
+/** @typedef {{key: string, name: string, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, error?: string}} Attachment */
+/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
+
+const MAX_IMAGES = 4;
+const slugMatch = location.pathname.match(/^\/chat\/([^/]+)/);
+const slug = decodeURIComponent(slugMatch ? slugMatch[1] : "default");
+const base = `/api/agents/${encodeURIComponent(slug)}`;
+
+/**
+ * @template {HTMLElement} T
+ * @param {string} id
+ * @returns {T}
+ */
+function $(id) {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`#${id} is missing`);
+  return /** @type {T} */ (element);
+}
+
+const ui = {
+  signin: $("signin"),
+  account: $("account"),
+  who: $("who"),
+  tokenInput: /** @type {HTMLInputElement} */ ($("token-input")),
+  sessions: $("sessions"),
+  model: /** @type {HTMLSelectElement} */ ($("model")),
+  visionHint: $("vision-hint"),
+  messages: $("messages"),
+  approval: $("approval"),
+  approvalQuestion: $("approval-question"),
+  error: $("error"),
+  composer: /** @type {HTMLFormElement} */ ($("composer")),
+  editing: $("editing"),
+  attachments: $("attachments"),
+  attachHint: $("attach-hint"),
+  attachLabel: $("attach-label"),
+  file: /** @type {HTMLInputElement} */ ($("file")),
+  text: /** @type {HTMLTextAreaElement} */ ($("text")),
+  send: /** @type {HTMLButtonElement} */ ($("send")),
+  stop: /** @type {HTMLButtonElement} */ ($("stop")),
+  preview: $("preview"),
+  previewImage: /** @type {HTMLImageElement} */ ($("preview-image")),
+};
+
+const state = {
+  /** @type {AgentModel[]} */ models: [],
+  /** @type {string | null} */ sessionId: null,
+  /** @type {ChatMessage[]} */ history: [],
+  /** @type {Attachment[]} */ attachments: [],
+  /** @type {string | null} */ editing: null,
+  /** @type {string | null} */ runId: null,
+};
+
+// -- small helpers ----------------------------------------------------------------------------------
+
+/**
+ * @param {string} tag
+ * @param {Record<string, string>} [attrs]
+ * @param {(Node | string)[]} [children]
+ */
+function el(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  node.append(...children);
+  return node;
+}
+
+/** @param {unknown} error */
+function showError(error) {
+  if (error instanceof ApiError) {
+    ui.error.textContent = `${error.detail} (${error.code})`;
+    if (error.status === 401) signedOut();
+  } else {
+    ui.error.textContent = String(error);
+  }
+}
+
+function clearError() {
+  ui.error.textContent = "";
+}
+
+const stored = {
+  /** @param {string} key */
+  get(key) {
+    const raw = sessionStorage.getItem(key);
+    return raw ? JSON.parse(raw) : null;
+  },
+  /** @param {string} key @param {unknown} value */
+  set(key, value) {
+    if (value === null) sessionStorage.removeItem(key);
+    else sessionStorage.setItem(key, JSON.stringify(value));
+  },
+};
+const keys = {
+  session: () => `iris.session.${slug}`,
+  /** @param {string} id */ extras: (id) => `iris.extras.${id}`,
+  /** @param {string} id */ log: (id) => `iris.run.${id}`,
+  /** @param {string} id */ interrupt: (id) => `iris.interrupt.${id}`,
+};
+
+/** @param {string} sessionId @returns {Record<string, Extras>} */
+function extrasOf(sessionId) {
+  return stored.get(keys.extras(sessionId)) || {};
+}
+
+/** @param {string} sessionId @param {string} messageId @param {Extras} extra */
+function addExtras(sessionId, messageId, extra) {
+  const all = extrasOf(sessionId);
+  all[messageId] = { ...all[messageId], ...extra };
+  stored.set(keys.extras(sessionId), all);
+}
+
+/** @param {any[] | undefined} usage */
+function usageText(usage) {
+  if (!usage || !usage.length) return null;
+  return usage
+    .map((u) => {
+      const counts = [u.inputTokens != null ? `${u.inputTokens} in` : null, u.outputTokens != null ? `${u.outputTokens} out` : null];
+      return [u.provider && u.model ? `${u.provider}/${u.model}` : null, ...counts].filter(Boolean).join(" · ");
+    })
+    .join("; ");
+}
+
+function currentModel() {
+  return state.models.find((m) => m.id === ui.model.value) || null;
+}
+
+function visionOn() {
+  const model = currentModel();
+  return !model || model.type !== "text";
+}
+
+// -- sign-in ----------------------------------------------------------------------------------------
+
+function signedOut() {
+  setToken(null);
+  ui.signin.hidden = false;
+  ui.account.hidden = true;
+}
+
+/** @param {string} value */
+async function signedIn(value) {
+  setToken(value);
+  ui.signin.hidden = true;
+  ui.who.textContent = describeToken(value);
+  await loadSessions();
+  const remembered = stored.get(keys.session());
+  ui.account.hidden = false; // shown once the page is ready to chat (a re-attached answer may still run)
+  if (remembered) await openSession(remembered, { reattach: true });
+  else newChat();
+}
+
+/** @param {string} value */
+function describeToken(value) {
+  try {
+    const claims = JSON.parse(atob(value.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+    return claims.is_anonymous ? "Signed in as a guest" : `Signed in as ${claims.sub}`;
+  } catch {
+    return "Signed in";
+  }
+}
+
+$("guest").addEventListener("click", async () => {
+  clearError();
+  try {
+    const answer = await json("/api/auth/guest", { method: "POST" });
+    await signedIn(answer.accessToken);
+  } catch (error) {
+    showError(error);
+  }
+});
+
+$("use-token").addEventListener("click", async () => {
+  clearError();
+  const value = ui.tokenInput.value.trim();
+  if (!value) return;
+  ui.tokenInput.value = "";
+  await signedIn(value);
+});
+
+$("signout").addEventListener("click", () => {
+  stored.set(keys.session(), null);
+  signedOut();
+  ui.sessions.replaceChildren();
+  newChat();
+});
+
+// -- models -----------------------------------------------------------------------------------------
+
+async function loadModels() {
+  try {
+    const answer = await json(`${base}/models`);
+    state.models = answer.models;
+    ui.model.replaceChildren(
+      ...state.models.map((m) => el("option", { value: m.id }, [`${m.name} (${m.type})`])),
+    );
+    if (answer.defaultModelId) ui.model.value = answer.defaultModelId;
+    $("agent-name").textContent = slug;
+  } catch (error) {
+    showError(error);
+  }
+  modelChanged();
+}
+
+function modelChanged() {
+  const model = currentModel();
+  const on = visionOn();
+  ui.attachLabel.hidden = !on;
+  ui.visionHint.textContent = on ? "" : `${model ? model.name : "This model"} reads text only: images cannot be attached.`;
+  renderAttachments();
+}
+ui.model.addEventListener("change", modelChanged);
+
+// -- sessions ---------------------------------------------------------------------------------------
+
+async function loadSessions() {
+  try {
+    const answer = await json(`${base}/sessions`);
+    /** @type {SessionOut[]} */
+    const sessions = answer.sessions;
+    ui.sessions.replaceChildren(
+      ...sessions.map((s) => {
+        const title = s.title || "Untitled chat";
+        const open = el("button", { type: "button", class: "open", title }, [title]);
+        open.addEventListener("click", () => openSession(s.id, { reattach: true }));
+        const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete chat ${title}` }, ["×"]);
+        remove.addEventListener("click", () => deleteSession(s.id));
+        const item = el("li", s.id === state.sessionId ? { class: "current", "aria-current": "true" } : {}, [open, remove]);
+        return item;
+      }),
+    );
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** @param {string} id */
+async function deleteSession(id) {
+  clearError();
+  try {
+    await json(`${base}/sessions/${id}`, { method: "DELETE" });
+    if (id === state.sessionId) newChat();
+    await loadSessions();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+function newChat() {
+  state.sessionId = uuid4(); // uploads need a thread before the first message; the chat creates it
+  state.history = [];
+  stored.set(keys.session(), null);
+  resetComposer();
+  ui.approval.hidden = true;
+  renderHistory();
+}
+
+/**
+ * @param {string} id
+ * @param {{reattach: boolean}} options
+ */
+async function openSession(id, options) {
+  clearError();
+  state.sessionId = id;
+  resetComposer();
+  try {
+    const answer = await json(`${base}/sessions/${id}/messages`);
+    state.history = answer.messages;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "thread_not_found") {
+      newChat();
+      return;
+    }
+    showError(error);
+    return;
+  }
+  stored.set(keys.session(), id);
+  renderHistory();
+  showInterrupt(stored.get(keys.interrupt(id)));
+  await loadSessions();
+  if (options.reattach) await reattach(id);
+}
+
+async function refresh() {
+  if (!state.sessionId) return;
+  try {
+    const answer = await json(`${base}/sessions/${state.sessionId}/messages`);
+    state.history = answer.messages;
+    stored.set(keys.session(), state.sessionId);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === "thread_not_found")) showError(error);
+  }
+  renderHistory();
+  await loadSessions();
+}
+
+// -- messages ---------------------------------------------------------------------------------------
+
+/** @param {string} url @param {string} name */
+function imageButton(url, name) {
+  const img = el("img", { src: url, alt: name });
+  const button = el("button", { type: "button", "aria-label": `Enlarge image ${name}` }, [img]);
+  button.addEventListener("click", () => openPreview(url, name));
+  return button;
+}
+
+function renderHistory() {
+  const extras = state.sessionId ? extrasOf(state.sessionId) : {};
+  const lastAssistant = [...state.history].reverse().find((m) => m.role === "assistant");
+  const items = [];
+  for (const message of state.history) {
+    const extra = extras[message.id] || {};
+    if (message.role === "assistant" && !message.content && !extra.usage) continue; // a turn that only called a tool
+    const item = el("li", { class: `msg ${message.role}`, "data-message-id": message.id, "aria-label": `${message.role} message` });
+    if (message.role === "tool") {
+      item.append(toolBlock(extra.tool || { name: "tool", args: "", summary: message.content }));
+    } else {
+      const images = message.parts.filter((p) => p.type === "image");
+      if (images.length) {
+        item.append(el("div", { class: "images" }, images.map((p) => (p.type === "image" ? imageButton(p.image, p.name) : ""))));
+      }
+      const text = message.parts.filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : "")).join("\n");
+      if (text) item.append(el("div", { class: "text" }, [text]));
+    }
+    if (extra.usage) item.append(el("div", { class: "usage" }, [`Usage: ${extra.usage}`]));
+    const actions = el("div", { class: "actions" });
+    if (message.role === "user") {
+      const edit = el("button", { type: "button" }, ["Edit"]);
+      edit.addEventListener("click", () => startEdit(message));
+      actions.append(edit);
+    }
+    if (message === lastAssistant) {
+      const again = el("button", { type: "button" }, ["Regenerate"]);
+      again.addEventListener("click", () => regenerate());
+      actions.append(again);
+    }
+    if (actions.childElementCount) item.append(actions);
+    items.push(item);
+  }
+  ui.messages.replaceChildren(...items);
+  setRunning(state.runId !== null);
+}
+
+/** @param {ToolView} tool */
+function toolBlock(tool) {
+  const summary = el("div", { class: "tool-summary" }, [tool.summary === undefined ? "running…" : tool.summary]);
+  return el("div", { class: "tool-call", "aria-label": `Tool call ${tool.name}` }, [
+    el("div", {}, [`${tool.name}(${tool.args})`]),
+    summary,
+  ]);
+}
+
+// -- the live answer --------------------------------------------------------------------------------
+
+/** Renders one run's events into the message list as they arrive (or as they are replayed). */
+class LiveRun {
+  /** @param {string} sessionId */
+  constructor(sessionId) {
+    this.sessionId = sessionId;
+    this.known = new Set(state.history.map((m) => m.id)); // already shown from history: never twice
+    /** @type {Map<string, HTMLElement>} */ this.texts = new Map();
+    /** @type {Map<string, {view: ToolView, item: HTMLElement}>} */ this.tools = new Map();
+    /** @type {string | null} */ this.lastAssistant = null;
+    /** @type {HTMLElement | null} */ this.lastItem = null;
+    this.ended = false;
+  }
+
+  /** @param {AgUiEvent} event */
+  apply(event) {
+    switch (event.type) {
+      case "RUN_STARTED":
+        state.runId = event.runId;
+        setRunning(true);
+        break;
+      case "TEXT_MESSAGE_START": {
+        if (this.known.has(event.messageId)) break;
+        const text = el("div", { class: "text" });
+        const item = el("li", { class: "msg assistant", "data-message-id": event.messageId, "aria-label": "assistant message" }, [text]);
+        ui.messages.append(item);
+        this.texts.set(event.messageId, text);
+        this.lastAssistant = event.messageId;
+        this.lastItem = item;
+        break;
+      }
+      case "TEXT_MESSAGE_CONTENT": {
+        const text = this.texts.get(event.messageId);
+        if (text) text.textContent += event.delta;
+        break;
+      }
+      case "TOOL_CALL_START": {
+        const view = { name: event.toolCallName, args: "" };
+        const item = el("li", { class: "msg tool", "aria-label": "tool message" });
+        item.append(toolBlock(view));
+        ui.messages.append(item);
+        this.tools.set(event.toolCallId, { view, item });
+        break;
+      }
+      case "TOOL_CALL_ARGS": {
+        const tool = this.tools.get(event.toolCallId);
+        if (tool) {
+          tool.view.args += event.delta;
+          tool.item.replaceChildren(toolBlock(tool.view));
+        }
+        break;
+      }
+      case "TOOL_CALL_RESULT": {
+        const tool = this.tools.get(event.toolCallId);
+        const output = (event.metadata || {})["iris/toolAgentOutput"];
+        /** @type {ToolView} */
+        const view = tool ? tool.view : { name: output ? output.toolName : "tool", args: "" };
+        view.summary = output ? output.resultSummary : event.content;
+        if (tool) tool.item.replaceChildren(toolBlock(view));
+        addExtras(this.sessionId, event.messageId, { tool: view });
+        break;
+      }
+      case "RUN_FINISHED": {
+        const usage = usageText(event.usage);
+        if (usage && this.lastAssistant) addExtras(this.sessionId, this.lastAssistant, { usage });
+        const outcome = event.outcome || {};
+        if (outcome.type === "interrupt" && outcome.interrupts && outcome.interrupts.length) {
+          stored.set(keys.interrupt(this.sessionId), outcome.interrupts[0]);
+        }
+        this.ended = true;
+        break;
+      }
+      case "RUN_ERROR":
+        ui.error.textContent = `${event.message} (${event.code || "run_error"})`;
+        this.ended = true;
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+/**
+ * Read a run's stream to its end, logging each event so a reload can re-attach where it left off.
+ * @param {Response} response
+ * @param {string} sessionId
+ * @param {RunLog | null} replay the events seen before a reload, shown again first
+ */
+async function follow(response, sessionId, replay) {
+  const live = new LiveRun(sessionId);
+  /** @type {RunLog} */
+  const log = replay || { runId: null, lastEventId: null, events: [] };
+  for (const event of log.events) live.apply(event);
+  try {
+    for await (const { id, event } of events(response)) {
+      live.apply(event);
+      log.events.push(event);
+      if (id) log.lastEventId = id;
+      if (event.type === "RUN_STARTED") log.runId = event.runId;
+      stored.set(keys.log(sessionId), live.ended ? null : log);
+    }
+  } catch (error) {
+    showError(new ApiError(`The answer stream broke off (${error}); reload to re-attach.`, "stream_interrupted", 0));
+    state.runId = null;
+    setRunning(false);
+    return;
+  }
+  stored.set(keys.log(sessionId), null);
+  state.runId = null;
+  if (state.sessionId === sessionId) {
+    await refresh();
+    showInterrupt(stored.get(keys.interrupt(sessionId)));
+  }
+  setRunning(false);
+}
+
+/** @param {string} sessionId */
+async function reattach(sessionId) {
+  /** @type {RunLog | null} */
+  const log = stored.get(keys.log(sessionId));
+  try {
+    const response = await getStream(
+      `${base}/chat/stream?sessionId=${encodeURIComponent(sessionId)}`,
+      log ? log.lastEventId : null,
+    );
+    if (!response) {
+      stored.set(keys.log(sessionId), null);
+      return;
+    }
+    await follow(response, sessionId, log);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** @param {boolean} running */
+function setRunning(running) {
+  ui.stop.hidden = !running;
+  ui.send.disabled = running;
+  for (const button of ui.messages.querySelectorAll(".actions button")) {
+    /** @type {HTMLButtonElement} */ (button).disabled = running;
+  }
+}
+
+/** @param {Record<string, unknown>} body */
+async function run(body) {
+  clearError();
+  const sessionId = state.sessionId || uuid4();
+  state.sessionId = sessionId;
+  state.runId = "";
+  setRunning(true);
+  let response;
+  try {
+    response = await postStream(`${base}/chat`, { sessionId, modelId: ui.model.value || undefined, ...body });
+  } catch (error) {
+    state.runId = null;
+    setRunning(false);
+    showError(error);
+    return false;
+  }
+  stored.set(keys.session(), sessionId);
+  await follow(response, sessionId, null);
+  return true;
+}
+
+ui.stop.addEventListener("click", async () => {
+  if (!state.runId) return;
+  try {
+    await json(`/agent/runs/${encodeURIComponent(state.runId)}/cancel`, { method: "POST" });
+  } catch (error) {
+    showError(error);
+  }
+});
+
+// -- approval interrupts ----------------------------------------------------------------------------
+
+/** @param {{id: string, message?: string} | null} interrupt */
+function showInterrupt(interrupt) {
+  ui.approval.hidden = !interrupt;
+  ui.approvalQuestion.textContent = interrupt ? interrupt.message || "The assistant asks for approval." : "";
+  ui.approval.dataset.interruptId = interrupt ? interrupt.id : "";
+}
+
+/** @param {"resolved" | "cancelled"} status */
+async function answerInterrupt(status) {
+  const interruptId = ui.approval.dataset.interruptId;
+  if (!interruptId || !state.sessionId) return;
+  const sessionId = state.sessionId;
+  ui.approval.hidden = true;
+  stored.set(keys.interrupt(sessionId), null);
+  const ok = await run({ resume: [{ interruptId, status }] });
+  if (!ok) showInterrupt({ id: interruptId, message: ui.approvalQuestion.textContent || "" });
+}
+$("approve").addEventListener("click", () => answerInterrupt("resolved"));
+$("deny").addEventListener("click", () => answerInterrupt("cancelled"));
+
+// -- composer ---------------------------------------------------------------------------------------
+
+function liveAttachments() {
+  return state.attachments.filter((a) => a.status !== "failed");
+}
+
+function renderAttachments() {
+  const full = liveAttachments().length >= MAX_IMAGES;
+  ui.file.disabled = full;
+  ui.attachLabel.classList.toggle("disabled", full);
+  ui.attachLabel.setAttribute("aria-disabled", String(full));
+  if (full && !ui.attachHint.textContent) ui.attachHint.textContent = `At most ${MAX_IMAGES} images per message.`;
+  if (!full && ui.attachHint.textContent === `At most ${MAX_IMAGES} images per message.`) ui.attachHint.textContent = "";
+  ui.attachments.replaceChildren(
+    ...state.attachments.map((a) => {
+      const item = el("li", { "aria-label": `Attachment ${a.name}` });
+      if (a.status === "uploading") {
+        item.append(el("progress", { max: "1", value: String(a.progress), "aria-label": `Uploading ${a.name}` }));
+      } else if (a.status === "ready" && a.part && a.part.type === "image") {
+        item.append(el("img", { src: a.part.image, alt: a.name }));
+      } else {
+        item.append(el("span", { class: "failed" }, [`${a.name}: ${a.error}`]));
+      }
+      item.append(el("span", {}, [a.name]));
+      const remove = el("button", { type: "button", "aria-label": `Remove ${a.name}` }, ["Remove"]);
+      remove.addEventListener("click", () => {
+        state.attachments = state.attachments.filter((x) => x !== a);
+        ui.attachHint.textContent = "";
+        renderAttachments();
+      });
+      item.append(remove);
+      return item;
+    }),
+  );
+}
+
+/**
+ * Start uploading images picked, pasted or dropped; beyond the cap or on a text-only model they are
+ * refused here, visibly.
+ * @param {File[]} files
+ * @param {string} how
+ */
+function addFiles(files, how) {
+  if (!files.length) return;
+  if (!visionOn()) {
+    ui.attachHint.textContent = `The ${how} image was ignored: this model reads text only.`;
+    return;
+  }
+  if (!state.sessionId) state.sessionId = uuid4();
+  const threadId = state.sessionId;
+  for (const file of files) {
+    if (liveAttachments().length >= MAX_IMAGES) {
+      ui.attachHint.textContent = `At most ${MAX_IMAGES} images per message: ${file.name || "the image"} was not added.`;
+      continue;
+    }
+    /** @type {Attachment} */
+    const attachment = { key: uuid4(), name: file.name || "pasted image", status: "uploading", progress: 0 };
+    state.attachments.push(attachment);
+    upload(file, threadId, (fraction) => {
+      attachment.progress = fraction;
+      renderAttachments();
+    })
+      .then((answer) => {
+        attachment.status = "ready";
+        attachment.part = answer.parts.chat;
+      })
+      .catch((error) => {
+        attachment.status = "failed";
+        attachment.error = error instanceof ApiError ? `${error.detail} (${error.code})` : String(error);
+        showError(error);
+      })
+      .finally(renderAttachments);
+  }
+  renderAttachments();
+}
+
+ui.file.addEventListener("change", () => {
+  addFiles(Array.from(ui.file.files || []), "chosen");
+  ui.file.value = "";
+});
+
+ui.text.addEventListener("paste", (event) => {
+  const files = Array.from(event.clipboardData ? event.clipboardData.items : [])
+    .filter((item) => item.kind === "file" && item.type.startsWith("image/"))
+    .map((item) => item.getAsFile())
+    .filter((file) => file !== null);
+  if (!files.length) return;
+  event.preventDefault();
+  addFiles(/** @type {File[]} */ (files), "pasted");
+});
+
+ui.composer.addEventListener("dragover", (event) => {
+  event.preventDefault();
+  ui.composer.classList.add("dragging");
+});
+ui.composer.addEventListener("dragleave", () => ui.composer.classList.remove("dragging"));
+ui.composer.addEventListener("drop", (event) => {
+  event.preventDefault();
+  ui.composer.classList.remove("dragging");
+  addFiles(Array.from(event.dataTransfer ? event.dataTransfer.files : []), "dropped");
+});
+
+ui.text.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    ui.composer.requestSubmit();
+  }
+});
+
+function resetComposer() {
+  state.attachments = [];
+  state.editing = null;
+  ui.editing.hidden = true;
+  ui.text.value = "";
+  ui.attachHint.textContent = "";
+  renderAttachments();
+}
+
+/** @param {ChatMessage} message */
+function startEdit(message) {
+  state.editing = message.id;
+  ui.editing.hidden = false;
+  ui.text.value = message.parts.map((p) => (p.type === "text" ? p.text : "")).filter(Boolean).join("\n");
+  state.attachments = message.parts.flatMap((p) =>
+    p.type === "image"
+      ? [{ key: uuid4(), name: p.name, status: /** @type {const} */ ("ready"), progress: 1, part: { type: "image", image: p.image, mimeType: p.mimeType, name: p.name } }]
+      : [],
+  );
+  ui.attachHint.textContent = "";
+  renderAttachments();
+  ui.text.focus();
+}
+$("cancel-edit").addEventListener("click", resetComposer);
+
+/** Hide what an edit or a regeneration replaces (the server marks it superseded). @param {number} from */
+function dropFrom(from) {
+  state.history = state.history.slice(0, from);
+  renderHistory();
+}
+
+/** @param {ChatPart[]} parts */
+function showSent(parts) {
+  const images = parts.filter((p) => p.type === "image");
+  const text = parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+  const item = el("li", { class: "msg user", "aria-label": "user message" });
+  if (images.length) item.append(el("div", { class: "images" }, images.map((p) => (p.type === "image" ? imageButton(p.image, p.name) : ""))));
+  if (text) item.append(el("div", { class: "text" }, [text]));
+  ui.messages.append(item);
+}
+
+ui.composer.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  if (state.runId !== null) return;
+  if (!token()) {
+    ui.error.textContent = "Sign in first: continue as a guest or paste a token.";
+    return;
+  }
+  if (state.attachments.some((a) => a.status === "uploading")) {
+    ui.attachHint.textContent = "Wait for the uploads to finish.";
+    return;
+  }
+  const text = ui.text.value.trim();
+  /** @type {ChatPart[]} */
+  const parts = [
+    ...(text ? [/** @type {ChatPart} */ ({ type: "text", text })] : []),
+    ...state.attachments.flatMap((a) => (a.status === "ready" && a.part ? [a.part] : [])),
+  ];
+  if (!parts.length) return;
+  const editing = state.editing;
+  /** @type {Record<string, unknown>} */
+  const body = { parts };
+  if (editing) {
+    body.editMessageId = editing;
+    const index = state.history.findIndex((m) => m.id === editing);
+    if (index >= 0) dropFrom(index);
+  }
+  const saved = { text: ui.text.value, attachments: state.attachments, editing };
+  resetComposer();
+  showSent(parts);
+  const ok = await run(body);
+  if (!ok) {
+    // Nothing was sent: give the user their message back.
+    ui.text.value = saved.text;
+    state.attachments = saved.attachments;
+    state.editing = saved.editing;
+    ui.editing.hidden = !saved.editing;
+    renderAttachments();
+    await refresh();
+  }
+});
+
+async function regenerate() {
+  const lastUser = state.history.map((m) => m.role).lastIndexOf("user");
+  if (lastUser >= 0) dropFrom(lastUser + 1);
+  const ok = await run({ regenerate: true });
+  if (!ok) await refresh();
+}
+
+$("new-chat").addEventListener("click", () => {
+  clearError();
+  newChat();
+  loadSessions();
+});
+
+// -- image preview ----------------------------------------------------------------------------------
+
+/** @param {string} url @param {string} name */
+function openPreview(url, name) {
+  ui.previewImage.src = url;
+  ui.previewImage.alt = name;
+  ui.preview.hidden = false;
+  $("preview-close").focus();
+}
+
+function closePreview() {
+  ui.preview.hidden = true;
+  ui.previewImage.removeAttribute("src");
+}
+$("preview-close").addEventListener("click", closePreview);
+ui.preview.addEventListener("click", (event) => {
+  if (event.target === ui.preview) closePreview();
+});
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !ui.preview.hidden) closePreview();
+});
+
+// -- start ------------------------------------------------------------------------------------------
+
+async function start() {
+  await loadModels();
+  const value = token();
+  if (value) await signedIn(value);
+  else {
+    signedOut();
+    newChat();
+  }
+  document.body.dataset.ready = "true";
+}
+
+start();
