@@ -1,0 +1,175 @@
+"""Browser tests: the built-in chat page in the system's Chromium, against a real ``python -m app serve``.
+
+One Iris process serves the whole session and one Chromium each module; every test gets a fresh
+browser context (its own ``sessionStorage``) and signs in as a new guest, so tests do not see each
+other's chats.
+Playwright's own browser download is never used: ``executable_path`` points at Debian's ``chromium``.
+On a failure the test's screenshot and browser console log are saved under its pytest temp dir, and
+the path is printed.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+
+from app.auth import issue_token
+from tests.support.databases import copy_sqlite
+from tests.support.iris_process import IrisProcess, iris_process
+from tests.support.postgres import free_port
+
+JWT_SECRET = "browser-tests-secret-that-is-long-enough-for-hs256"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+SLOW_MODEL = {
+    "name": "Slow vision",
+    "provider": "local",
+    "modelId": "slow",
+    "type": "vision",
+    "supportsTools": True,
+    "guestVisible": True,
+    "options": {"delayMs": 60},
+}
+FAILED = pytest.StashKey[bool]()
+
+
+def find_chromium() -> str | None:
+    """Debian's ``chromium`` (what ``.ci/run`` installs), else any chromium on PATH."""
+    for candidate in ("/usr/bin/chromium", "chromium", "chromium-browser"):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class Site:
+    """The Iris under test, and two static pages on other origins: one listed in IRIS_CORS_ORIGINS."""
+
+    iris: IrisProcess
+    allowed_origin: str
+    denied_origin: str
+
+    @property
+    def base(self) -> str:
+        return self.iris.base_url
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+
+@contextmanager
+def static_site(root: Path) -> Iterator[str]:
+    """A tiny static file server on another origin (stdlib ``http.server``, port picked by the OS)."""
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found (install Debian's `chromium`; .ci/run does): browser tests skipped")
+    return path
+
+
+@pytest.fixture(scope="session")
+def site(
+    sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory, chromium_path: str
+) -> Iterator[Site]:
+    """One Iris for the session, on a temp data dir, with a slow local model and CORS for one origin."""
+    root = tmp_path_factory.mktemp("browser-site")
+    pages = root / "pages"
+    pages.mkdir()
+    (pages / "index.html").write_text("<!doctype html><title>elsewhere</title><p>another origin</p>")
+    port = free_port()
+    with static_site(pages) as allowed, static_site(pages) as denied:
+        env = {
+            "IRIS_DATA_DIR": str(root / "data"),
+            "IRIS_DATABASE_URL": copy_sqlite(sqlite_template, root / "iris.db"),
+            "IRIS_JWT_SECRET": JWT_SECRET,
+            "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "IRIS_CORS_ORIGINS": allowed,
+        }
+        with iris_process(env, port, root / "iris.log") as iris:
+            admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
+            created = httpx.post(f"{iris.base_url}/api/models", json=SLOW_MODEL, headers=admin)
+            assert created.status_code == 201, created.text
+            yield Site(iris=iris, allowed_origin=allowed, denied_origin=denied)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path: str, site: Site) -> Iterator[Browser]:
+    """Chromium for one module. Playwright's sync API keeps an event loop running in this thread while
+    it is open, so it closes before the suite's asyncio tests run (and starts after ``site``, whose
+    set-up migrates a database with ``asyncio.run``)."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed:
+        item.stash[FAILED] = True
+    return report
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Page]:
+    """A fresh context and page; on failure, a screenshot and the console log under ``tmp_path``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(10_000)
+    new_page = context.new_page()
+    console: list[str] = []
+
+    def record(message: ConsoleMessage) -> None:
+        console.append(f"[{message.type}] {message.text}")
+
+    new_page.on("console", record)
+    new_page.on("pageerror", lambda error: console.append(f"[pageerror] {error}"))
+    try:
+        yield new_page
+    finally:
+        if request.node.stash.get(FAILED, False):
+            folder = tmp_path / "browser-failure"
+            folder.mkdir(exist_ok=True)
+            try:
+                new_page.screenshot(path=str(folder / "page.png"), full_page=True)
+            except Exception as exc:
+                console.append(f"[screenshot failed] {exc}")
+            (folder / "console.log").write_text("\n".join(console) + "\n")
+            print(f"\nbrowser failure artifacts (screenshot, console log): {folder}")
+        context.close()
