@@ -38,6 +38,7 @@ def _serve(_args: argparse.Namespace) -> None:
     base = f"http://{settings.host}:{settings.port}"
     token = issue_token(settings.jwt_secret, "dev", audience=settings.jwt_audience)
     print(f"Iris serving on {base}  (data: {settings.data_path.resolve()})")
+    print(f"Chat page: {base}/   (try it in a browser)")
     print(f"API docs: {base}/schema/swagger   OpenAPI: {base}/schema/openapi.json")
     print(f"Dev token for user 'dev' (30 days):\n{token}", flush=True)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")

@@ -350,6 +350,11 @@ function renderHistory() {
   }
   ui.messages.replaceChildren(...items);
   setRunning(state.runId !== null);
+  scrollDown();
+}
+
+function scrollDown() {
+  ui.messages.scrollTop = ui.messages.scrollHeight;
 }
 
 /** @param {ToolView} tool */
@@ -396,6 +401,7 @@ class LiveRun {
       case "TEXT_MESSAGE_CONTENT": {
         const text = this.texts.get(event.messageId);
         if (text) text.textContent += event.delta;
+        scrollDown();
         break;
       }
       case "TOOL_CALL_START": {
@@ -591,7 +597,7 @@ function renderAttachments() {
       item.append(remove);
       return item;
     }),
-  );
+  );  scrollDown(); // the composer grew or shrank: keep the newest message in view
 }
 
 /**
@@ -706,6 +712,7 @@ function showSent(parts) {
   if (images.length) item.append(el("div", { class: "images" }, images.map((p) => (p.type === "image" ? imageButton(p.image, p.name) : ""))));
   if (text) item.append(el("div", { class: "text" }, [text]));
   ui.messages.append(item);
+  scrollDown();
 }
 
 ui.composer.addEventListener("submit", async (event) => {
