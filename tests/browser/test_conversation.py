@@ -192,3 +192,17 @@ def test_denying_an_interrupt_skips_the_tool(page: Page, site: Site) -> None:
     send(page, "thanks")  # the session is not stranded
     wait_idle(page)
     expect(assistant_messages(page).last).to_contain_text("You said: thanks")
+
+
+def test_enter_sends_and_shift_enter_starts_a_new_line(page: Page, site: Site) -> None:
+    open_as_guest(page, site.base)
+    box = page.get_by_role("textbox", name="Message")
+    box.type("line one")
+    box.press("Shift+Enter")
+    box.type("line two")
+    expect(box).to_have_value("line one\nline two")
+    expect(user_messages(page)).to_have_count(0)  # nothing sent yet
+    box.press("Enter")
+    wait_idle(page)
+    expect(box).to_have_value("")
+    expect(assistant_messages(page).last).to_contain_text("You said: line one\nline two")
