@@ -24,7 +24,8 @@ def _path(user: str = USER, thread: uuid.UUID = THREAD, name: str = OBJECT) -> s
     return f"agent-inputs/{user}/{thread}/uploads/{name}"
 
 
-def _token(path: str, *, bucket: str = "iris", minutes: int = 10, secret: str = SECRET) -> str:
+def _token(path: str, *, bucket: str = "iris", minutes: int = 24 * 60, secret: str = SECRET) -> str:
+    # The URLs below are made at collection: they must outlive a whole suite run on a loaded machine.
     expires = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=minutes)
     return sign_object_token(secret, bucket, path, expires)
 
