@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Response, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.response import Stream
@@ -46,7 +46,7 @@ class LlmController(Controller):
         run_manager: NamedDependency[RunManager],
         model_repo: NamedDependency[ModelRepository],
         upload_repo: NamedDependency[UploadRepository],
-    ) -> Stream | LlmChatAnswer:
+    ) -> Stream | Response[LlmChatAnswer]:
         """Answer ``parts`` (or ``content``) after the given ``messages``: AG-UI events when ``stream``
         (the default), else ``{content, usage}``. Same URL policy and capability checks as every run."""
         plan = await stateless_plan(
@@ -60,4 +60,6 @@ class LlmController(Controller):
         )
         if data.stream:
             return stream_stateless(plan, run_manager.services, ping_seconds=settings.sse_ping_seconds)
-        return await answer_stateless(plan, run_manager.services)
+        # Both branches are responses, so the handler imposes no media type of its own (a handler
+        # media type would override the stream's ``text/event-stream``).
+        return Response(await answer_stateless(plan, run_manager.services))

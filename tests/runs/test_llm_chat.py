@@ -32,6 +32,7 @@ async def test_text_streams_and_nothing_is_stored(
     before = await stored.counts()
     response = await client.post(LLM, json={"modelId": "local/text", "content": "hello"}, headers=alice)
     assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
     events = check_stream(response.content)
     assert "You said: hello" in answer_text(events)
     assert await stored.counts() == before
@@ -50,6 +51,7 @@ async def test_an_image_with_the_local_model_without_streaming(
     }
     response = await client.post(LLM, json=body, headers=alice)
     assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
     answer = response.json()
     assert "21x13" in answer["content"]
     assert answer["usage"]["provider"] == "local"
