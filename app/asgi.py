@@ -14,7 +14,6 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
-from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -24,6 +23,7 @@ from app.json_depth import refuse_deep_json
 from app.media.pipeline import ImageDelivery
 from app.media.variants import VariantCache
 from app.migrations import current_revisions, head_revisions
+from app.openapi import IrisOpenAPIConfig
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
@@ -121,11 +121,12 @@ def create_app(
                 "registry": registry,
             }
         ),
-        openapi_config=OpenAPIConfig(
+        openapi_config=IrisOpenAPIConfig(
             title="Iris",
             version=version("iris"),
             description="Multimodal agent-chat backend: text and images in, AG-UI 1.0 events out.",
             path="/schema",
+            use_handler_docstrings=True,
             render_plugins=[swagger_plugin()],
             components=Components(
                 security_schemes={

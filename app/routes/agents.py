@@ -8,6 +8,7 @@ from litestar.params import FromPath
 
 from app.catalogue import picker_models
 from app.errors import NotFound
+from app.openapi import documented
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import AgentModels
 
@@ -19,7 +20,11 @@ class AgentController(Controller):
     tags = ["Agents"]
     signature_types = [AgentRepository, ModelRepository]
 
-    @get("/models", operation_id="ListAgentModels")
+    @get(
+        "/models",
+        operation_id="ListAgentModels",
+        operation_class=documented(problems={404: ["agent_not_found"]}),
+    )
     async def list_models(
         self,
         slug: FromPath[str],

@@ -8,6 +8,7 @@ from litestar import Controller, post
 from litestar.di import NamedDependency
 
 from app.auth import issue_guest_token
+from app.openapi import documented
 from app.schemas.system import GuestToken
 from app.settings import Settings
 
@@ -18,7 +19,7 @@ class AuthController(Controller):
     path = "/api/auth"
     tags = ["Auth"]
 
-    @post("/guest", operation_id="CreateGuestToken", status_code=201)
+    @post("/guest", operation_id="CreateGuestToken", status_code=201, operation_class=documented())
     async def guest(self, settings: NamedDependency[Settings]) -> GuestToken:
         """A short-lived anonymous token; it may use guest-accessible agents only."""
         assert settings.jwt_secret

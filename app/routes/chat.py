@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.access import owned_session
 from app.auth import Principal
 from app.errors import IrisError, NotFound
+from app.openapi import RUN_CHECKS, documented
 from app.persistence.models import Agent, ChatSession
 from app.persistence.repositories import (
     AgentRepository,
@@ -58,7 +59,20 @@ class ChatController(Controller):
         AsyncSession,
     ]
 
-    @post("/chat", operation_id="Chat", status_code=200)
+    @post(
+        "/chat",
+        operation_id="Chat",
+        status_code=200,
+        operation_class=documented(
+            body="ChatRequest",
+            events=True,
+            problems={
+                **RUN_CHECKS,
+                404: (*RUN_CHECKS[404], "message_not_found"),
+                422: (*RUN_CHECKS[422], "nothing_to_regenerate", "part_type_unsupported", "session_required"),
+            },
+        ),
+    )
     async def chat(
         self,
         slug: FromPath[str],
@@ -89,7 +103,19 @@ class ChatController(Controller):
             raise chat_field(exc) from None
         return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
 
-    @get("/chat/stream", operation_id="ChatStream")
+    @get(
+        "/chat/stream",
+        operation_id="ChatStream",
+        operation_class=documented(
+            events=True,
+            empty={204: "No run is going on in this session."},
+            problems={
+                400: ["malformed_body"],  # no sessionId (Litestar's bare 400)
+                404: ["agent_not_found", "thread_not_found"],
+                422: ["invalid_event_id", "validation_failed"],
+            },
+        ),
+    )
     async def stream(
         self,
         request: Request[Any, Any, Any],
@@ -115,7 +141,11 @@ class ChatController(Controller):
             ping_seconds=settings.sse_ping_seconds,
         )
 
-    @get("/sessions", operation_id="ListSessions")
+    @get(
+        "/sessions",
+        operation_id="ListSessions",
+        operation_class=documented(problems={404: ["agent_not_found"], 422: ["validation_failed"]}),
+    )
     async def sessions(
         self,
         slug: FromPath[str],
@@ -130,11 +160,21 @@ class ChatController(Controller):
         rows = await session_repo.list_for_owner(principal.user_id, agent.id, limit=limit, offset=offset)
         return SessionList(sessions=[_session_out(row) for row in rows])
 
-    @get("/sessions/{session_id:str}/messages", operation_id="SessionMessages")
+    @get(
+        "/sessions/{sessionId:str}/messages",
+        operation_id="SessionMessages",
+        operation_class=documented(
+            problems={
+                404: ["agent_not_found", "thread_not_found"],
+                422: ["validation_failed"],
+                503: ["storage_unavailable"],
+            }
+        ),
+    )
     async def messages(
         self,
         slug: FromPath[str],
-        session_id: FromPath[str],
+        sessionId: FromPath[str],
         principal: NamedDependency[Principal],
         settings: NamedDependency[Settings],
         storage: NamedDependency[Storage],
@@ -147,7 +187,7 @@ class ChatController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 200,
     ) -> ChatHistory:
         """``{id, role, content, parts, createdAt}`` per message, images re-signed with ``expiresAt``."""
-        session = await _session(agent_repo, session_repo, principal, slug, session_id)
+        session = await _session(agent_repo, session_repo, principal, slug, sessionId)
         rows = await message_repo.list_page(
             session.id, include_superseded=include_superseded, after_position=after, limit=limit
         )
@@ -159,17 +199,22 @@ class ChatController(Controller):
             session_id=str(session.id), messages=[chat_message(row, signed, deleted=deleted) for row in rows]
         )
 
-    @delete("/sessions/{session_id:str}", operation_id="DeleteSession", status_code=204)
+    @delete(
+        "/sessions/{sessionId:str}",
+        operation_id="DeleteSession",
+        status_code=204,
+        operation_class=documented(problems={404: ["agent_not_found", "thread_not_found"]}),
+    )
     async def delete_session(
         self,
         slug: FromPath[str],
-        session_id: FromPath[str],
+        sessionId: FromPath[str],
         principal: NamedDependency[Principal],
         agent_repo: NamedDependency[AgentRepository],
         session_repo: NamedDependency[SessionRepository],
     ) -> None:
         """Hide a session (soft delete: its messages are kept)."""
-        session = await _session(agent_repo, session_repo, principal, slug, session_id)
+        session = await _session(agent_repo, session_repo, principal, slug, sessionId)
         await session_repo.soft_delete(session)
 
 

@@ -2,39 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from litestar import Controller, Request, post
 from litestar.di import NamedDependency
-from litestar.openapi.spec import OpenAPIFormat, OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.multipart import multipart_boundary
+from app.openapi import documented
 from app.schemas.uploads import UploadOut
 from app.settings import Settings
 from app.storage.base import Storage
 from app.uploads import check_content_length, receive_upload
 
-
-@dataclass
-class _UploadOperation(Operation):
-    """The handler reads the body itself (streaming), so OpenAPI is told its shape here."""
-
-    def __post_init__(self) -> None:
-        form = Schema(
-            type=OpenAPIType.OBJECT,
-            properties={
-                "file": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY),
-                "threadId": Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.UUID),
-            },
-            required=["file", "threadId"],
-        )
-        self.request_body = RequestBody(
-            content={"multipart/form-data": OpenAPIMediaType(schema=form)}, required=True
-        )
+# The handler reads the body itself (streaming), so OpenAPI is told its shape here.
+_FORM = Schema(
+    type=OpenAPIType.OBJECT,
+    properties={
+        "file": Schema(
+            type=OpenAPIType.STRING,
+            format=OpenAPIFormat.BINARY,
+            description="One PNG, JPEG or WebP image (the type is sniffed from the bytes).",
+        ),
+        "threadId": Schema(
+            type=OpenAPIType.STRING,
+            format=OpenAPIFormat.UUID,
+            description="The caller's thread, or a new one's id.",
+        ),
+    },
+    required=["file", "threadId"],
+)
 
 
 def _operation_id(_handler: object, _method: object, components: list[Any]) -> str:
@@ -52,7 +52,26 @@ class FileController(Controller):
     @post(
         ["/api/files", "/api/file/upload"],
         operation_id=_operation_id,
-        operation_class=_UploadOperation,
+        operation_class=documented(
+            form=_FORM,
+            problems={
+                400: ["malformed_body"],
+                404: ["thread_not_found"],
+                413: ["file_too_large"],
+                415: ["multipart_required", "unsupported_media_type"],
+                422: [
+                    "file_missing",
+                    "image_too_large",
+                    "image_undecodable",
+                    "invalid_thread_id",
+                    "too_many_files",
+                    "too_many_parts",
+                    "unexpected_file",
+                    "validation_failed",
+                ],
+                503: ["storage_unavailable"],
+            },
+        ),
         status_code=201,
         # The body is streamed and limited by the upload code itself, on the file's own limit.
         request_max_body_size=None,

@@ -9,6 +9,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.errors import ServiceUnavailable
 from app.migrations import current_revisions, head_revisions
+from app.openapi import documented
 from app.schemas.system import Health, Readiness
 
 
@@ -17,12 +18,16 @@ class HealthController(Controller):
 
     tags = ["Health"]
 
-    @get("/healthz", operation_id="Healthz")
+    @get("/healthz", operation_id="Healthz", operation_class=documented())
     async def healthz(self) -> Health:
         """The process is up."""
         return Health(status="ok")
 
-    @get("/readyz", operation_id="Readyz")
+    @get(
+        "/readyz",
+        operation_id="Readyz",
+        operation_class=documented(problems={503: ["database_unreachable", "migrations_pending"]}),
+    )
     async def readyz(self, state: State) -> Readiness:
         """The database answers and its schema is at the migrations' head."""
         engine = state.alchemy.get_engine()

@@ -6,10 +6,12 @@ from typing import Any
 
 from litestar import Controller, Request, Response, post
 from litestar.di import NamedDependency
+from litestar.openapi.spec import Reference
 from litestar.params import JSONBody
 from litestar.response import Stream
 
 from app.auth import Principal
+from app.openapi import STATELESS_CHECKS, documented
 from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.manager import RunManager
 from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
@@ -34,7 +36,17 @@ class LlmController(Controller):
         UploadRepository,
     ]
 
-    @post("/api/llm/chat", operation_id="StatelessChat", status_code=200)
+    @post(
+        "/api/llm/chat",
+        operation_id="StatelessChat",
+        status_code=200,
+        operation_class=documented(
+            body="LlmChatRequest",
+            events=True,
+            ok={"application/json": Reference(ref="#/components/schemas/LlmChatAnswer")},
+            problems=STATELESS_CHECKS,
+        ),
+    )
     async def chat(
         self,
         request: Request[Any, Any, Any],

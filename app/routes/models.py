@@ -13,6 +13,7 @@ from litestar.params import FromPath, JSONBody
 from app.auth import Principal
 from app.catalogue import model_out, reject_secrets
 from app.errors import Conflict, NotFound
+from app.openapi import documented
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
@@ -27,7 +28,7 @@ class ModelController(Controller):
     security = [{"BearerToken": []}]
     signature_types = [Principal, ModelRepository, AgentRepository, ProviderRegistry]
 
-    @get("/", operation_id="ListModels")
+    @get("/", operation_id="ListModels", operation_class=documented())
     async def list_models(
         self,
         principal: NamedDependency[Principal],
@@ -42,7 +43,18 @@ class ModelController(Controller):
             rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
         return ModelList(models=[model_out(r, registry, with_options=principal.is_admin) for r in rows])
 
-    @post("/", operation_id="CreateModel", status_code=201)
+    @post(
+        "/",
+        operation_id="CreateModel",
+        status_code=201,
+        operation_class=documented(
+            problems={
+                403: ["admin_required"],
+                409: ["model_exists", "conflict"],
+                422: ["invalid_option", "secret_in_options"],
+            }
+        ),
+    )
     async def create_model(
         self,
         admin: NamedDependency[Principal],
@@ -59,17 +71,28 @@ class ModelController(Controller):
         row = await model_repo.add(ModelRow(**msgspec.structs.asdict(data)))
         return model_out(row, registry, with_options=True)
 
-    @patch("/{model_id:uuid}", operation_id="UpdateModel")
+    @patch(
+        "/{modelId:uuid}",
+        operation_id="UpdateModel",
+        operation_class=documented(
+            problems={
+                403: ["admin_required"],
+                404: ["model_not_found"],
+                409: ["model_exists", "conflict"],
+                422: ["invalid_option", "secret_in_options"],
+            }
+        ),
+    )
     async def update_model(
         self,
         admin: NamedDependency[Principal],
-        model_id: FromPath[UUID],
+        modelId: FromPath[UUID],
         data: JSONBody[ModelUpdate],
         model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
     ) -> ModelOut:
         """Change the fields present in the body."""
-        row = await model_repo.get_one_or_none(id=model_id)
+        row = await model_repo.get_one_or_none(id=modelId)
         if row is None:
             raise NotFound("No such model.", code="model_not_found")
         changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
@@ -86,17 +109,24 @@ class ModelController(Controller):
         row = await model_repo.update(row)
         return model_out(row, registry, with_options=True)
 
-    @delete("/{model_id:uuid}", operation_id="DeleteModel", status_code=204)
+    @delete(
+        "/{modelId:uuid}",
+        operation_id="DeleteModel",
+        status_code=204,
+        operation_class=documented(
+            problems={403: ["admin_required"], 404: ["model_not_found"], 409: ["model_in_use"]}
+        ),
+    )
     async def delete_model(
         self,
         admin: NamedDependency[Principal],
-        model_id: FromPath[UUID],
+        modelId: FromPath[UUID],
         model_repo: NamedDependency[ModelRepository],
         agent_repo: NamedDependency[AgentRepository],
     ) -> None:
         """Remove a model; refused while an agent uses it as its default."""
-        if not await model_repo.exists(id=model_id):
+        if not await model_repo.exists(id=modelId):
             raise NotFound("No such model.", code="model_not_found")
-        if await agent_repo.uses_model(model_id):
+        if await agent_repo.uses_model(modelId):
             raise Conflict("An agent uses this model as its default; change that first.", code="model_in_use")
-        await model_repo.delete(model_id)
+        await model_repo.delete(modelId)

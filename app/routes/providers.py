@@ -7,6 +7,7 @@ from litestar.di import NamedDependency
 
 from app.auth import Principal
 from app.catalogue import effective_capabilities
+from app.openapi import documented
 from app.persistence.repositories import ModelRepository
 from app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
 from providers import ModelSpec
@@ -21,7 +22,7 @@ class ProviderController(Controller):
     security = [{"BearerToken": []}]
     signature_types = [Principal, ModelRepository, ProviderRegistry]
 
-    @get("/", operation_id="ListProviders")
+    @get("/", operation_id="ListProviders", operation_class=documented())
     async def list_providers(
         self,
         principal: NamedDependency[Principal],

@@ -16,6 +16,7 @@ from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.auth import Principal
 from app.errors import Conflict, NotFound, Unprocessable
+from app.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
 from app.persistence.repositories import (
     MessageRepository,
     RunRepository,
@@ -68,6 +69,26 @@ class RunController(Controller):
         operation_id=_run_operation_id,
         status_code=200,
         security=[{"BearerToken": []}],
+        operation_class=documented(
+            body="RunAgentInput",
+            events=True,
+            problems={
+                **RUN_CHECKS,
+                422: (
+                    *RUN_CHECKS[422],
+                    *AGUI_INPUT_CODES,
+                    "interrupt_expired",
+                    "interrupt_pending",
+                    "interrupt_unanswered",
+                    "invalid_id",
+                    "invalid_thread_id",
+                    "protocol_version_unsupported",
+                    "resume_required",
+                    "tool_call_unknown",
+                    "tool_name_conflict",
+                ),
+            },
+        ),
     )
     async def run(
         self,
@@ -105,11 +126,18 @@ class RunController(Controller):
         )
         return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
 
-    @get("/runs/{run_id:str}/events", operation_id="RunEvents", security=[{"BearerToken": []}])
+    @get(
+        "/runs/{runId:str}/events",
+        operation_id="RunEvents",
+        security=[{"BearerToken": []}],
+        operation_class=documented(
+            events=True, problems={404: ["run_not_found"], 422: ["invalid_event_id", "validation_failed"]}
+        ),
+    )
     async def events(
         self,
         request: Request[Any, Any, Any],
-        run_id: FromPath[str],
+        runId: FromPath[str],
         principal: NamedDependency[Principal],
         settings: NamedDependency[Settings],
         run_repo: NamedDependency[RunRepository],
@@ -119,7 +147,7 @@ class RunController(Controller):
         """Re-attach to a run (an extension: AG-UI 1.0 has no resumption): its events after
         ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
         the same ``id:`` numbers. Works from any process that shares the database."""
-        run = await owned_run(run_repo, principal, run_id)
+        run = await owned_run(run_repo, principal, runId)
         return follow_stream(
             run,
             run_manager,
@@ -129,11 +157,15 @@ class RunController(Controller):
         )
 
     @post(
-        "/runs/{run_id:str}/cancel", operation_id="CancelRun", status_code=202, security=[{"BearerToken": []}]
+        "/runs/{runId:str}/cancel",
+        operation_id="CancelRun",
+        status_code=202,
+        security=[{"BearerToken": []}],
+        operation_class=documented(problems={404: ["run_not_found"], 409: ["run_not_running"]}),
     )
     async def cancel(
         self,
-        run_id: FromPath[str],
+        runId: FromPath[str],
         principal: NamedDependency[Principal],
         run_repo: NamedDependency[RunRepository],
         run_manager: NamedDependency[RunManager],
@@ -141,17 +173,24 @@ class RunController(Controller):
     ) -> CancelOut:
         """Stop a running run, whichever process runs it: its stream ends with ``RUN_FINISHED``
         outcome ``cancelled``. 409 ``run_not_running`` once it has ended."""
-        run = await owned_run(run_repo, principal, run_id)
+        run = await owned_run(run_repo, principal, runId)
         if not await run_repo.request_cancel(run.id):
             raise Conflict("The run is not running.", code="run_not_running")
         await db_session.commit()
-        run_manager.cancel(run_id)  # at once when it runs here; elsewhere its process sees the request
-        return CancelOut(run_id=run_id, status="cancelling")
+        run_manager.cancel(runId)  # at once when it runs here; elsewhere its process sees the request
+        return CancelOut(run_id=runId, status="cancelling")
 
-    @get("/threads/{thread_id:str}/messages", operation_id="ThreadHistory", security=[{"BearerToken": []}])
+    @get(
+        "/threads/{threadId:str}/messages",
+        operation_id="ThreadHistory",
+        security=[{"BearerToken": []}],
+        operation_class=documented(
+            problems={404: ["thread_not_found"], 422: ["validation_failed"], 503: ["storage_unavailable"]}
+        ),
+    )
     async def history(
         self,
-        thread_id: FromPath[str],
+        threadId: FromPath[str],
         principal: NamedDependency[Principal],
         settings: NamedDependency[Settings],
         storage: NamedDependency[Storage],
@@ -164,7 +203,7 @@ class RunController(Controller):
         include_superseded: Annotated[bool, QueryParameter(name="includeSuperseded")] = False,
     ) -> HistoryPage:
         """A thread's messages, oldest first, images re-signed on every read (``?after=`` pages)."""
-        thread = parse_uuid(thread_id)
+        thread = parse_uuid(threadId)
         if thread is None:
             raise NotFound("No such thread.", code="thread_not_found")
         session = await owned_session(session_repo, principal, thread)
@@ -183,7 +222,7 @@ class RunController(Controller):
             next_cursor=str(rows[-1].position) if len(rows) == limit else None,
         )
 
-    @get("/capabilities", operation_id="AgentCapabilities")
+    @get("/capabilities", operation_id="AgentCapabilities", operation_class=documented())
     async def capabilities(self, settings: NamedDependency[Settings]) -> AgentCapabilities:
         """AG-UI ``AgentCapabilities``: what ``POST /agent/runs`` honours."""
         return agent_capabilities(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
+from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery
 from litestar.response import File
 
 from app.errors import BadRequest, Forbidden, NotFound
 from app.images import MIME_BY_EXTENSION
+from app.openapi import documented
 from app.settings import Settings
 from app.storage.base import Storage
 from app.storage.local import LocalStorage
@@ -21,18 +23,32 @@ class StorageController(Controller):
     tags = ["Storage"]
     signature_types = [Settings]
 
-    @get("/storage/v1/object/sign/{bucket:str}/{object_path:path}", operation_id="GetSignedObject")
+    @get(
+        "/storage/v1/object/sign/{bucket:str}/{objectPath:path}",
+        operation_id="GetSignedObject",
+        operation_class=documented(
+            ok={
+                mime: Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY)
+                for mime in MIME_BY_EXTENSION.values()
+            },
+            problems={
+                400: ["token_missing", "token_malformed"],
+                403: ["token_expired", "token_invalid", "token_path_mismatch"],
+                404: ["object_not_found", "route_not_found"],
+            },
+        ),
+    )
     async def signed_object(
         self,
         bucket: FromPath[str],
-        object_path: FromPath[str],
+        objectPath: FromPath[str],
         storage: NamedDependency[Storage],
         token: FromQuery[str | None] = None,
     ) -> File:
         """Stream the object if the token was signed for exactly this bucket and path and has not expired."""
         if not isinstance(storage, LocalStorage):
             raise NotFound("Objects are served by the storage backend, not by Iris.", code="route_not_found")
-        path = object_path.lstrip("/")
+        path = objectPath.lstrip("/")
         try:
             verify_object_token(storage.secret, token, bucket, path)
         except TokenRejected as exc:

@@ -49,7 +49,13 @@ from app.runs.context import model_messages, thread_images, tool_result
 from app.runs.event_store import EventSink, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.interrupts import ResumeDecision, approval_interrupt
-from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
+from app.runs.outputs import (
+    IGNORED_RESUME_KEY,
+    TOOL_OUTPUT_KEY,
+    WORKER_OUTPUT_KEY,
+    ToolAgentOutput,
+    WorkerAgentOutput,
+)
 from app.runs.tools import ServerTool, ToolContext, ToolFailed
 from app.storage.base import Storage, StorageError
 from providers import (
@@ -150,11 +156,7 @@ class Orchestrator:
     async def run(self) -> None:
         plan = self.plan
         try:
-            ignored = (
-                {"iris/ignoredResumeEntries": list(plan.ignored_resume_ids)}
-                if plan.ignored_resume_ids
-                else None
-            )
+            ignored = {IGNORED_RESUME_KEY: list(plan.ignored_resume_ids)} if plan.ignored_resume_ids else None
             await self.store.emit(
                 RunStarted(
                     thread_id=str(plan.thread_id),

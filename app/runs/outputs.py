@@ -13,6 +13,8 @@ from providers.wire import WireStruct
 
 WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
 TOOL_OUTPUT_KEY = "iris/toolAgentOutput"
+IGNORED_RESUME_KEY = "iris/ignoredResumeEntries"
+"""On ``RUN_STARTED``: the interrupt ids of resume entries that answered no open interrupt."""
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
