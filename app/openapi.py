@@ -250,16 +250,13 @@ def _ref(name: str) -> dict[str, str]:
     return {"$ref": _REF.format(name=name)}
 
 
+_SCALARS = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]
+_JSON_OBJECT = {"type": "object", "additionalProperties": _ref(JSON_VALUE)}
 _JSON_VALUE_SCHEMA: dict[str, Any] = {
-    "description": "Any JSON value.",
-    "oneOf": [
-        {"type": "string"},
-        {"type": "number"},
-        {"type": "boolean"},
-        {"type": "null"},
-        {"type": "array", "items": _ref(JSON_VALUE)},
-        {"type": "object", "additionalProperties": _ref(JSON_VALUE)},
-    ],
+    # An array's items recurse through objects only: TypeScript refuses a type that is an array of
+    # itself (TS2502), so arrays directly inside arrays are left out.
+    "description": "Any JSON value (arrays of arrays excepted).",
+    "oneOf": [*_SCALARS, _JSON_OBJECT, {"type": "array", "items": {"oneOf": [*_SCALARS, _JSON_OBJECT]}}],
 }
 
 
@@ -333,11 +330,14 @@ _ANNOTATIONS = {"default", "description", "title", "examples"}
 
 def any_is_json(schema: dict[str, Any]) -> None:
     """In place: an empty schema (Python ``Any``) becomes ``JsonValue``; an object with no declared
-    keys (``dict[str, Any]``) maps strings to JSON values; a tagged union is a ``oneOf``."""
+    keys (``dict[str, Any]``) maps strings to JSON values; a tagged union is a ``oneOf``; a string
+    enum says it is a string."""
     if schema.get("type") == "object" and "properties" not in schema and "additionalProperties" not in schema:
         schema["additionalProperties"] = _ref(JSON_VALUE)
     if "discriminator" in schema and "anyOf" in schema:
         schema["oneOf"] = schema.pop("anyOf")
+    if "enum" in schema and "type" not in schema and all(isinstance(v, str) for v in schema["enum"]):
+        schema["type"] = "string"
     for container, key, sub in _subschemas(schema):
         if not sub.keys() - _ANNOTATIONS:
             container[key] = {**sub, **_ref(JSON_VALUE)}

@@ -1,0 +1,81 @@
+"""A TypeScript client generated from the document (`openapi-typescript`, under Node) has no `unknown`
+in our bodies and events, and compiles."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_openapi import document
+
+__all__ = ["document"]  # the module-scoped fixture, shared
+
+GENERATOR_VERSION = "7"
+# Response headers are open in every generated operation; they are not a body or an event.
+_HEADERS = re.compile(r"^\s*\[name: string\]: unknown;$")
+_UNKNOWN = re.compile(r"\bunknown\b")
+_STRING = re.compile(r'"[^"]*"')  # string literal types ("tool_call_unknown" is a code, not a type)
+
+
+@pytest.fixture(scope="session")
+def generator(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temp dir with `openapi-typescript` installed from npm; skipped (with the reason) without Node."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are not installed: the openapi-typescript test needs them")
+    where = tmp_path_factory.mktemp("openapi-typescript")
+    (where / "package.json").write_text('{"name": "iris-openapi-check", "private": true}')
+    installed = subprocess.run(
+        [
+            npm,
+            "install",
+            "--no-audit",
+            "--no-fund",
+            f"openapi-typescript@{GENERATOR_VERSION}",
+            "typescript@5",
+        ],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if installed.returncode != 0:
+        pytest.skip(f"npm could not install openapi-typescript: {installed.stderr[-500:]}")
+    return where
+
+
+def test_the_generated_client_types_have_no_unknown(generator: Path, document: dict[str, Any]) -> None:
+    (generator / "openapi.json").write_text(json.dumps(document))
+    generated = subprocess.run(
+        [str(generator / "node_modules/.bin/openapi-typescript"), "openapi.json", "-o", "iris.d.ts"],
+        cwd=generator,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert generated.returncode == 0, generated.stderr
+    types = (generator / "iris.d.ts").read_text()
+    code = [line for line in types.splitlines() if not line.lstrip().startswith(("/**", "*"))]
+    unknown = [line for line in code if _UNKNOWN.search(_STRING.sub('""', line)) and not _HEADERS.match(line)]
+    assert unknown == []
+    assert "@enum {unknown}" not in types
+    assert 'type: "RUN_STARTED"' in types  # the events really are in there, by tag
+    assert '"iris/workerAgentOutput"?: components["schemas"]["WorkerAgentOutput"]' in types
+
+    compiled = subprocess.run(
+        [str(generator / "node_modules/.bin/tsc"), "--noEmit", "--strict", "iris.d.ts"],
+        cwd=generator,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert compiled.returncode == 0, compiled.stdout
