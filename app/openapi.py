@@ -466,10 +466,10 @@ def documented(
                     answer.content = content
             for status, description in (empty or {}).items():
                 answers[str(status)] = OpenAPIResponse(description=description)
-            shared = [_ALWAYS, declared]
+            shared: list[Problems] = [_ALWAYS, declared]
             if self.security:
                 shared.append(_AUTH)
-            if self.request_body is not None and "application/json" in self.request_body.content:
+            if isinstance(self.request_body, RequestBody) and "application/json" in self.request_body.content:
                 shared.append(_JSON_BODY)
             self.responses = {**answers, **_problem_responses(shared)}
 

@@ -168,7 +168,8 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
 
 def test_every_error_is_a_problem_and_summaries_come_from_docstrings(document: dict[str, Any]) -> None:
     for method, path, operation in operations(document):
-        assert operation["summary"] and operation["description"], (method, path)
+        assert operation["summary"], (method, path)
+        assert operation["description"], (method, path)
         assert "``" not in operation["description"]
         errors = {s: r for s, r in operation["responses"].items() if s >= "400"}
         assert "500" in errors
