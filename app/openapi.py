@@ -374,7 +374,11 @@ class IrisOpenAPIConfig(OpenAPIConfig):
 # Operations
 
 _AUTH = {401: ("missing_token", "invalid_token", "token_expired")}
-_JSON_BODY = {400: ("malformed_body",), 413: ("request_too_large",), 422: ("validation_failed",)}
+_JSON_BODY = {
+    400: ("malformed_body",),
+    413: ("request_too_large",),
+    422: ("json_too_deep", "validation_failed"),
+}
 _ALWAYS = {500: ("internal_error",)}
 
 Problems = Mapping[int, Iterable[str]]

@@ -52,11 +52,11 @@ def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
         "/readyz",
         "/api/auth/guest",
         "/api/models",
-        "/api/models/{model_id}",
+        "/api/models/{modelId}",
         "/api/agents/{slug}/models",
         "/api/files",
         "/api/file/upload",
-        "/storage/v1/object/sign/{bucket}/{object_path}",
+        "/storage/v1/object/sign/{bucket}/{objectPath}",
     }
     assert spec["components"]["securitySchemes"]["BearerToken"]["scheme"] == "bearer"
 
