@@ -18,6 +18,7 @@ untyped:
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -352,11 +353,11 @@ class IrisOpenAPI(OpenAPI):
     def to_schema(self) -> dict[str, Any]:
         document = super().to_schema()
         schemas = document.setdefault("components", {}).setdefault("schemas", {})
-        schemas.update(components())
+        schemas.update(copy.deepcopy(components()))
         for schema in schemas.values():
             any_is_json(schema)
         for path in document.get("paths", {}).values():
-            for operation in path.values():
+            for operation in (op for op in path.values() if isinstance(op, dict)):
                 for part in [operation.get("requestBody", {}), *operation.get("responses", {}).values()]:
                     for media in part.get("content", {}).values():
                         if "schema" in media:
@@ -365,6 +366,8 @@ class IrisOpenAPI(OpenAPI):
 
 
 class IrisOpenAPIConfig(OpenAPIConfig):
+    """Litestar's configuration, rendering an :class:`IrisOpenAPI`."""
+
     def to_openapi_schema(self) -> OpenAPI:
         base = super().to_openapi_schema()
         return IrisOpenAPI(**{f: getattr(base, f) for f in base.__dataclass_fields__})

@@ -24,6 +24,7 @@ from app.settings import Settings
 from tests.support.databases import PostgresDatabases, copy_sqlite, migrate, sqlite_url
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.http_server import serve_asgi
+from tests.support.openapi import ProblemLog
 from tests.support.postgres import TemporaryCluster
 
 JWT_SECRET = "test-secret-for-iris-tests-only-0123456789"
@@ -161,8 +162,12 @@ def app(settings: Settings) -> Litestar:
 
 @pytest.fixture
 async def client(app: Litestar) -> AsyncIterator[AsyncTestClient[Litestar]]:
+    """A client of ``app``; afterwards, every problem it was answered must be in the OpenAPI document."""
+    problems = ProblemLog()
     async with AsyncTestClient(app=app) as test_client:
+        test_client.event_hooks["response"].append(problems)
         yield test_client
+    assert problems.undocumented() == [], "answered but not in the OpenAPI document"
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from litestar.testing import AsyncTestClient
 from openapi_spec_validator import validate
 
 from app.agui.events import AgUiEvent
-from app.asgi import create_app
-from app.settings import Settings
 from tests.runs.helpers import run_input, user_message
 from tests.support.agui import check_stream
+from tests.support.openapi import ProblemLog
+from tests.support.openapi import document as served_document
 
 Client = AsyncTestClient[Litestar]
 METHODS = ("get", "put", "post", "delete", "patch")
@@ -25,13 +25,8 @@ _TYPED = ("type", "$ref", "oneOf", "anyOf", "allOf", "enum", "const")
 
 
 @pytest.fixture(scope="module")
-def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    settings = Settings(data_dir=str(tmp_path_factory.mktemp("openapi")), jwt_secret="s" * 40)
-    # As served at /schema/openapi.json: JSON, not the Python objects it is rendered from.
-    schema: dict[str, Any] = msgspec.json.decode(
-        msgspec.json.encode(create_app(settings, environ={}).openapi_schema.to_schema())
-    )
-    return schema
+def document() -> dict[str, Any]:
+    return served_document()
 
 
 def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -237,3 +232,15 @@ async def test_a_real_stream_matches_the_documented_events(
     assert any("iris/workerAgentOutput" in e.get("metadata", {}) for e in events)
     with pytest.raises(jsonschema.ValidationError):
         validator.validate({**events[0], "threadId": 7})
+
+
+async def test_the_suite_checks_every_problem_it_provokes(app: Litestar) -> None:
+    """The ``client`` fixture's check records real answers, and flags one the document does not list."""
+    log = ProblemLog()
+    async with AsyncTestClient(app=app) as client:
+        client.event_hooks["response"].append(log)
+        await client.get("/agent/runs/r/events")  # no token: 401 missing_token, documented
+    assert log.seen == [("GET", "/agent/runs/r/events", 401, "missing_token")]
+    assert log.undocumented() == []
+    log.seen.append(("GET", "/agent/runs/r/events", 409, "run_exists"))
+    assert log.undocumented() == ["GET /agent/runs/r/events answered 409 run_exists"]
