@@ -408,7 +408,15 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
     403: ("agent_not_for_guests", "model_not_for_guests"),
     404: ("agent_not_found", "thread_not_found"),
     409: ("run_exists", "run_in_progress"),
-    422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "no_new_message"),
+    422: (
+        *_IMAGE_CHECKS,
+        "empty_message",
+        "interrupt_expired",
+        "interrupt_pending",
+        "interrupt_unanswered",
+        "model_not_found",
+        "no_new_message",
+    ),
     503: ("provider_unavailable", "storage_unavailable"),
 }
 """What a run is checked for before its stream opens (:mod:`app.runs.intake`), on either surface."""

@@ -77,9 +77,6 @@ class RunController(Controller):
                 422: (
                     *RUN_CHECKS[422],
                     *AGUI_INPUT_CODES,
-                    "interrupt_expired",
-                    "interrupt_pending",
-                    "interrupt_unanswered",
                     "invalid_id",
                     "invalid_thread_id",
                     "protocol_version_unsupported",
