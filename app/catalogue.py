@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import msgspec
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.errors import Unprocessable
 from app.persistence.db import session_scope
 from app.persistence.models import Agent, ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import AgentModel, AgentModels, ModelOut
-from providers import Capabilities, ModelSpec, NoSuchProvider, Provider
+from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, required_key_env
 from providers.registry import ProviderRegistry
 
 log = logging.getLogger("iris.catalogue")
@@ -78,38 +75,6 @@ async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
     return True
 
 
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|token|password|authorization|credential", re.IGNORECASE)
-
-
-_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
-
-
-def reject_secrets(options: Mapping[str, Any], path: str = "options") -> None:
-    """Refuse option keys that look like credentials: secrets live in the environment, not the database.
-
-    Keys ending in ``Env`` (``apiKeyEnv``) name an environment variable instead, which is allowed
-    unless it names one of Iris's own settings.
-    """
-    for key, value in options.items():
-        where = f"{path}.{key}"
-        if key.endswith("Env"):
-            if not isinstance(value, str) or not _ENV_NAME.fullmatch(value) or value.startswith("IRIS_"):
-                raise Unprocessable(
-                    f"'{where}' must name a vendor environment variable (e.g. OPENROUTER_API_KEY).",
-                    code="invalid_option",
-                    field=where,
-                )
-            continue
-        if _SECRET_KEY.search(key):
-            raise Unprocessable(
-                f"'{where}' looks like a credential; set the vendor's environment variable instead.",
-                code="secret_in_options",
-                field=where,
-            )
-        if isinstance(value, Mapping):
-            reject_secrets(value, where)
-
-
 def model_spec(row: ModelRow) -> ModelSpec:
     """The catalogue row as the provider SPI sees it."""
     return ModelSpec(
@@ -136,14 +101,36 @@ def effective_capabilities(row: ModelRow, provider: Provider) -> Capabilities:
     )
 
 
+def missing_key(row: ModelRow, provider: Provider, registry: ProviderRegistry) -> str | None:
+    """The variable the model's key is read from when it is not set (its name only, never a value)."""
+    name = required_key_env(provider, model_spec(row))
+    return name if name is not None and not registry.context.environ.get(name) else None
+
+
+def key_hint(provider: Provider, model: ModelSpec) -> str:
+    """Where to look when a vendor refuses the key: the variable it was read from, or the option."""
+    name = required_key_env(provider, model)
+    if name is None:
+        return "check the vendor's key variable, or name it with the model's apiKeyEnv option"
+    if model.options.get("apiKeyEnv"):
+        return f"check {name} (named by the model's apiKeyEnv option)"
+    return f"check {name} (or name another variable with the model's apiKeyEnv option)"
+
+
+def availability(row: ModelRow, registry: ProviderRegistry) -> tuple[Capabilities | None, str | None]:
+    """Effective capabilities when the provider is installed, and why the model cannot run, if it cannot:
+    its provider is missing or failed, or the key it needs is not set."""
+    try:
+        provider = registry.get(row.provider)
+    except NoSuchProvider as exc:
+        return None, str(exc)
+    variable = missing_key(row, provider, registry)
+    return effective_capabilities(row, provider), f"{variable} is not set" if variable else None
+
+
 def model_out(row: ModelRow, registry: ProviderRegistry, *, with_options: bool) -> ModelOut:
     """The API view of a catalogue row, with effective capabilities when its provider is installed."""
-    capabilities: Capabilities | None = None
-    reason: str | None = None
-    try:
-        capabilities = effective_capabilities(row, registry.get(row.provider))
-    except NoSuchProvider as exc:
-        reason = str(exc)
+    capabilities, reason = availability(row, registry)
     return ModelOut(
         id=str(row.id),
         ref=row.ref,
@@ -154,7 +141,7 @@ def model_out(row: ModelRow, registry: ProviderRegistry, *, with_options: bool) 
         supports_tools=row.supports_tools,
         enabled=row.enabled,
         guest_visible=row.guest_visible,
-        available=capabilities is not None,
+        available=reason is None,
         created_at=row.created_at,
         updated_at=row.updated_at,
         max_images=row.max_images,
@@ -165,8 +152,9 @@ def model_out(row: ModelRow, registry: ProviderRegistry, *, with_options: bool) 
     )
 
 
-def agent_model(row: ModelRow) -> AgentModel:
-    """The model-picker view of a catalogue row (seed 002 §4.5, ``type`` included)."""
+def agent_model(row: ModelRow, registry: ProviderRegistry) -> AgentModel:
+    """The model-picker view of a catalogue row (seed 002 §4.5, ``type`` included, and whether it can run)."""
+    _, reason = availability(row, registry)
     return AgentModel(
         id=str(row.id),
         name=row.name,
@@ -175,13 +163,17 @@ def agent_model(row: ModelRow) -> AgentModel:
         provider_name=row.provider,
         supports_tools=row.supports_tools,
         type=row.type,
+        available=reason is None,
+        unavailable_reason=reason,
     )
 
 
-def picker_models(visible: Sequence[ModelRow], default: ModelRow | None) -> AgentModels:
+def picker_models(
+    visible: Sequence[ModelRow], default: ModelRow | None, registry: ProviderRegistry
+) -> AgentModels:
     """Guest-visible models, plus the agent's default when it is not among them (seed 002's fix-up)."""
-    entries = [agent_model(row) for row in visible]
+    entries = [agent_model(row, registry) for row in visible]
     if default is not None and default.enabled and all(row.id != default.id for row in visible):
-        entries.append(agent_model(default))
+        entries.append(agent_model(default, registry))
     usable_default = default if default is not None and default.enabled else None
     return AgentModels(models=entries, default_model_id=str(usable_default.id) if usable_default else None)

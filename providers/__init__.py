@@ -27,6 +27,7 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
+from providers.options import OptionSpec, declared_options, required_key_env
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, Provider, ProviderContext, ProviderFactory
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Message",
     "ModelSpec",
     "NoSuchProvider",
+    "OptionSpec",
     "Part",
     "Provider",
     "ProviderContext",
@@ -57,4 +59,6 @@ __all__ = [
     "UnsupportedPartError",
     "Usage",
     "Warning",
+    "declared_options",
+    "required_key_env",
 ]

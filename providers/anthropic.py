@@ -41,6 +41,7 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, OptionSpec
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, UrlFetch
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -55,6 +56,17 @@ MAX_IMAGE_BASE64_BYTES = 5 * 1024 * 1024
 MAX_IMAGES = 100  # 100 for 200k-context models (600 for others): the stricter figure
 MAX_IMAGE_EDGE_PX = 8000
 RECOMMENDED_LONG_EDGE_PX = 1568  # above this Anthropic downscales anyway, so sending more is waste
+
+MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "baseUrl": BASE_URL,
+    "apiKeyEnv": API_KEY_ENV,
+    "maxTokens": MAX_TOKENS,
+    "urlFetch": OptionSpec(
+        type="string",
+        description='"none" sends images inline only (Claude behind gateways that take base64 only)',
+        choices=("none", "public_https"),
+    ),
+}
 
 EXTRA_OPTIONS = ("top_k", "top_p", "stop_sequences")
 """``RequestOptions.extra["anthropic"]`` keys copied into the body as they are; others are reported."""
@@ -115,12 +127,17 @@ class AnthropicProvider:
 
     id = "anthropic"
     spec_version = SPEC_VERSION
+    model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:
         self._http = context.http
         self._environ = context.environ
 
     # -- SPI -----------------------------------------------------------------------------------------
+
+    def key_env(self, model: ModelSpec) -> str:
+        """``ANTHROPIC_API_KEY``, or the model's ``apiKeyEnv``."""
+        return str(model.options.get("apiKeyEnv") or KEY_ENV)
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         """Limits from Anthropic's vision guide; ``options["urlFetch"]`` may turn URL delivery off
@@ -189,7 +206,7 @@ class AnthropicProvider:
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
     ) -> AsyncIterator[ProviderEvent]:
         """POST the request and translate Anthropic's SSE events into neutral events."""
-        key = require_key(self._environ, KEY_ENV, self.id)
+        key = require_key(self._environ, self.key_env(model), self.id)
         body = self.build_request(messages, model, options)
         ignored = sorted(k for k in self._extra(options) if k not in EXTRA_OPTIONS)
         if ignored:

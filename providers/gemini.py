@@ -44,6 +44,7 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, OptionSpec
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, UrlFetch
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -54,6 +55,17 @@ IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "imag
 MAX_INLINE_BYTES = 20 * 1024 * 1024
 """Inline data had to keep the whole request under 20 MB (Files API beyond): the per-image ceiling."""
 MAX_IMAGES = 900  # no Gemini API figure is published; Vertex lists 3,000 (2.5) and 900 (3 Pro): the stricter
+
+MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "baseUrl": BASE_URL,
+    "apiKeyEnv": API_KEY_ENV,
+    "maxTokens": MAX_TOKENS,
+    "urlFetch": OptionSpec(
+        type="string",
+        description="whether the model fetches image URLs itself (default: by model generation)",
+        choices=("none", "public_https"),
+    ),
+}
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented stand-in for a ``thoughtSignature`` the history no longer has. Gemini 3 answers
@@ -171,12 +183,17 @@ class GeminiProvider:
 
     id = "gemini"
     spec_version = SPEC_VERSION
+    model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:
         self._http = context.http
         self._environ = context.environ
 
     # -- SPI -----------------------------------------------------------------------------------------
+
+    def key_env(self, model: ModelSpec) -> str:
+        """``GEMINI_API_KEY``, or the model's ``apiKeyEnv``."""
+        return str(model.options.get("apiKeyEnv") or KEY_ENV)
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         """URL delivery only where the model fetches external URLs; ``options["urlFetch"]`` overrides."""
@@ -259,7 +276,7 @@ class GeminiProvider:
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
     ) -> AsyncIterator[ProviderEvent]:
         """POST the request and translate the ``GenerateContentResponse`` chunks into neutral events."""
-        key = require_key(self._environ, KEY_ENV, self.id)
+        key = require_key(self._environ, self.key_env(model), self.id)
         body = self.build_request(messages, model, options)
         known = (*EXTRA_GENERATION_CONFIG, *EXTRA_TOP_LEVEL)
         ignored = sorted(k for k in self._extra(options) if k not in known)

@@ -11,7 +11,7 @@ limits and the backend behind a model id is unknown here.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -19,10 +19,17 @@ from providers.errors import ProviderError, ProviderErrorKind
 from providers.events import ProviderEvent
 from providers.http import require_key
 from providers.messages import Message, RequestOptions
-from providers.openai import ChunkDecoder, chat_request, could_not_fetch, without_key
+from providers.openai import DETAIL, ChunkDecoder, chat_request, could_not_fetch, without_key
+from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "baseUrl": BASE_URL,
+    "apiBase": OptionSpec(type="string", description="older name of baseUrl, read when baseUrl is absent"),
+    "apiKeyEnv": API_KEY_ENV,
+    "detail": DETAIL,
+}
 
 
 def _litellm() -> ModuleType:
@@ -50,10 +57,16 @@ class LiteLLMProvider:
 
     id = "litellm"
     spec_version = SPEC_VERSION
+    model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:
         self._http = context.http  # unused: LiteLLM brings its own HTTP clients
         self._environ = context.environ
+
+    def key_env(self, model: ModelSpec) -> str | None:
+        """The model's ``apiKeyEnv``; without one LiteLLM reads its backend's own variable itself."""
+        name = model.options.get("apiKeyEnv")
+        return str(name) if name else None
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         """Flags from LiteLLM's model map; limits that most vision backends accept (20 MB, 8 images)."""
@@ -83,11 +96,11 @@ class LiteLLMProvider:
     ) -> AsyncIterator[ProviderEvent]:
         request = self.build_request(messages, model, options)
         key: str | None = None
-        if model.options.get("apiKeyEnv"):
-            key = require_key(self._environ, str(model.options["apiKeyEnv"]), self.id)
+        if key_env := self.key_env(model):
+            key = require_key(self._environ, key_env, self.id)
             request["api_key"] = key
-        if model.options.get("apiBase"):
-            request["api_base"] = str(model.options["apiBase"])
+        if base := model.options.get("baseUrl") or model.options.get("apiBase"):
+            request["api_base"] = str(base)
         # The core decides about retries (it has retry_after and the could-not-fetch fallback).
         request.setdefault("max_retries", 0)
         try:

@@ -14,7 +14,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from PIL import Image
@@ -32,6 +32,7 @@ from providers.events import (
     Usage,
 )
 from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
+from providers.options import OptionSpec
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
 
 LABEL = "[local test model]"
@@ -84,6 +85,9 @@ class LocalProvider:
 
     id = "local"
     spec_version = SPEC_VERSION
+    model_options: Mapping[str, OptionSpec] = {
+        "delayMs": OptionSpec(type="integer", description="pause before each streamed token (0 to 10000 ms)")
+    }
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         return Capabilities(

@@ -9,7 +9,7 @@ No key is needed for a local server; ``apiKeyEnv`` names one for ollama.com or a
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -31,6 +31,7 @@ from providers.events import (
 from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
 from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
 from providers.openai import chat_tools, without_key
+from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -42,10 +43,16 @@ class OllamaProvider:
 
     id = "ollama"
     spec_version = SPEC_VERSION
+    model_options: Mapping[str, OptionSpec] = {"baseUrl": BASE_URL, "apiKeyEnv": API_KEY_ENV}
 
     def __init__(self, context: ProviderContext) -> None:
         self._http = context.http
         self._environ = context.environ
+
+    def key_env(self, model: ModelSpec) -> str | None:
+        """Ollama needs no key, unless the model names one (a hosted or proxied Ollama) with ``apiKeyEnv``."""
+        name = model.options.get("apiKeyEnv")
+        return str(name) if name else None
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         """Ollama documents no image limits; these are conservative defaults the catalogue row may tighten."""
@@ -151,8 +158,8 @@ class OllamaProvider:
         body = self.build_request(messages, model, options)
         headers = {"Accept": "application/x-ndjson"}
         key: str | None = None
-        if model.options.get("apiKeyEnv"):
-            key = require_key(self._environ, str(model.options["apiKeyEnv"]), self.id)
+        if key_env := self.key_env(model):
+            key = require_key(self._environ, key_env, self.id)
             headers["Authorization"] = f"Bearer {key}"
         url = f"{self._host(model)}/api/chat"
         state = _StreamState()

@@ -40,6 +40,7 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
+from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
 from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -50,6 +51,21 @@ FINISH_REASONS: Mapping[str, FinishReason] = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",  # the pre-tools name some compatible servers still send
     "content_filter": "content_filter",
+}
+KEY_ENV = "OPENAI_API_KEY"
+DETAIL = OptionSpec(
+    type="string", description="image detail OpenAI-style servers look at", choices=("auto", "low", "high")
+)
+MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "baseUrl": BASE_URL,
+    "apiKeyEnv": API_KEY_ENV,
+    "noKey": OptionSpec(type="boolean", description="send no Authorization header (local servers)"),
+    "detail": DETAIL,
+    "maxTokensField": OptionSpec(
+        type="string",
+        description="the body field for the output limit (older compatible servers want max_tokens)",
+        choices=("max_completion_tokens", "max_tokens"),
+    ),
 }
 _DOWNLOAD_FAILURES = ("Timeout while downloading", "Error while downloading")
 
@@ -314,10 +330,17 @@ class OpenAIProvider:
 
     id = "openai"
     spec_version = SPEC_VERSION
+    model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:
         self._http = context.http
         self._environ = context.environ
+
+    def key_env(self, model: ModelSpec) -> str | None:
+        """``OPENAI_API_KEY``, or the model's ``apiKeyEnv``; none with ``noKey``."""
+        if model.options.get("noKey"):
+            return None
+        return str(model.options.get("apiKeyEnv") or KEY_ENV)
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         """From OpenAI's (older, stricter) vision guide: 20 MB per image, 500 images, fitted to 2048 px."""
@@ -354,8 +377,8 @@ class OpenAIProvider:
         body = self.build_request(messages, model, options)
         headers = {"Accept": "text/event-stream"}
         key: str | None = None
-        if not model.options.get("noKey"):
-            key = require_key(self._environ, str(model.options.get("apiKeyEnv", "OPENAI_API_KEY")), self.id)
+        if key_env := self.key_env(model):
+            key = require_key(self._environ, key_env, self.id)
             headers["Authorization"] = f"Bearer {key}"
         url = f"{self._base_url(model)}/chat/completions"
         decoder = ChunkDecoder(self.id)

@@ -58,7 +58,14 @@ class ProviderContext(msgspec.Struct, frozen=True, kw_only=True):
 
 @runtime_checkable
 class Provider(Protocol):
-    """A vendor. ``build_request`` is pure (testable with no network); ``stream`` does the call."""
+    """A vendor. ``build_request`` is pure (testable with no network); ``stream`` does the call.
+
+    Two optional members (see :mod:`providers.options`; a provider without them still loads):
+    ``model_options: Mapping[str, OptionSpec]``, the ``ModelSpec.options`` keys it reads, so the
+    catalogue can refuse unknown or mistyped ones; and ``key_env(model) -> str | None``, the environment
+    variable holding the model's API key, so a model whose key is not set is listed unavailable and
+    refused before a run starts.
+    """
 
     id: str
     spec_version: str

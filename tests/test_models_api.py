@@ -185,6 +185,7 @@ async def test_agent_models_for_the_picker(client: Client, auth: Auth) -> None:
         "providerName",
         "supportsTools",
         "type",
+        "available",
     }
 
     # The default model is listed (with its type) even when it is not guest-visible.
@@ -222,3 +223,54 @@ async def test_guests_see_only_guest_visible_models(client: Client, auth: Auth) 
         ]
     }
     assert refs == {"local/vision", "local/text", "openai/gpt-4o-mini"}
+
+
+async def test_unknown_option_keys_are_refused_naming_the_accepted_ones(client: Client, auth: Auth) -> None:
+    admin = auth("root", "admin")
+    typo = await client.post(
+        "/api/models", json={**NEW_MODEL, "options": {"base_url": "http://127.0.0.1:9/v1"}}, headers=admin
+    )
+    assert typo.status_code == 422
+    problem = typo.json()
+    assert (problem["code"], problem["field"]) == ("option_unknown", "options.base_url")
+    assert "base_url" in problem["detail"]
+    assert "baseUrl" in problem["detail"]
+    accepted = problem["extra"]["accepted"]
+    assert {"baseUrl", "apiKeyEnv", "detail", "noKey", "firstTokenTimeoutSeconds", "pricing"} <= set(accepted)
+    assert accepted == sorted(accepted)
+
+    created = await _create(client, auth)
+    for options, code, field in [
+        ({"temprature": 0.2}, "option_unknown", "options.temprature"),
+        ({"detail": "ultra"}, "invalid_option", "options.detail"),
+        ({"noKey": "yes"}, "invalid_option", "options.noKey"),
+        ({"firstTokenTimeoutSeconds": "soon"}, "invalid_option", "options.firstTokenTimeoutSeconds"),
+    ]:
+        patched = await client.patch(f"/api/models/{created['id']}", json={"options": options}, headers=admin)
+        assert (patched.status_code, patched.json()["code"], patched.json()["field"]) == (422, code, field)
+    # Moving a model to another provider checks its options against that provider.
+    moved = await client.patch(f"/api/models/{created['id']}", json={"provider": "local"}, headers=admin)
+    assert (moved.status_code, moved.json()["field"]) == (422, "options.baseUrl")
+    unchanged = await client.get("/api/models", headers=admin)
+    assert {m["ref"]: m for m in unchanged.json()["models"]}["openai/gpt-4o"]["options"] == NEW_MODEL[
+        "options"
+    ]
+
+
+async def test_declared_and_core_options_are_accepted(client: Client, auth: Auth) -> None:
+    core = {
+        "firstTokenTimeoutSeconds": 20,
+        "idleTimeoutSeconds": 5.5,
+        "pricing": {"input": 2.5, "output": 10},
+    }
+    created = await _create(
+        client, auth, options={**NEW_MODEL["options"], "maxTokensField": "max_tokens", **core}
+    )
+    assert created["options"]["pricing"] == core["pricing"]
+    local = await _create(
+        client, auth, provider="local", modelId="slow", type="text", options={"delayMs": 40}
+    )
+    assert local["options"] == {"delayMs": 40}
+    # A provider that is not installed cannot say what it reads: only secrets and core types are checked.
+    absent = await _create(client, auth, provider="acme", modelId="m1", options={"region": "eu"})
+    assert (absent["available"], absent["options"]) == (False, {"region": "eu"})

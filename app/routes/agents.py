@@ -11,6 +11,7 @@ from app.errors import NotFound
 from app.openapi import documented
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import AgentModels
+from providers.registry import ProviderRegistry
 
 
 class AgentController(Controller):
@@ -18,7 +19,7 @@ class AgentController(Controller):
 
     path = "/api/agents/{slug:str}"
     tags = ["Agents"]
-    signature_types = [AgentRepository, ModelRepository]
+    signature_types = [AgentRepository, ModelRepository, ProviderRegistry]
 
     @get(
         "/models",
@@ -30,6 +31,7 @@ class AgentController(Controller):
         slug: FromPath[str],
         agent_repo: NamedDependency[AgentRepository],
         model_repo: NamedDependency[ModelRepository],
+        registry: NamedDependency[ProviderRegistry],
     ) -> AgentModels:
         """Guest-visible models with their ``type``, plus the agent's default model (public)."""
         agent = await agent_repo.get_by_slug(slug)
@@ -38,4 +40,4 @@ class AgentController(Controller):
         default = (
             await model_repo.get_one_or_none(id=agent.default_model_id) if agent.default_model_id else None
         )
-        return picker_models(await model_repo.list_guest_visible(), default)
+        return picker_models(await model_repo.list_guest_visible(), default, registry)

@@ -11,9 +11,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from app.auth import Principal
-from app.catalogue import model_out, reject_secrets
+from app.catalogue import model_out
 from app.errors import Conflict, NotFound
 from app.openapi import documented
+from app.model_options import check_options
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
@@ -51,7 +52,7 @@ class ModelController(Controller):
             problems={
                 403: ["admin_required"],
                 409: ["model_exists", "conflict"],
-                422: ["invalid_option", "secret_in_options"],
+                422: ["invalid_option", "option_unknown", "secret_in_options"],
             }
         ),
     )
@@ -63,7 +64,7 @@ class ModelController(Controller):
         registry: NamedDependency[ProviderRegistry],
     ) -> ModelOut:
         """Add a model to the catalogue."""
-        reject_secrets(data.options)
+        check_options(data.options, data.provider, registry)
         if await model_repo.exists(provider=data.provider, model_id=data.model_id):
             raise Conflict(
                 f"{data.provider}/{data.model_id} is already in the catalogue.", code="model_exists"
@@ -79,7 +80,7 @@ class ModelController(Controller):
                 403: ["admin_required"],
                 404: ["model_not_found"],
                 409: ["model_exists", "conflict"],
-                422: ["invalid_option", "secret_in_options"],
+                422: ["invalid_option", "option_unknown", "secret_in_options"],
             }
         ),
     )
@@ -96,9 +97,9 @@ class ModelController(Controller):
         if row is None:
             raise NotFound("No such model.", code="model_not_found")
         changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
-        if isinstance(changes.get("options"), dict):
-            reject_secrets(changes["options"])
         provider = changes.get("provider", row.provider)
+        if "options" in changes or "provider" in changes:
+            check_options(changes.get("options", row.options), provider, registry)
         vendor_id = changes.get("model_id", row.model_id)
         if (provider, vendor_id) != (row.provider, row.model_id) and await model_repo.exists(
             provider=provider, model_id=vendor_id

@@ -24,7 +24,7 @@ from app.agui.input import (
     parse_messages,
 )
 from app.auth import Principal
-from app.catalogue import DEFAULT_AGENT_SLUG, effective_capabilities, model_spec
+from app.catalogue import DEFAULT_AGENT_SLUG, effective_capabilities, missing_key, model_spec
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
 from app.media.pipeline import check_images
 from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run
@@ -427,13 +427,20 @@ async def _model(
 
 
 def runnable(row: ModelRow, registry: ProviderRegistry) -> RunnableModel:
-    """A catalogue row with its provider and effective capabilities; 503 when the provider is missing."""
+    """A catalogue row with its provider and effective capabilities; 503 when the provider is missing or
+    the variable its key is read from is not set (checked before anything is stored or streamed)."""
     try:
         provider = registry.get(row.provider)
     except NoSuchProvider as exc:
         raise ServiceUnavailable(
             f"The provider {row.provider!r} of {row.ref} is not available.", code="provider_unavailable"
         ) from exc
+    if variable := missing_key(row, provider, registry):
+        raise ServiceUnavailable(
+            f"{row.ref} cannot run: {variable} is not set on the server.",
+            code="provider_key_missing",
+            extra={"variable": variable},
+        )
     return RunnableModel(row=row, provider=provider, capabilities=effective_capabilities(row, provider))
 
 

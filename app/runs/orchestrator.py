@@ -42,6 +42,7 @@ from app.agui.events import (
     ToolCallStart,
     now_ms,
 )
+from app.catalogue import key_hint
 from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
@@ -174,7 +175,7 @@ class Orchestrator:
             await asyncio.shield(self._fail("run_aborted", "The run was stopped by the server."))
             raise
         except Exception as exc:
-            code, message = _describe(exc)
+            code, message = _describe(exc, plan)
             log.log(
                 logging.WARNING if code.startswith("provider_") else logging.ERROR,
                 "run %s failed: %s",
@@ -470,10 +471,13 @@ def _token_usage(plan: RunPlan, input_tokens: int | None, output_tokens: int | N
     )
 
 
-def _describe(exc: Exception) -> tuple[str, str]:
+def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:
     """A stable code and a message safe to show for a failure after the stream started."""
     if isinstance(exc, ProviderError):
-        return f"provider_{exc.kind}", _PROVIDER_MESSAGES.get(exc.kind, _PROVIDER_MESSAGES["other"])
+        message = _PROVIDER_MESSAGES.get(exc.kind, _PROVIDER_MESSAGES["other"])
+        if exc.kind == "auth":  # the variable's name tells the operator what to fix; its value never shows
+            message = f"{message[:-1]}: {key_hint(plan.provider, plan.model)}."
+        return f"provider_{exc.kind}", message
     if isinstance(exc, UnsupportedPartError):
         return "unsupported_part", str(exc)
     if isinstance(exc, StorageError):

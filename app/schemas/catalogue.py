@@ -19,8 +19,10 @@ ByteCount = Annotated[int, msgspec.Meta(ge=1, le=1 << 30)]
 
 
 class ModelOut(WireStruct, omit_defaults=True):
-    """A catalogue entry with its effective capabilities; ``available`` is false (and ``capabilities``
-    absent) when its provider is not installed or failed to load. ``options`` is for admins only."""
+    """A catalogue entry with its effective capabilities. ``available`` is false when it cannot run, and
+    ``unavailableReason`` says why: its provider is not installed or failed to load (``capabilities``
+    absent then), or the variable its key is read from is not set (``OPENAI_API_KEY is not set``).
+    ``options`` is for admins only."""
 
     id: str
     ref: str
@@ -77,8 +79,9 @@ class ModelUpdate(RequestStruct):
     max_image_bytes: ByteCount | msgspec.UnsetType | None = msgspec.UNSET
 
 
-class AgentModel(WireStruct):
-    """One entry of seed 002's model picker; ``type`` tells the frontend whether images may be attached."""
+class AgentModel(WireStruct, omit_defaults=True):
+    """One entry of seed 002's model picker; ``type`` tells the frontend whether images may be attached,
+    ``available`` whether it can run now (``unavailableReason`` says why not, as in ``GET /api/models``)."""
 
     id: str
     name: str
@@ -87,6 +90,8 @@ class AgentModel(WireStruct):
     provider_name: str
     supports_tools: bool
     type: str
+    available: bool
+    unavailable_reason: str | None = None
 
 
 class AgentModels(WireStruct):

@@ -63,7 +63,7 @@ def make(http: httpx.AsyncClient, **environ: str) -> LiteLLMProvider:
 
 
 def served(url: str, model_id: str = "openai/gpt-4o") -> ModelSpec:
-    return model(model_id, apiBase=f"{url}/v1", apiKeyEnv="FAKE_OPENAI_KEY")
+    return model(model_id, baseUrl=f"{url}/v1", apiKeyEnv="FAKE_OPENAI_KEY")
 
 
 # -- capabilities and build_request (no network) -----------------------------------------------------
@@ -180,6 +180,21 @@ async def test_text_stream_with_a_native_image_block(
         "type": "image_url",
         "image_url": {"url": f"data:image/png;base64,{PNG_B64}", "detail": "auto"},
     }
+
+
+@pytest.mark.parametrize("option", ["baseUrl", "apiBase"])
+async def test_base_url_reaches_the_server_it_names(
+    option: str, fake: tuple[FakeOpenAI, str], http: httpx.AsyncClient
+) -> None:
+    """``baseUrl`` like every provider (it used to be ignored); ``apiBase`` still works as its old name."""
+    server, url = fake
+    server.text("ok")
+    spec = model("openai/gpt-4o", apiKeyEnv="FAKE_OPENAI_KEY", **{option: f"{url}/v1"})
+
+    events = await collect(make(http).stream(HI, spec, NO_OPTIONS))
+
+    assert TextDelta(id="chatcmpl-fake1", delta="ok") in events
+    assert [r.path for r in server.requests] == ["/v1/chat/completions"]
 
 
 async def test_tool_call_stream(fake: tuple[FakeOpenAI, str], http: httpx.AsyncClient) -> None:

@@ -182,6 +182,7 @@ async def test_a_vendor_refusing_the_key_is_a_run_error_with_a_safe_message(
     assert error["type"] == "RUN_ERROR"
     assert error["code"] == "provider_auth"
     assert "sk-" not in error["message"]
+    assert "check OPENAI_API_KEY" in error["message"]  # which variable (or option) to look at
 
 
 async def test_earlier_tool_calls_are_told_as_text_when_a_run_offers_no_tools(

@@ -1,0 +1,95 @@
+"""The one check of a catalogue row's ``options``, shared by the admin API and the models file.
+
+A model's options are the keys its provider declares (``model_options`` in the SPI) plus
+:data:`CORE_OPTIONS`, the keys Iris itself reads on every model whatever its vendor. Anything else is
+refused with 422 ``option_unknown`` naming the key and the accepted ones, instead of being stored and
+silently ignored; a value of the wrong type is 422 ``invalid_option``; credential-like keys are 422
+``secret_in_options`` first, at any depth. A provider that is not installed, or a plugin that declares
+no options, cannot be checked: then only secrets and the core keys' types are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from app.errors import Unprocessable
+from providers import NoSuchProvider, OptionSpec, declared_options
+from providers.registry import ProviderRegistry
+
+CORE_OPTIONS: dict[str, OptionSpec] = {
+    # Run deadlines (the run's watchdog reads them).
+    "firstTokenTimeoutSeconds": OptionSpec(type="number", description="longest wait for the first token"),
+    "idleTimeoutSeconds": OptionSpec(type="number", description="longest silence between two stream events"),
+    "runTimeoutSeconds": OptionSpec(type="number", description="longest one model turn may take"),
+    # Reasoning and cost.
+    "enableThinking": OptionSpec(type="boolean", description="ask the model to reason before it answers"),
+    "thinkingBudget": OptionSpec(type="integer", description="token budget for the model's reasoning"),
+    "pricing": OptionSpec(type="object", description="prices per million input and output tokens"),
+}
+"""Option keys every model may carry, read by Iris rather than by its provider. Add a key here when core
+code starts reading one from ``ModelRow.options``; a provider's own keys belong in its ``model_options``."""
+
+_SECRET_KEY = re.compile(r"api[_-]?key|secret|token|password|authorization|credential", re.IGNORECASE)
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
+
+
+def reject_secrets(options: Mapping[str, Any], path: str = "options", *, known: Collection[str] = ()) -> None:
+    """Refuse option keys that look like credentials: secrets live in the environment, not the database.
+
+    Keys ending in ``Env`` (``apiKeyEnv``) name an environment variable instead, which is allowed
+    unless it names one of Iris's own settings. ``known`` keys are declared options (the name
+    ``firstTokenTimeoutSeconds`` is no token); their nested keys are still checked.
+    """
+    for key, value in options.items():
+        where = f"{path}.{key}"
+        if key.endswith("Env"):
+            if not isinstance(value, str) or not _ENV_NAME.fullmatch(value) or value.startswith("IRIS_"):
+                raise Unprocessable(
+                    f"'{where}' must name a vendor environment variable (e.g. OPENROUTER_API_KEY).",
+                    code="invalid_option",
+                    field=where,
+                )
+            continue
+        if key not in known and _SECRET_KEY.search(key):
+            raise Unprocessable(
+                f"'{where}' looks like a credential; set the vendor's environment variable instead.",
+                code="secret_in_options",
+                field=where,
+            )
+        if isinstance(value, Mapping):
+            reject_secrets(value, where)
+
+
+def accepted_options(provider_id: str, registry: ProviderRegistry) -> dict[str, OptionSpec] | None:
+    """Every key a model of ``provider_id`` may carry; ``None`` when the provider's own are unknown."""
+    try:
+        declared = declared_options(registry.get(provider_id))
+    except NoSuchProvider:
+        return None
+    return None if declared is None else {**CORE_OPTIONS, **declared}
+
+
+def check_options(options: Mapping[str, Any], provider_id: str, registry: ProviderRegistry) -> None:
+    """Refuse secrets, unknown keys and mistyped values (422, naming the key); see the module docstring."""
+    accepted = accepted_options(provider_id, registry)
+    known = accepted if accepted is not None else CORE_OPTIONS
+    reject_secrets(options, known=known)
+    for key, value in sorted(options.items()):  # the first failure in key order, on every database
+        spec = known.get(key)
+        if spec is None:
+            if accepted is None:
+                continue
+            raise Unprocessable(
+                f"'{provider_id}' models take no option '{key}'; accepted: {', '.join(sorted(accepted))}.",
+                code="option_unknown",
+                field=f"options.{key}",
+                extra={"accepted": sorted(accepted)},
+            )
+        if not spec.accepts(value):
+            raise Unprocessable(
+                f"'options.{key}' must be {spec.describe()} ({spec.description}).",
+                code="invalid_option",
+                field=f"options.{key}",
+            )
