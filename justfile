@@ -42,6 +42,15 @@ revision message: setup
 token user role="user": setup
     {{py}} -m app token {{user}} {{role}}
 
+# Send a tiny request (and a tiny image to vision models) to each enabled model, or the REFs named;
+# prints a table, exits 1 if any failed.
+check-models *refs: setup migrate
+    {{py}} -m app models check {{refs}}
+
+# Apply a models file (TOML, see examples/models.toml) to the catalogue now and print what changed.
+sync-models file: setup migrate
+    {{py}} -m app models sync {{file}}
+
 # Run the benchmarks under bench/ and print their figures.
 bench: setup
     {{py}} bench/run_all.py

@@ -1,11 +1,13 @@
-"""``python -m app`` / ``iris``: serve the API or print a dev token."""
+"""``python -m app`` / ``iris``: serve the API, print a dev token, check or sync the models."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from app.auth import issue_token
 from app.settings import Settings, SettingsError, load_settings, prepare
@@ -44,6 +46,58 @@ def _serve(_args: argparse.Namespace) -> None:
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
 
 
+def _models_check(args: argparse.Namespace) -> None:
+    from app.asgi import build_registry, vendor_http_client
+    from app.model_check import check_models, table
+    from app.persistence.db import create_alchemy_config
+
+    settings = _settings()
+
+    async def check() -> bool:
+        alchemy = create_alchemy_config(settings)
+        async with vendor_http_client() as http:
+            registry = build_registry(settings, os.environ, http)
+            try:
+                results = await check_models(
+                    alchemy,
+                    registry,
+                    args.refs,
+                    progress=lambda line: print(line, flush=True),
+                    seconds_allowed=args.timeout,
+                )
+            finally:
+                await alchemy.get_engine().dispose()
+        print()
+        print(table(results))
+        return all(r.ok for r in results)
+
+    sys.exit(0 if asyncio.run(check()) else 1)
+
+
+def _models_sync(args: argparse.Namespace) -> None:
+    from app.asgi import build_registry, vendor_http_client
+    from app.catalogue import seed_catalogue
+    from app.models_file import ModelsFileError, apply_models_file, describe, load_models_file
+    from app.persistence.db import create_alchemy_config
+
+    settings = _settings()
+
+    async def sync() -> str:
+        alchemy = create_alchemy_config(settings)
+        async with vendor_http_client() as http:
+            try:
+                spec = load_models_file(Path(args.file), build_registry(settings, os.environ, http))
+                await seed_catalogue(alchemy)  # as at start-up: the defaults first, then the file
+                return describe(await apply_models_file(alchemy, spec))
+            finally:
+                await alchemy.get_engine().dispose()
+
+    try:
+        print(asyncio.run(sync()))
+    except ModelsFileError as exc:
+        sys.exit(f"iris: {exc}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="iris", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -53,6 +107,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     token.add_argument("user")
     token.add_argument("role", nargs="?", default="user", choices=["user", "admin", "guest"])
     token.set_defaults(func=_token)
+    models = commands.add_parser("models", help="check or sync the model catalogue").add_subparsers(
+        dest="models_command", required=True
+    )
+    check = models.add_parser(
+        "check", help="send a tiny request to each enabled model (or REF…); exit 1 on any failure"
+    )
+    check.add_argument(
+        "refs", nargs="*", metavar="REF", help="provider/modelId or id (default: every enabled model)"
+    )
+    check.add_argument("--timeout", type=float, default=60.0, help="seconds allowed per model (default 60)")
+    check.set_defaults(func=_models_check)
+    sync = models.add_parser("sync", help="apply a models file (TOML) now and print what changed")
+    sync.add_argument("file")
+    sync.set_defaults(func=_models_sync)
     args = parser.parse_args(argv)
     args.func(args)
 

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from importlib.metadata import version
 from typing import Literal
+from pathlib import Path
 
 import anyio
 import httpx
@@ -24,6 +25,7 @@ from app.media.pipeline import ImageDelivery
 from app.media.variants import VariantCache
 from app.migrations import current_revisions, head_revisions
 from app.openapi import IrisOpenAPIConfig
+from app.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
@@ -40,6 +42,22 @@ from providers.registry import ProviderRegistry
 log = logging.getLogger("iris")
 
 
+def vendor_http_client() -> httpx.AsyncClient:
+    """The HTTP client every provider shares."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10))
+
+
+def build_registry(
+    settings: Settings, environ: Mapping[str, str], http: httpx.AsyncClient
+) -> ProviderRegistry:
+    """The provider registry; providers see vendor variables only, never Iris's own settings (the JWT
+    secret, …)."""
+    vendor_environ = {k: v for k, v in environ.items() if not k.startswith("IRIS_")}
+    return ProviderRegistry(
+        ProviderContext(environ=vendor_environ, http=http), allow=settings.provider_allow_list
+    )
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -52,17 +70,14 @@ def create_app(
     by default; tests pass their own, or a whole ``registry``.
     """
     settings = prepare(settings if settings is not None else load_settings(os.environ))
-    http = httpx.AsyncClient(timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10))
+    http = vendor_http_client()
     if registry is None:
-        source = os.environ if environ is None else environ
-        # Providers see vendor variables only, never Iris's own settings (the JWT secret, …).
-        vendor_environ = {k: v for k, v in source.items() if not k.startswith("IRIS_")}
-        context = ProviderContext(environ=vendor_environ, http=http)
-        registry = ProviderRegistry(context, allow=settings.provider_allow_list)
+        registry = build_registry(settings, os.environ if environ is None else environ, http)
     alchemy = create_alchemy_config(settings)
     try:
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)
+        models_file = load_models_file(Path(settings.models_file), registry) if settings.models_file else None
     except ValueError as exc:  # misconfiguration: fail at start, not on the first upload
         raise SettingsError(str(exc)) from exc
 
@@ -95,6 +110,11 @@ def create_app(
             log.error("database is not migrated to head: run `just migrate`; /readyz reports 503 until then")
             return
         await seed_catalogue(alchemy)
+        if models_file is not None:
+            try:
+                await apply_models_file(alchemy, models_file)
+            except ModelsFileError as exc:
+                raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
         await app.state.run_manager.start_keeping()
 
     async def on_shutdown(app: Litestar) -> None:

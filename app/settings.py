@@ -85,6 +85,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Comma-separated origins (``scheme://host[:port]``) whose pages may call the API, or ``*`` for
     any; unset means same-origin only. Tokens travel in ``Authorization``, never in cookies, so no
     credentials mode is needed and ``*`` is safe to offer (IRIS_CORS_ORIGINS)."""
+    models_file: str | None = None
+    """A TOML file of models (and the default agent's model) applied at every start; see
+    examples/models.toml (IRIS_MODELS_FILE)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
 

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 
@@ -33,6 +33,8 @@ class ModelRow(UUIDv7AuditBase):
     options: Mapped[dict[str, Any]] = mapped_column(JsonB, default=dict)
     max_images: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_image_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    from_file: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Managed by the models file: dropped from it, the row is disabled (rows added by the API never are)."""
 
     @property
     def ref(self) -> str:

@@ -50,6 +50,10 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
         )
         return (await self.session.scalars(stmt)).all()
 
+    async def list_from_file(self) -> Sequence[ModelRow]:
+        """Rows the models file manages (enabled or not)."""
+        return (await self.session.scalars(select(ModelRow).where(ModelRow.from_file.is_(True)))).all()
+
     async def get_by_ref(self, ref: str) -> ModelRow | None:
         """A model by its UUID or by ``provider/modelId`` (split on the first slash)."""
         as_uuid = parse_uuid(ref)
