@@ -62,11 +62,14 @@ setup:
     stamp="{{venv}}/.installed"
     want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
+    # Say what happens: a first install takes a minute, and silence looks like a hang.
+    echo "iris: installing Iris and its dependencies into {{venv}} (first run, or pyproject.toml changed)…" >&2
     if command -v uv >/dev/null 2>&1; then
-        [ -x "{{py}}" ] || uv venv -q "{{venv}}"
-        uv pip install -q --python "{{py}}" -e '.[dev,litellm]'
+        [ -x "{{py}}" ] || uv venv "{{venv}}"
+        uv pip install --python "{{py}}" -e '.[dev,litellm]'
     else
         [ -x "{{py}}" ] || python3 -m venv "{{venv}}"
-        "{{py}}" -m pip install -q --disable-pip-version-check -e '.[dev,litellm]'
+        "{{py}}" -m pip install --disable-pip-version-check -e '.[dev,litellm]'
     fi
     echo "$want" > "$stamp"
+    echo "iris: set-up done" >&2

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +32,21 @@ def _token(args: argparse.Namespace) -> None:
     print(token)
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so a port in use is one clear line, not a uvicorn traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restarts need no wait
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = "the port is already in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+        sys.exit(f"iris: cannot listen on {host}:{port}: {reason} (set IRIS_HOST / IRIS_PORT)")
+    sock.set_inheritable(True)
+    return sock
+
+
 def _serve(_args: argparse.Namespace) -> None:
     import uvicorn
 
@@ -37,13 +54,16 @@ def _serve(_args: argparse.Namespace) -> None:
 
     settings = _settings()
     assert settings.jwt_secret
-    base = f"http://{settings.host}:{settings.port}"
+    sock = _listen(settings.host, settings.port)
+    app = create_app(settings)
+    base = settings.effective_public_url.rstrip("/")
     token = issue_token(settings.jwt_secret, "dev", audience=settings.jwt_audience)
-    print(f"Iris serving on {base}  (data: {settings.data_path.resolve()})")
+    print(f"Iris serving on {settings.host}:{settings.port}  (data: {settings.data_path.resolve()})")
     print(f"Chat page: {base}/   (try it in a browser)")
     print(f"API docs: {base}/schema/swagger   OpenAPI: {base}/schema/openapi.json")
     print(f"Dev token for user 'dev' (30 days):\n{token}", flush=True)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    config = uvicorn.Config(app, log_level="info")
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def _models_check(args: argparse.Namespace) -> None:

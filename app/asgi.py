@@ -73,6 +73,8 @@ def create_app(
     http = vendor_http_client()
     if registry is None:
         registry = build_registry(settings, os.environ if environ is None else environ, http)
+    if warning := settings.public_url_warning:
+        log.warning(warning)
     alchemy = create_alchemy_config(settings)
     try:
         storage = create_storage(settings)

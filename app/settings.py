@@ -17,6 +17,7 @@ import msgspec
 
 StorageKind = Literal["local", "supabase"]
 
+_WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "", "[::]"})  # noqa: S104 (recognised, not bound)
 _SECRET_FILE = "jwt-secret"  # noqa: S105 (a file name, not a secret)
 
 
@@ -33,8 +34,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Interface `iris serve` binds (IRIS_HOST)."""
     port: int = 8000
     """Port `iris serve` binds (IRIS_PORT)."""
-    public_url: str = "http://127.0.0.1:8000"
-    """Base URL clients reach Iris at; signed local-storage URLs start with it (IRIS_PUBLIC_URL)."""
+    public_url: str | None = None
+    """Base URL clients reach Iris at; signed local-storage URLs start with it. Default
+    ``http://{host}:{port}`` (127.0.0.1 for a wildcard host) (IRIS_PUBLIC_URL)."""
     database_url: str | None = None
     """SQLAlchemy async URL; default SQLite file under the data directory (IRIS_DATABASE_URL)."""
     jwt_secret: str | None = None
@@ -105,6 +107,26 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     def cors_origin_list(self) -> list[str]:
         """``cors_origins`` as browsers spell an ``Origin`` header (default ports dropped)."""
         return parse_origins(self.cors_origins)
+
+    @property
+    def effective_public_url(self) -> str:
+        """``public_url``, or ``http://{host}:{port}``: a changed port moves every image URL with it. A
+        wildcard host is no address a client can use; 127.0.0.1 stands in (see :attr:`public_url_warning`)."""
+        if self.public_url:
+            return self.public_url
+        host = "127.0.0.1" if self.host in _WILDCARD_HOSTS else self.host
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    @property
+    def public_url_warning(self) -> str | None:
+        """What to say at start when the default public URL is a guess (the host listens everywhere)."""
+        if self.public_url or self.host not in _WILDCARD_HOSTS:
+            return None
+        return (
+            f"IRIS_HOST={self.host} listens on every interface, but no IRIS_PUBLIC_URL is set: image URLs "
+            f"will say {self.effective_public_url}, which only this machine can reach. Set IRIS_PUBLIC_URL "
+            "to the address clients use."
+        )
 
     @property
     def data_path(self) -> Path:

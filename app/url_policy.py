@@ -63,12 +63,13 @@ class UrlPolicy(msgspec.Struct, frozen=True, kw_only=True):
             base, secret = settings.supabase_url, settings.supabase_jwt_secret
         else:
             assert settings.jwt_secret, "prepare() fills the secret"
-            base, secret = settings.public_url, derive_storage_secret(settings.jwt_secret)
+            base, secret = settings.effective_public_url, derive_storage_secret(settings.jwt_secret)
         parts = urlsplit(base)
         scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
         if scheme == "http" and not _is_loopback(host):
             raise ValueError(
-                f"attachment URLs must be https unless the storage host is loopback (got {base})"
+                f"attachment URLs must be https unless the storage host is loopback (got {base}; "
+                "set IRIS_PUBLIC_URL, or IRIS_SUPABASE_URL for Supabase storage)"
             )
         return cls(
             scheme=scheme,

@@ -6,8 +6,10 @@ This is what `just run` does, end to end, on a fresh data directory with no conf
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import httpx
 import pytest
 
 from app.migrations import REPO_ROOT
+from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
 
@@ -28,14 +31,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     env = {
         "PATH": os.environ.get("PATH", ""),
         "IRIS_DATA_DIR": str(data),
-        "IRIS_PORT": str(port),
-        "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "IRIS_PORT": str(port),  # and no IRIS_PUBLIC_URL: it follows the port
     }
     subprocess.run(
         [str(BIN / "alembic"), "upgrade", "head"], cwd=REPO_ROOT, env=env, check=True, capture_output=True
     )
     with iris_process(env, port, data.parent / "iris.log") as running:
-        yield running.base_url, env
+        yield running.base_url, {**env, "log": str(running.log)}
 
 
 def test_serves_health_and_readiness(server: tuple[str, dict[str, str]]) -> None:
@@ -64,7 +66,8 @@ def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
 def _cli_token(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m app token ARGS`` as `just token` runs it."""
     command = [sys.executable, "-m", "app", "token", *args]
-    return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    settings = {k: v for k, v in env.items() if k != "log"}
+    return subprocess.run(command, cwd=REPO_ROOT, env=settings, capture_output=True, text=True, check=False)
 
 
 def test_cli_token_is_accepted_by_the_server(server: tuple[str, dict[str, str]]) -> None:
@@ -89,3 +92,53 @@ def test_token_rejects_unsafe_user(server: tuple[str, dict[str, str]]) -> None:
     done = _cli_token(env, "../x")
     assert done.returncode != 0
     assert "user id" in done.stderr
+
+
+def test_start_up_says_where_everything_is(server: tuple[str, dict[str, str]]) -> None:
+    base, env = server
+    printed = Path(env["log"]).read_text()
+    assert f"Chat page: {base}/ " in printed
+    assert f"API docs: {base}/schema/swagger   OpenAPI: {base}/schema/openapi.json" in printed
+    token = printed.split("Dev token for user 'dev' (30 days):\n", 1)[1].splitlines()[0]
+    assert httpx.get(f"{base}/api/models", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+
+
+def test_image_urls_follow_the_port(server: tuple[str, dict[str, str]]) -> None:
+    """No IRIS_PUBLIC_URL: a signed URL names the port Iris listens on, and that URL serves the image."""
+    base, env = server
+    token = _cli_token(env, "alice").stdout.strip().splitlines()[-1]
+    uploaded = httpx.post(
+        f"{base}/api/files",
+        headers={"Authorization": f"Bearer {token}"},
+        data={"threadId": str(uuid.uuid4())},
+        files={"file": ("red.png", image_bytes("PNG", (8, 8)), "image/png")},
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    url = uploaded.json()["url"]
+    assert url.startswith(f"{base}/storage/v1/object/sign/")
+    assert httpx.get(url).content == image_bytes("PNG", (8, 8))
+
+
+def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "IRIS_DATA_DIR": str(tmp_path / "data"),
+            "IRIS_PORT": str(port),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "serve"],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"iris: cannot listen on 127.0.0.1:{port}: the port is already in use (set IRIS_HOST / IRIS_PORT)"
+    ]

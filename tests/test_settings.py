@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -93,3 +94,39 @@ def test_importing_the_app_reads_no_environment() -> None:
 def test_storage_misconfiguration_fails_at_start(settings: Settings, message: str, tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match=message):
         create_app(msgspec.structs.replace(settings, data_dir=str(tmp_path)))
+
+
+WILDCARD = "0.0.0.0"  # noqa: S104 (a setting under test; nothing binds it)
+
+
+@pytest.mark.parametrize(
+    ("environ", "public_url", "warns"),
+    [
+        ({}, "http://127.0.0.1:8000", False),
+        ({"IRIS_PORT": "9001"}, "http://127.0.0.1:9001", False),
+        ({"IRIS_HOST": "localhost", "IRIS_PORT": "9001"}, "http://localhost:9001", False),
+        ({"IRIS_HOST": "::1", "IRIS_PORT": "9001"}, "http://[::1]:9001", False),
+        ({"IRIS_HOST": WILDCARD, "IRIS_PORT": "9001"}, "http://127.0.0.1:9001", True),
+        ({"IRIS_HOST": "::"}, "http://127.0.0.1:8000", True),
+        (
+            {"IRIS_HOST": WILDCARD, "IRIS_PUBLIC_URL": "https://iris.example.com"},
+            "https://iris.example.com",
+            False,
+        ),
+    ],
+)
+def test_public_url_follows_host_and_port(environ: dict[str, str], public_url: str, warns: bool) -> None:
+    settings = load_settings(environ)
+    assert settings.effective_public_url == public_url
+    assert (settings.public_url_warning is not None) == warns
+
+
+def test_a_wildcard_host_without_public_url_warns_at_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = load_settings({"IRIS_HOST": WILDCARD, "IRIS_PORT": "9001", "IRIS_DATA_DIR": str(tmp_path)})
+    with caplog.at_level(logging.WARNING, logger="iris"):
+        create_app(settings)
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "iris"]
+    assert "IRIS_PUBLIC_URL" in warning
+    assert "http://127.0.0.1:9001" in warning

@@ -18,6 +18,6 @@ def create_storage(settings: Settings) -> Storage:
     return LocalStorage(
         settings.data_path / "storage",
         settings.storage_bucket,
-        public_url=settings.public_url,
+        public_url=settings.effective_public_url,
         secret=derive_storage_secret(settings.jwt_secret),
     )
