@@ -51,7 +51,7 @@ check-models *refs: setup migrate
 sync-models file: setup migrate
     {{py}} -m app models sync {{file}}
 
-# Run the benchmarks under bench/ and print their figures.
+# Run the benchmarks under bench/, print their figures and write them as JSON under bench/results/.
 bench: setup
     {{py}} bench/run_all.py
 

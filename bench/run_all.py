@@ -1,4 +1,5 @@
-"""Run every benchmark script in bench/ (each prints its own figures).
+"""Run every benchmark script in bench/ (each prints its own figures and writes them as JSON under
+bench/results/, see _results.py).
 
 Benchmarks measure speed and memory against targets stated in their issues; they are never
 timed tests. Each script is standalone: `python bench/<name>.py`.

@@ -34,6 +34,7 @@ from typing import Any
 import httpx
 import msgspec
 from _iris import free_port, iris, running
+from _results import Results
 from litestar import Litestar, get, post
 from litestar.response import Stream
 from PIL import Image
@@ -45,6 +46,7 @@ CONCURRENT = 100
 TIMEOUT = 120.0
 RATIO_TARGET = 2.0
 TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
+RESULTS = Results("runs")
 _SENTENCE = (
     "the quick brown fox jumps over a lazy dog while seven bright kites drift above quiet harbour "
     "walls and an old lighthouse keeper counts gulls before the evening ferry leaves for distant islands"
@@ -289,6 +291,8 @@ def summarise(label: str, outcomes: Sequence[Outcome]) -> tuple[float, float, fl
     total = [o.total for o in good]
     figures = (percentile(ttfe, 50), percentile(ttfe, 99), percentile(total, 50), percentile(total, 99))
     ms = [f * 1000 for f in figures]
+    for name, value in zip(("ttfe_p50", "ttfe_p99", "total_p50", "total_p99"), ms, strict=True):
+        RESULTS.figure(f"{label}_{name}", value, "ms")
     print(
         f"{label:<9} TTFE p50 {ms[0]:7.2f} ms  p99 {ms[1]:7.2f} ms   "
         f"total p50 {ms[2]:7.2f} ms  p99 {ms[3]:7.2f} ms   ({len(good)}/{len(outcomes)} runs ok)"
@@ -368,11 +372,16 @@ def main() -> int:
         ttfe_ratio, total_ratio = iris_p[0] / bare_p[0], iris_p[2] / bare_p[2]
         met = "met" if total_ratio <= RATIO_TARGET else "NOT met"
         print(f"ratio iris/baseline total p50: {total_ratio:5.2f}x  (target <= {RATIO_TARGET}: {met})")
+        RESULTS.figure(
+            "ratio_total_p50", total_ratio, "x", target=f"<= {RATIO_TARGET}", met=total_ratio <= RATIO_TARGET
+        )
+        RESULTS.figure("ratio_ttfe_p50", ttfe_ratio, "x")
         print(f"ratio iris/baseline TTFE p50:  {ttfe_ratio:5.2f}x  (total p99: {iris_p[3] / bare_p[3]:.2f}x)")
     else:
         print(f"ratio iris/baseline total p50: n/a  (target <= {RATIO_TARGET}: NOT met)")
     for line in [*iris.lines, *lines]:
         print(line)
+    RESULTS.write()
     return 1 if failures else 0
 
 
@@ -400,6 +409,9 @@ def concurrent_part(
         f"concurrent: {CONCURRENT} runs at once (own thread + upload each): {elapsed:.2f} s; {spread}"
     )
     lines.append(f"errors: {errors}/{CONCURRENT}  (target 0: {'met' if errors == 0 else 'NOT met'})")
+    RESULTS.figure("concurrent_elapsed", elapsed, "s")
+    RESULTS.figure("concurrent_errors", errors, f"of {CONCURRENT}", target="0", met=errors == 0)
+    RESULTS.figure("concurrent_lost_messages", len(lost), f"of {len(finished)}", target="0", met=not lost)
     report_errors("concurrent", outcomes, lines)
     late_note = f" ({late} appeared within 2 s)" if late else ""
     lines.append(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import httpx
 from _iris import iris
+from _results import Results
 from PIL import Image
 
 CONCURRENCY = 20
@@ -119,6 +120,14 @@ def main() -> int:
         f"server RSS: idle {idle / 1e6:.1f} MB, peak {peak / 1e6:.1f} MB, growth {growth_mb:.1f} MB", end=""
     )
     print(f"  (target <= 150 MB: {'met' if growth_mb <= 150 else 'NOT met'})")
+    results = Results("upload")
+    results.figure("uploads_answered_201", ok, f"of {total}", target=f"{total}", met=ok == total)
+    results.figure("upload_throughput", total_mb / elapsed, "MB/s")
+    results.figure("disk_copy_throughput", total_mb / disk, "MB/s")
+    results.figure("ratio_upload_to_disk_time", ratio, "x", target="<= 3", met=ratio <= 3)
+    results.figure("server_rss_idle", idle / 1e6, "MB")
+    results.figure("server_rss_growth", growth_mb, "MB", target="<= 150", met=growth_mb <= 150)
+    results.write()
     return 0 if ok == total else 1
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import anyio
 import httpx
+from _results import Results
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +116,9 @@ def openai_format(messages: list[Message]) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content}]
 
 
-async def bench_vendor(provider: Provider, model: ModelSpec, originals: list[bytes], tmp: Path) -> str:
+async def bench_vendor(
+    provider: Provider, model: ModelSpec, originals: list[bytes], tmp: Path, results: Results
+) -> str:
     caps = provider.capabilities(model)
     storage = LocalStorage(tmp, "iris", public_url="http://127.0.0.1:8000", secret="s" * 40)
     refs = []
@@ -143,6 +146,21 @@ async def bench_vendor(provider: Provider, model: ModelSpec, originals: list[byt
     their_seconds, their_peak, _ = measure(
         litellm_builder(provider.id, model.model_id, openai_format(messages))
     )
+    for name, value, unit in [
+        ("turn1", first, "s"),
+        ("turn2", second, "s"),
+        ("payload", payload / 1e6, "MB"),
+        ("peak_memory", peak / 1e6, "MB"),
+        ("litellm_time_ratio", seconds / their_seconds, "x"),
+        ("litellm_memory_ratio", peak / their_peak, "x"),
+    ]:
+        results.figure(f"{provider.id}_{name}", value, unit)
+    results.figure(
+        f"{provider.id}_turn2_speedup", first / second, "x", target=">= 10", met=first / second >= 10
+    )
+    results.figure(
+        f"{provider.id}_memory_over_payload", peak / payload, "x", target="<= 3", met=peak / payload <= 3
+    )
     return (
         f"{provider.id:10} {first:7.2f}s {second:7.3f}s {first / second:7.0f}x {payload / 1e6:7.1f}MB"
         f" {peak / 1e6:7.1f}MB {peak / payload:10.2f}x"
@@ -157,14 +175,18 @@ async def main() -> None:
         f"{'vendor':10} {'turn 1':>8} {'turn 2':>8} {'x faster':>8} {'payload':>9} {'peak mem':>9}"
         f" {'mem/payload':>11} {'litellm':>9} {'time ratio':>10} {'mem ratio':>9}"
     )
+    results = Results("vendor_requests")
     async with httpx.AsyncClient() as http:
         registry = ProviderRegistry(ProviderContext(environ={}, http=http))
         for vendor, model_id in VENDORS.items():
             model = ModelSpec(provider=vendor, model_id=model_id, type="vision")
             with tempfile.TemporaryDirectory() as tmp:
-                print(await bench_vendor(registry.get(vendor), model, originals, Path(tmp)), flush=True)
+                print(
+                    await bench_vendor(registry.get(vendor), model, originals, Path(tmp), results), flush=True
+                )
     print("\ntargets: turn 2 >= 10x faster than turn 1; peak memory <= 3x the payload")
     print("time/mem ratio = Iris / LiteLLM for the same request (< 1: Iris is faster / leaner)")
+    results.write()
 
 
 if __name__ == "__main__":
