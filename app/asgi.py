@@ -6,8 +6,8 @@ import logging
 import os
 from collections.abc import Mapping
 from importlib.metadata import version
-from typing import Literal
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import httpx
