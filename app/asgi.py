@@ -24,8 +24,8 @@ from app.json_depth import refuse_deep_json
 from app.media.pipeline import ImageDelivery
 from app.media.variants import VariantCache
 from app.migrations import current_revisions, head_revisions
-from app.openapi import IrisOpenAPIConfig
 from app.models_file import ModelsFileError, apply_models_file, load_models_file
+from app.openapi import IrisOpenAPIConfig
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS

@@ -417,7 +417,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "model_not_found",
         "no_new_message",
     ),
-    503: ("provider_unavailable", "storage_unavailable"),
+    503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
 """What a run is checked for before its stream opens (:mod:`app.runs.intake`), on either surface."""
 
@@ -432,7 +432,7 @@ STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
         "storage_unavailable",
         "unsupported_part",
     ),
-    503: ("provider_unavailable",),
+    503: ("provider_key_missing", "provider_unavailable"),
 }
 """``POST /api/llm/chat`` (:mod:`app.runs.stateless`)."""
 

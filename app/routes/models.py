@@ -13,8 +13,8 @@ from litestar.params import FromPath, JSONBody
 from app.auth import Principal
 from app.catalogue import model_out
 from app.errors import Conflict, NotFound
-from app.openapi import documented
 from app.model_options import check_options
+from app.openapi import documented
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate

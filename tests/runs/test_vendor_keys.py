@@ -15,6 +15,7 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import run_input, user_message
+from tests.support.openapi import ProblemLog
 
 Client = AsyncTestClient[Litestar]
 SECRET = "sk-live-never-shown-42"
@@ -42,11 +43,14 @@ MODELS: list[dict[str, Any]] = [
 async def _client_with(
     settings: Settings, environ: dict[str, str], auth: Callable[..., dict[str, str]]
 ) -> AsyncIterator[Client]:
+    problems = ProblemLog()
     async with AsyncTestClient(app=create_app(settings, environ=environ)) as client:
+        client.event_hooks["response"].append(problems)
         for body in MODELS:
             created = await client.post("/api/models", json=body, headers=auth("root", "admin"))
             assert created.status_code == 201, created.text
         yield client
+    assert problems.undocumented() == [], "answered but not in the OpenAPI document"
 
 
 @pytest.fixture
