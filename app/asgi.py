@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.catalogue import seed_catalogue
 from app.deps import DEPENDENCIES
 from app.json_depth import refuse_deep_json
+from app.loop_monitor import LoopMonitor
 from app.media.pipeline import ImageDelivery
 from app.media.variants import VariantCache
 from app.migrations import current_revisions, head_revisions
@@ -29,6 +30,7 @@ from app.openapi import IrisOpenAPIConfig
 from app.persistence.db import create_alchemy_config
 from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
+from app.routes.debug import DebugController
 from app.routes.web import static_routers, swagger_plugin
 from app.runs.manager import RunManager
 from app.runs.orchestrator import RunServices
@@ -84,6 +86,7 @@ def create_app(
         raise SettingsError(str(exc)) from exc
 
     async def on_startup(app: Litestar) -> None:
+        app.state.loop_monitor.start()
         app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
         delivery = ImageDelivery(
             VariantCache(storage, app.state.decode_limiter),
@@ -124,9 +127,10 @@ def create_app(
             await app.state.run_manager.shutdown()
         await storage.aclose()
         await http.aclose()
+        await app.state.loop_monitor.stop()
 
     return Litestar(
-        route_handlers=[*ROUTE_HANDLERS, *static_routers()],
+        route_handlers=[*ROUTE_HANDLERS, *static_routers(), *([DebugController] if settings.debug else [])],
         cors_config=cors_config(settings),
         plugins=[SQLAlchemyPlugin(config=alchemy)],
         dependencies=DEPENDENCIES,
@@ -141,6 +145,7 @@ def create_app(
                 "storage": storage,
                 "url_policy": url_policy,
                 "registry": registry,
+                "loop_monitor": LoopMonitor(),
             }
         ),
         openapi_config=IrisOpenAPIConfig(

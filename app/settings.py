@@ -90,6 +90,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     models_file: str | None = None
     """A TOML file of models (and the default agent's model) applied at every start; see
     examples/models.toml (IRIS_MODELS_FILE)."""
+    sqlite_lock_timeout_seconds: float = 5.0
+    """SQLite only: the longest a request or run waits for its turn to write (behind this process's
+    other writers, or another process holding the database) before it answers 503
+    ``database_unavailable`` (IRIS_SQLITE_LOCK_TIMEOUT_SECONDS)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
 

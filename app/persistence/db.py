@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -13,16 +14,21 @@ from advanced_alchemy.extensions.litestar import (
     SQLAlchemyAsyncConfig,
 )
 from sqlalchemy import event
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
+from app.persistence.sqlite import async_creator
 from app.settings import Settings
 
 # Plain `alembic` and advanced-alchemy's CLI must agree on this name (AA defaults to "alembic_versions").
 VERSION_TABLE = "alembic_version"
+DEFAULT_SQLITE_LOCK_TIMEOUT = 5.0
 
 
-def create_engine(url: str) -> AsyncEngine:
-    """An async engine; SQLite gets WAL, enforced foreign keys and a busy timeout for concurrent writers.
+def create_engine(url: str, *, sqlite_lock_timeout: float = DEFAULT_SQLITE_LOCK_TIMEOUT) -> AsyncEngine:
+    """An async engine; SQLite gets WAL, enforced foreign keys, and writers serialised in-process
+    without ever blocking the event loop (``app.persistence.sqlite``), each waiting at most
+    ``sqlite_lock_timeout`` seconds for its turn.
 
     JSON columns go through msgspec: run events are JSON, and there are many of them.
     """
@@ -31,8 +37,11 @@ def create_engine(url: str) -> AsyncEngine:
         # Pooled: a new aiosqlite connection (a thread, a file open, four pragmas) per transaction cost
         # a quarter of a run's time. Pooled connections must not outlive their event loop, so every
         # engine is disposed with what owns it (the app's by advanced-alchemy's lifespan).
-        engine = create_async_engine(url, connect_args={"timeout": 30}, **json)
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        database = make_url(url).database or ":memory:"
+        engine = create_async_engine(
+            url, async_creator=async_creator(database, lock_timeout=sqlite_lock_timeout), **json
+        )
+        event.listen(engine.sync_engine, "connect", partial(_sqlite_pragmas, sqlite_lock_timeout))
         return engine
     return create_async_engine(url, pool_pre_ping=True, **json)
 
@@ -41,11 +50,11 @@ def _json_text(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(lock_timeout: float, dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={round(lock_timeout * 1000)}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
@@ -53,7 +62,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def create_alchemy_config(settings: Settings) -> SQLAlchemyAsyncConfig:
     """advanced-alchemy's config: engine lifespan, one session per request, commit on 2xx."""
     return SQLAlchemyAsyncConfig(
-        engine_instance=create_engine(settings.effective_database_url),
+        engine_instance=create_engine(
+            settings.effective_database_url, sqlite_lock_timeout=settings.sqlite_lock_timeout_seconds
+        ),
         before_send_handler="autocommit",
         session_config=AsyncSessionConfig(expire_on_commit=False),
         alembic_config=AlembicAsyncConfig(version_table_name=VERSION_TABLE, script_location="alembic"),

@@ -30,3 +30,15 @@ class GuestToken(WireStruct):
     expires_in: int
     expires_at: dt.datetime
     user_id: str
+
+
+class LoopStats(WireStruct):
+    """``GET /debug/loop`` (``IRIS_DEBUG`` only): the event loop's worst stalls since start-up."""
+
+    max_stall_ms: float
+    """The latest a ready callback ran, whatever the cause."""
+    max_blocked_ms: float
+    """The same, less the time the loop thread waited for a CPU: what blocked it (see app/loop_monitor)."""
+    stalls: int
+    """Times the loop was blocked longer than ``warnMs``."""
+    warn_ms: float
