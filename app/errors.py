@@ -107,3 +107,11 @@ class ServiceUnavailable(IrisError):
     status_code = 503
     default_code = "not_ready"
     title = "Service unavailable"
+
+
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be used right now (stopped, unreachable, locked past its deadline); the
+    answer carries ``Retry-After``."""
+
+    default_code = "database_unavailable"
+    title = "The database is unavailable"

@@ -18,7 +18,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from app.errors import Conflict, IrisError, NotFound, ServiceUnavailable
+from app.errors import Conflict, DatabaseUnavailable, IrisError, NotFound, ServiceUnavailable
+from app.persistence.availability import RETRY_AFTER_SECONDS, database_unavailable
 from app.storage.base import StorageError
 from providers.wire import WireStruct
 
@@ -96,7 +97,11 @@ def problem(
 
 
 def _iris_error(request: Request[Any, Any, Any], exc: IrisError) -> Response[bytes]:
-    headers = {"WWW-Authenticate": 'Bearer realm="iris"'} if exc.status_code == 401 else None
+    headers: dict[str, str] | None = None
+    if exc.status_code == 401:
+        headers = {"WWW-Authenticate": 'Bearer realm="iris"'}
+    elif isinstance(exc, DatabaseUnavailable):
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     body = problem(
         request,
         status=exc.status_code,
@@ -167,6 +172,8 @@ def _http_exception(request: Request[Any, Any, Any], exc: HTTPException) -> Resp
 
 
 def _repository_error(request: Request[Any, Any, Any], exc: RepositoryError) -> Response[bytes]:
+    if database_unavailable(exc):
+        return _database_unavailable(request, exc)
     if isinstance(exc, NotFoundError):
         return _iris_error(request, NotFound("The resource does not exist."))
     if isinstance(exc, DuplicateKeyError | IntegrityError | ForeignKeyError):
@@ -179,7 +186,14 @@ def _storage_error(request: Request[Any, Any, Any], exc: StorageError) -> Respon
     return _iris_error(request, ServiceUnavailable("Storage is not available.", code="storage_unavailable"))
 
 
+def _database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return _iris_error(request, DatabaseUnavailable("The database is unavailable; try again shortly."))
+
+
 def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    if database_unavailable(exc):
+        return _database_unavailable(request, exc)
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     body = problem(
         request,

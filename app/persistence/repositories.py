@@ -350,11 +350,6 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
         last = await self.session.scalar(select(func.max(RunEvent.sequence)).where(RunEvent.run_id == run_id))
         return int(last or 0)
 
-    async def last(self, run_id: UUID) -> Sequence[RunEvent]:
-        """The run's last logged event (none or one)."""
-        stmt = select(RunEvent).where(RunEvent.run_id == run_id).order_by(RunEvent.sequence.desc()).limit(1)
-        return (await self.session.scalars(stmt)).all()
-
     async def list_after(self, run_id: UUID, after: int, *, limit: int = 500) -> Sequence[RunEvent]:
         """Events with ``sequence > after``, in order."""
         stmt = (

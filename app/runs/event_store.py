@@ -53,6 +53,10 @@ T = TypeVar("T")
 
 BATCH_EVENTS = 256
 BATCH_SECONDS = 0.25
+MAX_UNLOGGED = BATCH_EVENTS + 1
+"""The most events of a run that can have been streamed but not logged: a full batch whose write
+failed (the run then ends at once), and the terminal event sent when even that could not be recorded.
+A run failed by the crash sweep gets a terminal id above all of them (ids never go backwards)."""
 
 
 class EventSink(Protocol):
@@ -138,6 +142,7 @@ class EventStore:
         self._rows: list[_Row] = []
         self._calls: dict[str, _ToolCall] = {}
         self._writing: asyncio.Future[None] | None = None
+        self._unrecorded: RunError | None = None
 
     async def emit(self, event: AgUiEvent) -> None:
         """Validate, number, publish and buffer one event; a terminal one is persisted before it is sent."""
@@ -163,9 +168,29 @@ class EventStore:
             await self.flush()
 
     def abandon(self, event: RunError) -> None:
-        """Last resort when even a failure cannot be recorded: tell the live streams, persist nothing."""
+        """When even a failure cannot be recorded: tell the live streams now, and keep the unlogged events
+        and this ending for :meth:`record_abandoned` (the log must end the way the client saw it)."""
         self.sequence += 1
-        self._close((self.sequence, encode_event(event)))
+        payload = encode_event(event)
+        self._buffer.append((self.sequence, msgspec.json.decode(payload)))
+        self._unrecorded = event
+        self._close((self.sequence, payload))
+
+    @property
+    def unrecorded(self) -> bool:
+        """The run ended (live) with an ending that is not in the database yet."""
+        return self._unrecorded is not None
+
+    async def record_abandoned(self) -> None:
+        """Write the abandoned ending and the events before it, with the ids they were streamed with.
+
+        Raises :class:`RunLost` when the crash sweep failed the run meanwhile (then its ending stands).
+        """
+        if self._unrecorded is None:
+            return
+        await self._record(self._unrecorded, self._buffer)
+        self._unrecorded = None
+        self._buffer = []
 
     def _close(self, frame: tuple[int, bytes]) -> None:
         self.finished = True
@@ -184,8 +209,12 @@ class EventStore:
         await asyncio.shield(self._writing)
 
     async def _append(self, events: list[tuple[int, dict[str, Any]]]) -> None:
-        async with session_scope(self._alchemy) as db:
-            await RunEventRepository(session=db).append_batch(self._run_pk, events)
+        try:
+            async with session_scope(self._alchemy) as db:
+                await RunEventRepository(session=db).append_batch(self._run_pk, events)
+        except BaseException:
+            self._buffer[:0] = events  # streamed already: they must still reach the log, in order
+            raise
 
     def _track(self, event: AgUiEvent) -> None:
         if isinstance(event, ToolCallStart):
@@ -224,7 +253,9 @@ class EventStore:
     async def _finish(self, event: RunFinished | RunError) -> None:
         if self._writing is not None and not self._writing.done():
             await asyncio.shield(self._writing)  # the log's last batch lands before its terminal event
-        events = list(self._buffer)
+        await self._record(event, list(self._buffer))
+
+    async def _record(self, event: RunFinished | RunError, events: list[tuple[int, dict[str, Any]]]) -> None:
         async with session_scope(self._alchemy) as db:
             runs = RunRepository(session=db)
             if isinstance(event, RunError):

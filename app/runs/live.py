@@ -113,14 +113,6 @@ class LoggedFrames:
         while True:
             async with session_scope(self._alchemy) as db:
                 rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
-                if not rows:
-                    # A follower that saw events the dead process never logged may be past the
-                    # sweep's RUN_ERROR (numbered after the last *logged* event): give it the end anyway.
-                    rows = [
-                        r
-                        for r in await RunEventRepository(session=db).last(self._run_pk)
-                        if is_terminal(r.event)
-                    ]
             if rows:
                 self._last = max(self._last, rows[-1].sequence)
                 self._done = any(is_terminal(row.event) for row in rows)

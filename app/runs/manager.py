@@ -7,7 +7,11 @@ results land in the database. The manager also keeps runs honest across processe
   through any process (``runs.cancel_requested_at``);
 - at start-up and on the same beat it fails runs whose heartbeat stopped more than ``stale_seconds``
   ago — their process died — and appends the ``RUN_ERROR`` that ends their event log, so a
-  re-attaching client always reaches a terminal event;
+  re-attaching client always reaches a terminal event; its id is above any the dead process may have
+  streamed without logging (:data:`~app.runs.event_store.MAX_UNLOGGED`), so ids never go backwards;
+- a run that ended while the database was unavailable (its stream got ``RUN_ERROR``
+  ``database_unavailable``, unrecorded) stays alive in the heartbeat, and on each beat its ending is
+  written again until it lands, so the log says what the client saw;
 - at shutdown, running runs get a grace period, then end with ``RUN_ERROR`` ``run_aborted``.
 """
 
@@ -24,7 +28,7 @@ import msgspec
 from app.agui.events import RunError, now_ms
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
-from app.runs.event_store import EventStore
+from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
 from app.runs.intake import RunPlan
 from app.runs.live import RunChannel, Subscription
 from app.runs.orchestrator import Orchestrator, RunServices
@@ -44,6 +48,7 @@ class RunManager:
         self._stale = dt.timedelta(seconds=stale_seconds)
         self._runs: dict[str, tuple[UUID, asyncio.Task[None], RunChannel, Orchestrator]] = {}
         self._keeper: asyncio.Task[None] | None = None
+        self._unrecorded: dict[UUID, EventStore] = {}
 
     async def start_keeping(self) -> None:
         """Sweep lost runs now, then keep beating and sweeping in the background."""
@@ -60,8 +65,13 @@ class RunManager:
         orchestrator = Orchestrator(plan, self.services, store)
         task = asyncio.create_task(orchestrator.run(), name=f"run {plan.run_id}")
         self._runs[plan.run_id] = (plan.run_pk, task, channel, orchestrator)
-        task.add_done_callback(lambda _: self._runs.pop(plan.run_id, None))
+        task.add_done_callback(lambda _: self._ended(plan.run_id, store))
         return channel, subscription
+
+    def _ended(self, run_id: str, store: EventStore) -> None:
+        entry = self._runs.pop(run_id, None)
+        if entry is not None and store.unrecorded:
+            self._unrecorded[entry[0]] = store
 
     def channel(self, run_id: str) -> RunChannel | None:
         """The live channel of a run this process is executing."""
@@ -91,7 +101,7 @@ class RunManager:
                 if not await RunRepository(session=db).mark_lost(run_id, cutoff):
                     continue  # another process swept it, or it came back to life
                 events = RunEventRepository(session=db)
-                sequence = await events.last_sequence(run_id) + 1
+                sequence = await events.last_sequence(run_id) + MAX_UNLOGGED + 1
                 error = RunError(message=LOST_MESSAGE, code="run_lost", timestamp=now_ms())
                 await events.append_batch(run_id, [(sequence, msgspec.to_builtins(error))])
             failed += 1
@@ -110,12 +120,26 @@ class RunManager:
 
     async def _beat(self) -> None:
         local = {pk: run_id for run_id, (pk, *_rest) in self._runs.items()}
-        if not local:
+        if not local and not self._unrecorded:
             return
         async with session_scope(self.services.alchemy) as db:
-            cancelled = await RunRepository(session=db).beat(list(local))
+            cancelled = await RunRepository(session=db).beat([*local, *self._unrecorded])
         for pk in cancelled:
-            self.cancel(local[pk])
+            if pk in local:
+                self.cancel(local[pk])
+        await self.record_unrecorded()
+
+    async def record_unrecorded(self) -> None:
+        """Write the endings of runs that ended while the database was unavailable (see module doc)."""
+        for pk, store in list(self._unrecorded.items()):
+            try:
+                await store.record_abandoned()
+            except RunLost:
+                pass  # swept meanwhile: the sweep's ending stands
+            except Exception:
+                log.warning("run %s: its ending is still not recorded; retrying on the next beat", pk)
+                continue
+            self._unrecorded.pop(pk, None)
 
     async def shutdown(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
         """Stop the keeper; let running runs finish for a while, then stop the rest."""
@@ -125,6 +149,7 @@ class RunManager:
                 await self._keeper
         tasks = [task for _, task, _, _ in self._runs.values()]
         if not tasks:
+            await self.record_unrecorded()
             return
         _, pending = await asyncio.wait(tasks, timeout=grace_seconds)
         for task in pending:
@@ -132,3 +157,4 @@ class RunManager:
         if pending:
             log.warning("stopped %d run(s) still going at shutdown", len(pending))
             await asyncio.gather(*pending, return_exceptions=True)
+        await self.record_unrecorded()

@@ -44,6 +44,7 @@ from app.agui.events import (
 )
 from app.catalogue import key_hint
 from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
+from app.persistence.availability import database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
 from app.runs.context import model_messages, thread_images, tool_result
@@ -176,12 +177,13 @@ class Orchestrator:
             raise
         except Exception as exc:
             code, message = _describe(exc, plan)
+            expected = code.startswith("provider_") or code == "database_unavailable"
             log.log(
-                logging.WARNING if code.startswith("provider_") else logging.ERROR,
+                logging.WARNING if expected else logging.ERROR,
                 "run %s failed: %s",
                 plan.run_id,
                 code,
-                exc_info=not code.startswith("provider_"),
+                exc_info=not expected,
             )
             await self._fail(code, message)
 
@@ -486,6 +488,8 @@ def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:
         return "invalid_output", "The run produced an invalid result."
     if isinstance(exc, RunLost):
         return "run_lost", "The run was declared lost while it was still going."
+    if database_unavailable(exc):
+        return "database_unavailable", "The database is unavailable; try again shortly."
     return "internal_error", "The run failed unexpectedly."
 
 

@@ -3,6 +3,7 @@ and recovery after a process is killed mid-run (SQLite file, and PostgreSQL wher
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ import pytest
 
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
-from tests.runs.conftest import SLOW_MODEL
+from tests.runs.conftest import SLOW_MODEL, Stored
 from tests.runs.helpers import run_input, user_message
 from tests.support.agui import check_lifecycle, check_stream, parse_sse_with_comments
 from tests.support.iris_process import IrisProcess, iris_process
@@ -135,3 +136,30 @@ def test_a_run_of_a_killed_process_is_failed_and_re_attach_ends_with_run_error(
     assert events[-1]["type"] == "RUN_ERROR"
     assert events[-1]["code"] == "run_lost"
     assert [m["role"] for m in history["messages"]] == ["user"]  # no assistant or tool rows from it
+
+
+def test_after_a_crash_re_attach_never_gets_an_event_id_that_goes_backwards(
+    instance_a: IrisProcess,
+    shared_env: tuple[Env, int],
+    tmp_path: Path,
+    alice: dict[str, str],
+    stored: Stored,
+) -> None:
+    """Events streamed but not yet logged when the process died: the lost-run RUN_ERROR is numbered
+    above them, so a client re-attaching with the last id it saw still gets the end (issue 13, defect 6)."""
+    env, _ = shared_env
+    with started_run(instance_a.base_url, alice, words=400) as (body, chunks):
+        seen = read_until(chunks, b"TEXT_MESSAGE_CONTENT")
+        seen += next(chunks)
+        instance_a.kill()  # at once: the last events streamed are not in the log yet
+    last_seen = max(int(frame.id or 0) for frame in parse_sse_with_comments(seen)[0])
+    logged = [e["sequence"] for e in asyncio.run(stored.events(body["runId"]))]
+    assert logged == [] or max(logged) < last_seen  # the scenario: streamed past the log
+
+    with iris_process(env, free_port(), tmp_path / "b.log") as b:
+        url = f"{b.base_url}/agent/runs/{body['runId']}/events"
+        followed = httpx.get(url, headers={**alice, "Last-Event-ID": str(last_seen)}, timeout=30)
+
+    frames = parse_sse_with_comments(followed.content)[0]
+    assert [(f.data["type"], f.data["code"]) for f in frames] == [("RUN_ERROR", "run_lost")]
+    assert int(frames[0].id or 0) > last_seen

@@ -59,6 +59,11 @@ class TemporaryCluster:
             shutil.which("initdb") or "initdb",
             "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale",
         )  # fmt: skip
+        self.resume()
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def resume(self) -> None:
+        """Start the (initialised) server again after :meth:`halt`."""
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.dir} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
@@ -67,11 +72,14 @@ class TemporaryCluster:
             shutil.which("pg_ctl") or "pg_ctl",
             "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "-t", "60", "start",
         )  # fmt: skip
-        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def halt(self) -> None:
+        """Stop the server (fast: open connections are cut) and keep its data, as an outage would."""
+        self._run(shutil.which("pg_ctl") or "pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         """Stop the server (fast) and delete its directory."""
         try:
-            self._run(shutil.which("pg_ctl") or "pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+            self.halt()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)

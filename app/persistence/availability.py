@@ -1,0 +1,52 @@
+"""Which failures mean "the database is unavailable right now" (a 503 with ``Retry-After``, or a
+``RUN_ERROR`` ``database_unavailable``) rather than a bug (a 500 ``internal_error``).
+
+Transient: SQLite busy or locked (another process holds it past the lock deadline, see
+``app.persistence.sqlite``) or unable to open its file; PostgreSQL refusing or dropping connections
+(server stopped, shutting down, restarting), a connection SQLAlchemy found invalidated, and a pool
+checkout that timed out. The whole cause chain is searched: advanced-alchemy and SQLAlchemy wrap the
+driver's exception.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+
+import asyncpg
+from sqlalchemy import exc as sa_exc
+
+RETRY_AFTER_SECONDS = 5
+"""What a 503 ``database_unavailable`` tells clients to wait before trying again."""
+
+_SQLITE_TRANSIENT = re.compile(r"database is locked|database table is locked|busy|unable to open", re.I)
+_ASYNCPG_TRANSIENT = (
+    asyncpg.exceptions.PostgresConnectionError,  # 08xxx: cannot connect, connection failure
+    asyncpg.exceptions.OperatorInterventionError,  # 57xxx: admin shutdown, cannot connect now
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.InterfaceError,  # "connection is closed"
+)
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or anything it was raised from) says the database cannot be used right now."""
+    for cause in _causes(exc):
+        if isinstance(cause, sqlite3.OperationalError) and _SQLITE_TRANSIENT.search(str(cause)):
+            return True
+        if isinstance(cause, sa_exc.DBAPIError) and cause.connection_invalidated:
+            return True
+        if isinstance(cause, sa_exc.DisconnectionError | sa_exc.TimeoutError | ConnectionError):
+            return True
+        if isinstance(cause, _ASYNCPG_TRANSIENT):
+            return True
+    return False
