@@ -40,10 +40,10 @@ def iris_env(data_dir: str, port: int) -> dict[str, str]:
     return env
 
 
-def dev_token(env: dict[str, str], user: str = "bench") -> str:
+def dev_token(env: dict[str, str], user: str = "bench", role: str = "user") -> str:
     """A bearer token signed with the secret that Iris will use for this data dir."""
     out = subprocess.run(
-        [sys.executable, "-m", "app", "token", user],
+        [sys.executable, "-m", "app", "token", user, role],
         cwd=ROOT,
         env=env,
         check=True,
@@ -81,10 +81,10 @@ def running(command: list[str], env: dict[str, str], log: Path, health: str) -> 
 
 
 @contextmanager
-def iris(tmp: str) -> Iterator[tuple[str, str, int]]:
+def iris(tmp: str, extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, str, int]]:
     """A running Iris (``python -m app serve``) on a free port: ``(base URL, dev token, pid)``."""
     port = free_port()
-    env = iris_env(f"{tmp}/data", port)
+    env = {**iris_env(f"{tmp}/data", port), **(extra_env or {})}
     token = dev_token(env)
     base = f"http://127.0.0.1:{port}"
     with running(

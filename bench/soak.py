@@ -1,0 +1,247 @@
+"""Soak: a mixed workload at a fixed concurrency against a real Iris (SQLite + local storage, the default).
+
+For DURATION seconds, CONCURRENCY clients each loop over a random mix of: a run with an uploaded image
+(then its history is checked), a chat turn and a regenerate, an upload alone, a slow run the client
+leaves and re-attaches to with ``Last-Event-ID`` (ids must keep increasing to the terminal event), a
+slow run that is cancelled, and refused requests (a reused ``runId``, a thread already running,
+someone else's thread, an empty message). Garbage collections happen as they come.
+
+Prints: requests, errors (a wrong status, a stream that does not end as it should, a transport
+error), lost messages (a finished run or chat turn whose answer is missing from the history), p50/p99
+latency (whole request, streams to their end), the server's worst event-loop stall (``GET /debug/loop``,
+mounted because the server runs with ``IRIS_DEBUG=true``; see app/loop_monitor.py: the time the loop
+thread was blocked, and how late it woke counting the time it waited for a CPU on a busy machine) and
+its peak RSS (``VmHWM``). Target: 0 errors, 0 lost, max blocked stall < 250 ms. Exits non-zero when a
+target is missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _iris import dev_token, iris
+from PIL import Image
+
+DURATION = 60.0
+CONCURRENCY = 8
+STALL_TARGET_MS = 250.0
+SLOW_MODEL = {
+    "name": "Slow",
+    "provider": "local",
+    "modelId": "slow",
+    "type": "vision",
+    "options": {"delayMs": 10},
+}
+
+
+def png(seed: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (320, 240), (seed % 256, 90, 160)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def frames(body: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """``(id, event)`` of every SSE frame (comments skipped)."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for block in body.decode().split("\n\n"):
+        ident, data = 0, None
+        for line in block.split("\n"):
+            if line.startswith("id:"):
+                ident = int(line[3:].strip())
+            elif line.startswith("data:"):
+                data = json.loads(line[5:].strip())
+        if data is not None:
+            out.append((ident, data))
+    return out
+
+
+class Client:
+    def __init__(self, http: httpx.AsyncClient, token: str, rng: random.Random) -> None:
+        self.http = http
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.rng = rng
+        self.latencies: list[float] = []
+        self.errors: Counter[str] = Counter()
+        self.lost = 0
+
+    async def request(self, method: str, path: str, expect: int, **kw: Any) -> httpx.Response | None:
+        started = time.perf_counter()
+        response = await self.http.request(method, path, headers=self.headers, **kw)
+        self.latencies.append(time.perf_counter() - started)
+        if response.status_code != expect:
+            self.errors[f"{method} {path.split('/')[1:3]} {response.status_code}"] += 1
+            return None
+        return response
+
+    def ended(self, events: list[tuple[int, dict[str, Any]]], what: str, outcome: str = "success") -> bool:
+        last = events[-1][1] if events else {}
+        ok = last.get("type") == "RUN_FINISHED" and last.get("outcome", {}).get("type") == outcome
+        if not ok:
+            self.errors[f"{what} ended {last.get('type')} {last.get('code', '')}"] += 1
+        return ok
+
+    async def answered(self, thread: str, answers: int) -> None:
+        response = await self.request("GET", f"/agent/threads/{thread}/messages", 200)
+        if response is None:
+            return
+        roles = [m["role"] for m in response.json()["messages"]]
+        if roles.count("assistant") < answers:
+            self.lost += 1
+
+    async def upload(self, thread: str) -> dict[str, Any] | None:
+        files = {"file": ("x.png", png(self.rng.randrange(1 << 16)), "image/png")}
+        response = await self.request("POST", "/api/files", 201, files=files, data={"threadId": thread})
+        return None if response is None else response.json()
+
+    def run_body(
+        self, thread: str, text: str, *parts: dict[str, Any], model: str | None = None
+    ) -> dict[str, Any]:
+        content = [{"type": "text", "text": text}, *parts]
+        return {
+            "threadId": thread,
+            "runId": str(uuid.uuid4()),
+            "messages": [{"id": str(uuid.uuid4()), "role": "user", "content": content}],
+            "state": {},
+            "tools": [],
+            "context": [],
+            "forwardedProps": {"modelId": model} if model else {},
+        }
+
+    async def run_with_image(self) -> None:
+        thread = str(uuid.uuid4())
+        uploaded = await self.upload(thread)
+        if uploaded is None:
+            return
+        body = self.run_body(thread, "what is in this picture?", uploaded["parts"]["agui"])
+        response = await self.request("POST", "/agent/runs", 200, json=body)
+        if response is not None and self.ended(frames(response.content), "run"):
+            await self.answered(thread, 1)
+            again = self.run_body(thread, "and again")
+            again["runId"] = body["runId"]
+            await self.request("POST", "/agent/runs", 409, json=again)  # a reused runId
+
+    async def chat(self) -> None:
+        response = await self.request("POST", "/api/agents/default/chat", 200, json={"content": "hi there"})
+        if response is None:
+            return
+        events = frames(response.content)
+        if self.ended(events, "chat"):
+            session = events[0][1]["threadId"]
+            regenerated = await self.request(
+                "POST", "/api/agents/default/chat", 200, json={"sessionId": session, "regenerate": True}
+            )
+            if regenerated is not None and self.ended(frames(regenerated.content), "regenerate"):
+                await self.answered(session, 1)
+
+    async def upload_only(self) -> None:
+        await self.upload(str(uuid.uuid4()))
+
+    async def slow(self, *, cancel: bool) -> None:
+        thread = str(uuid.uuid4())
+        body = self.run_body(thread, " ".join(f"w{i}" for i in range(60)), model="local/slow")
+        started = time.perf_counter()
+        seen = b""
+        async with self.http.stream("POST", "/agent/runs", json=body, headers=self.headers) as response:
+            if response.status_code != 200:
+                self.errors[f"slow run {response.status_code}"] += 1
+                return
+            async for chunk in response.aiter_bytes():
+                seen += chunk
+                if seen.count(b"TEXT_MESSAGE_CONTENT") >= 5 and seen.endswith(b"\n\n"):
+                    break
+            # the thread is busy: a second run on it is refused
+            await self.request("POST", "/agent/runs", 409, json=self.run_body(thread, "me too"))
+            if cancel:
+                await self.request("POST", f"/agent/runs/{body['runId']}/cancel", 202)
+        self.latencies.append(time.perf_counter() - started)
+        last_id = max(ident for ident, _ in frames(seen))
+        headers = {**self.headers, "Last-Event-ID": str(last_id)}
+        response = await self.http.get(f"/agent/runs/{body['runId']}/events", headers=headers)
+        rest = frames(response.content)
+        if any(ident <= last_id for ident, _ in rest):
+            self.errors["re-attach id went backwards"] += 1
+        if self.ended(rest, "re-attach", "cancelled" if cancel else "success"):
+            await self.answered(thread, 1)
+
+    async def refused(self) -> None:
+        await self.request("GET", f"/agent/threads/{uuid.uuid4()}/messages", 404)
+        await self.request("POST", "/agent/runs", 422, json=self.run_body(str(uuid.uuid4()), ""))
+
+    async def loop(self, until: float) -> None:
+        moves = [
+            self.run_with_image,
+            self.run_with_image,
+            self.chat,
+            self.upload_only,
+            lambda: self.slow(cancel=False),
+            lambda: self.slow(cancel=True),
+            self.refused,
+        ]
+        while time.monotonic() < until:
+            try:
+                await self.rng.choice(moves)()
+            except httpx.HTTPError as exc:
+                self.errors[f"transport {type(exc).__name__}"] += 1
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def soak(base: str, token: str, admin: str, pid: int) -> int:
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        admin_headers = {"Authorization": f"Bearer {admin}"}
+        created = await http.post("/api/models", json=SLOW_MODEL, headers=admin_headers)
+        created.raise_for_status()
+        clients = [Client(http, token, random.Random(i)) for i in range(CONCURRENCY)]
+        stop = time.monotonic() + DURATION
+        await asyncio.gather(*(client.loop(stop) for client in clients))
+        loop = (await http.get("/debug/loop")).json()
+    latencies = sorted(value for client in clients for value in client.latencies)
+    errors = sum((client.errors for client in clients), Counter())
+    lost = sum(client.lost for client in clients)
+    p50 = statistics.median(latencies) * 1000
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
+    print(f"soak: {CONCURRENCY} clients for {DURATION:.0f} s against one Iris (SQLite, local storage)")
+    print(f"  requests        {len(latencies)}")
+    print(f"  errors          {sum(errors.values())}  {dict(errors) if errors else ''}")
+    print(f"  lost messages   {lost}")
+    print(f"  latency         p50 {p50:.0f} ms, p99 {p99:.0f} ms")
+    print(
+        f"  max loop stall  {loop['maxBlockedMs']:.0f} ms blocked (target < {STALL_TARGET_MS:.0f} ms); "
+        f"{loop['maxStallMs']:.0f} ms late, counting waits for a CPU"
+    )
+    print(f"  peak RSS        {peak_rss_mb(pid):.0f} MB")
+    met = not errors and lost == 0 and loop["maxBlockedMs"] < STALL_TARGET_MS
+    print(f"  target          {'met' if met else 'MISSED'}")
+    return 0 if met else 1
+
+
+def main() -> int:
+    with (
+        tempfile.TemporaryDirectory(prefix="iris-soak-") as tmp,
+        iris(tmp, {"IRIS_DEBUG": "true"}) as (base, token, pid),
+    ):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IRIS_")}
+        admin = dev_token({**env, "IRIS_DATA_DIR": f"{tmp}/data"}, "root", "admin")
+        return asyncio.run(soak(base, token, admin, pid))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
