@@ -48,8 +48,10 @@ class WriteLock:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self._lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def acquire(self) -> None:
+        self._loop = asyncio.get_running_loop()
         try:
             await asyncio.wait_for(self._lock.acquire(), self.timeout)
         except TimeoutError:
@@ -58,7 +60,15 @@ class WriteLock:
             ) from None
 
     def release(self) -> None:
-        self._lock.release()
+        """Release; from another thread (a connection finalised there) it is handed to the loop."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self._loop is None or running is self._loop or self._loop.is_closed():
+            self._lock.release()
+        else:
+            self._loop.call_soon_threadsafe(self._lock.release)
 
 
 class IrisCursor(aiosqlite.Cursor):
