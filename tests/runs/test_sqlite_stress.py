@@ -190,7 +190,7 @@ async def test_mixed_load_with_forced_collections_never_stalls_the_loop(
         f"(late at most {monitor.max_stall * 1000:.0f} ms)"
     )
     assert failures == [], failures[:10]
-    assert sum(answers.values()) > 100, answers  # the load really ran
+    assert sum(answers.values()) > 50, answers  # the load really ran
     assert monitor.max_blocked < STALL_LIMIT, (
         f"the event loop was blocked for {monitor.max_blocked * 1000:.0f} ms"
     )
