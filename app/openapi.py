@@ -382,7 +382,8 @@ _JSON_BODY = {
     413: ("request_too_large",),
     422: ("json_too_deep", "validation_failed"),
 }
-_ALWAYS = {500: ("internal_error",)}
+# Any operation may meet an unavailable database (app/persistence/availability.py).
+_ALWAYS = {500: ("internal_error",), 503: ("database_unavailable",)}
 
 Problems = Mapping[int, Iterable[str]]
 
