@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 from _iris import dev_token, iris
+from _results import Results
 from PIL import Image
 
 DURATION = 60.0
@@ -230,6 +231,18 @@ async def soak(base: str, token: str, admin: str, pid: int) -> int:
     print(f"  peak RSS        {peak_rss_mb(pid):.0f} MB")
     met = not errors and lost == 0 and loop["maxBlockedMs"] < STALL_TARGET_MS
     print(f"  target          {'met' if met else 'MISSED'}")
+    results = Results("soak")
+    results.figure("requests", len(latencies), "requests")
+    results.figure("errors", sum(errors.values()), "requests", target="0", met=not errors)
+    results.figure("lost_messages", lost, "messages", target="0", met=lost == 0)
+    results.figure("latency_p50", p50, "ms")
+    results.figure("latency_p99", p99, "ms")
+    blocked = loop["maxBlockedMs"]
+    stall_target = f"< {STALL_TARGET_MS:.0f}"
+    results.figure("max_loop_blocked", blocked, "ms", target=stall_target, met=blocked < STALL_TARGET_MS)
+    results.figure("max_loop_late", loop["maxStallMs"], "ms")
+    results.figure("server_peak_rss", peak_rss_mb(pid), "MB")
+    results.write()
     return 0 if met else 1
 
 
