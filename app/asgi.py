@@ -45,8 +45,19 @@ log = logging.getLogger("iris")
 
 
 def vendor_http_client() -> httpx.AsyncClient:
-    """The HTTP client every provider shares."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10))
+    """The one client every vendor request goes through, built once per app.
+
+    httpx keeps a connection pool per origin, so each vendor base URL gets its own warm connections;
+    HTTP/2 is offered by ALPN on TLS (one multiplexed connection per vendor) while plain-HTTP servers
+    (local Ollama, loopback fakes) keep speaking HTTP/1.1. Connections go back to the pool only when a
+    provider reads each body to its end (:func:`providers.http.drain`). The connection count is not
+    capped here (a vendor's own rate limits are the real cap); idle ones stay warm for 30 s.
+    """
+    return httpx.AsyncClient(
+        http2=True,
+        timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=30),
+    )
 
 
 def build_registry(

@@ -31,7 +31,15 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
+from providers.http import (
+    JSON_HEADERS,
+    b64,
+    drain,
+    error_for_status,
+    json_body,
+    require_key,
+    transport_error,
+)
 from providers.messages import (
     ImagePart,
     Message,
@@ -228,8 +236,12 @@ class AnthropicProvider:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)
                 translator = _Translator(self.id)
-                async for sse in EventSource(response).aiter_sse():
-                    for event in translator.feed(sse.event, sse.data):
+                frames = EventSource(response).aiter_sse()
+                async for sse in frames:
+                    events = translator.feed(sse.event, sse.data)
+                    if translator.done:
+                        await drain(frames)  # the connection goes back to the pool
+                    for event in events:
                         yield event
                     if translator.done:
                         return

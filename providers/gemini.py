@@ -34,7 +34,15 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
+from providers.http import (
+    JSON_HEADERS,
+    b64,
+    drain,
+    error_for_status,
+    json_body,
+    require_key,
+    transport_error,
+)
 from providers.messages import (
     ImagePart,
     Message,
@@ -295,8 +303,12 @@ class GeminiProvider:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise self._status_error(response, text)
                 translator = _Translator(self.id)
-                async for sse in EventSource(response).aiter_sse():
-                    for event in translator.feed(sse.data):
+                frames = EventSource(response).aiter_sse()
+                async for sse in frames:
+                    events = translator.feed(sse.data)
+                    if translator.done:
+                        await drain(frames)  # the connection goes back to the pool
+                    for event in events:
                         yield event
                     if translator.done:
                         return

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
+import anyio
 import httpx
 import msgspec
 
@@ -73,6 +74,26 @@ def error_for_status(
     return ProviderError(
         kind, f"HTTP {status}: {body[:500]}", provider=provider, status=status, retry_after=retry_after
     )
+
+
+DRAIN_SECONDS = 2.0
+"""How long a vendor may take to end its body after its own end-of-answer marker."""
+
+
+async def drain(rest: AsyncIterator[object]) -> None:
+    """Read whatever follows a stream's end-of-answer marker (normally just the end of the chunked body).
+
+    httpx puts a connection back in its pool only once the response body was read to its end; leaving
+    ``async with client.stream(...)`` at ``data: [DONE]`` instead closes it, and the next request pays a
+    new TCP (and TLS) handshake. The answer is complete by then, so a vendor that keeps talking or cuts
+    the connection here costs only that connection, never the answer.
+    """
+    with anyio.move_on_after(DRAIN_SECONDS):
+        try:
+            async for _ in rest:
+                pass
+        except httpx.HTTPError:
+            return
 
 
 def transport_error(provider: str, exc: httpx.HTTPError) -> ProviderError:

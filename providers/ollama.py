@@ -28,7 +28,15 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import JSON_HEADERS, b64, error_for_status, json_body, require_key, transport_error
+from providers.http import (
+    JSON_HEADERS,
+    b64,
+    drain,
+    error_for_status,
+    json_body,
+    require_key,
+    transport_error,
+)
 from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
 from providers.openai import chat_tools, without_key
 from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
@@ -170,7 +178,8 @@ class OllamaProvider:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, _error_text(text))
-                async for line in response.aiter_lines():
+                lines = response.aiter_lines()
+                async for line in lines:
                     if not line.strip():
                         continue
                     try:
@@ -179,6 +188,8 @@ class OllamaProvider:
                         raise ProviderError(
                             "unavailable", "malformed line in the stream", provider=self.id
                         ) from None
+                    if state.finished:
+                        await drain(lines)  # the connection goes back to the pool
                     for event in events:
                         yield event
                     if state.finished:

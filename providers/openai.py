@@ -29,7 +29,15 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import JSON_HEADERS, data_url, error_for_status, json_body, require_key, transport_error
+from providers.http import (
+    JSON_HEADERS,
+    data_url,
+    drain,
+    error_for_status,
+    json_body,
+    require_key,
+    transport_error,
+)
 from providers.messages import (
     ImagePart,
     Message,
@@ -389,8 +397,10 @@ class OpenAIProvider:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)
-                async for sse in EventSource(response).aiter_sse():
+                frames = EventSource(response).aiter_sse()
+                async for sse in frames:
                     if sse.data == "[DONE]":
+                        await drain(frames)  # the connection goes back to the pool
                         for event in decoder.finish():
                             yield event
                         return

@@ -120,3 +120,26 @@ async def send_stream(
     if cut:
         return
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class ConnectionCounter:
+    """Wraps a fake's ASGI app and counts the TCP connections its requests came on.
+
+    uvicorn gives each connection its own client ``(host, port)``; a client that reuses its pooled
+    connection sends every request from the same port, one that opens a new connection per request does not.
+    """
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self._app = app
+        self.peers: list[tuple[str, int]] = []
+
+    @property
+    def connections(self) -> int:
+        """How many distinct connections the requests so far arrived on."""
+        return len(set(self.peers))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("client"):
+            host, port = scope["client"]
+            self.peers.append((host, port))
+        await self._app(scope, receive, send)
