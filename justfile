@@ -53,7 +53,14 @@ sync-models file: setup migrate
 
 # Run the benchmarks under bench/, print their figures and write them as JSON under bench/results/.
 bench: setup
-    {{py}} bench/run_all.py
+    #!/usr/bin/env bash
+    set -uo pipefail
+    if command -v uv >/dev/null 2>&1; then
+        uv pip install -q --python "{{py}}" -e '.[dev,litellm,bench]' || echo "bench extra not installed: bench/peers.py skips the LiteLLM peer"
+    else
+        "{{py}}" -m pip install -q --disable-pip-version-check -e '.[dev,litellm,bench]' || echo "bench extra not installed: bench/peers.py skips the LiteLLM peer"
+    fi
+    "{{py}}" bench/run_all.py
 
 # Create .venv and install the project with its extras; re-installs only when pyproject.toml changes.
 setup:

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -54,23 +54,12 @@ def dev_token(env: dict[str, str], user: str = "bench", role: str = "user") -> s
 
 
 @contextmanager
-def running(command: list[str], env: dict[str, str], log: Path, health: str) -> Iterator[int]:
-    """Start a server process, wait for ``health`` to answer 200, yield its pid, stop it."""
+def started(command: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a server process (output to ``log``) and stop it again; see :func:`wait_up`."""
     with log.open("wb") as sink:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    tail = log.read_text(errors="replace")[-2000:]
-                    raise RuntimeError(f"server did not come up ({' '.join(command[-3:])}):\n{tail}")
-                try:
-                    if httpx.get(health, timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.1)
-            yield process.pid
+            yield process
         finally:
             process.terminate()
             try:
@@ -80,14 +69,43 @@ def running(command: list[str], env: dict[str, str], log: Path, health: str) -> 
                 process.wait()
 
 
+def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: float = 30) -> None:
+    """Wait up to ``startup`` s for ``health`` to answer 200 (RuntimeError with the log's tail if not)."""
+    deadline = time.monotonic() + startup
+    while True:
+        if process.poll() is not None or time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"server did not come up ({health}):\n{tail}")
+        try:
+            if httpx.get(health, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+
+
 @contextmanager
-def iris(tmp: str, extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, str, int]]:
-    """A running Iris (``python -m app serve``) on a free port: ``(base URL, dev token, pid)``."""
+def running(
+    command: list[str], env: dict[str, str], log: Path, health: str, startup: float = 30
+) -> Iterator[int]:
+    """Start a server process, wait for ``health`` to answer 200, yield its pid, stop it."""
+    with started(command, env, log) as process:
+        wait_up(process, log, health, startup)
+        yield process.pid
+
+
+@contextmanager
+def iris(
+    tmp: str, environ: Mapping[str, str] | None = None, *, command: Sequence[str] | None = None
+) -> Iterator[tuple[str, str, int]]:
+    """A running Iris (``python -m app serve``) on a free port: ``(base URL, dev token, pid)``.
+
+    ``environ`` adds variables (vendor keys); ``command`` replaces ``-m app serve`` (a bench launcher).
+    """
     port = free_port()
-    env = {**iris_env(f"{tmp}/data", port), **(extra_env or {})}
+    env = {**iris_env(f"{tmp}/data", port), **(environ or {})}
     token = dev_token(env)
     base = f"http://127.0.0.1:{port}"
-    with running(
-        [sys.executable, "-m", "app", "serve"], env, Path(tmp) / "iris.log", f"{base}/healthz"
-    ) as pid:
+    argv = [sys.executable, *(command or ("-m", "app", "serve"))]
+    with running(argv, env, Path(tmp) / "iris.log", f"{base}/healthz") as pid:
         yield base, token, pid
