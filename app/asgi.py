@@ -32,7 +32,8 @@ from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
 from app.routes.debug import DebugController
 from app.routes.web import static_routers, swagger_plugin
-from app.runs.manager import RunManager
+from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
+from app.runs.notices import log_wakeups
 from app.runs.orchestrator import RunServices
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
@@ -114,6 +115,7 @@ def create_app(
             ),
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,
+            wakeups=log_wakeups(settings.effective_database_url, FOLLOW_POLL_SECONDS),
         )
         # Start even when the database is down or behind: /readyz then says why (503) instead of the
         # process crash-looping. The catalogue is seeded once the schema is at head.

@@ -330,13 +330,21 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         return bool(getattr(result, "rowcount", 0))
 
 
+RUN_EVENTS_CHANNEL = "iris_run_events"
+"""PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew (``app.runs.notices``)."""
+
+
 class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
     """A run's event log, appended in batches and replayed by sequence."""
 
     model_type = RunEvent
 
     async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, dict[str, Any]]]) -> None:
-        """Insert ``(sequence, event)`` pairs in one statement."""
+        """Insert ``(sequence, event)`` pairs in one statement.
+
+        On PostgreSQL the same transaction notifies :data:`RUN_EVENTS_CHANNEL`: the notice is delivered
+        at commit, when followers in other processes can read the new events.
+        """
         if not events:
             return
         # Core insert: one executemany, no ORM bookkeeping for rows nobody reads back here.
@@ -344,6 +352,8 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
             insert(cast("Table", RunEvent.__table__)),
             [{"run_id": run_id, "sequence": seq, "event": event} for seq, event in events],
         )
+        if self.session.get_bind().dialect.name == "postgresql":
+            await self.session.execute(select(func.pg_notify(RUN_EVENTS_CHANNEL, str(run_id))))
 
     async def last_sequence(self, run_id: UUID) -> int:
         """The highest sequence number logged for the run (0 when none)."""

@@ -1,5 +1,5 @@
-"""In-process fan-out of a running run's frames to the streams that follow it, and the database-polling
-source that lets any process follow a run another process is executing.
+"""In-process fan-out of a running run's frames to the streams that follow it, and the event-log source
+that lets any process follow a run another process is executing.
 
 A subscriber's buffer is unbounded on purpose: the run must never wait for a slow client (it keeps
 going when the client leaves), and a run's events are bounded by the model's output.
@@ -19,6 +19,7 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from app.agui.sse import Frame
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository
+from app.runs.notices import LogWakeups
 
 
 def is_terminal(event: dict[str, Any]) -> bool:
@@ -95,28 +96,35 @@ class RunChannel:
 
 class LoggedFrames:
     """Follows a run through its event log (``run_events``): works from any process sharing the
-    database. Polls every ``poll_seconds`` until the terminal event has been handed out."""
+    database. Re-reads the log when ``wakeups`` says it may have grown (a PostgreSQL notice) or a
+    re-read is due, until the terminal event has been handed out; call :meth:`close` when done."""
 
     def __init__(
-        self, alchemy: SQLAlchemyAsyncConfig, run_pk: UUID, *, after: int, poll_seconds: float
+        self, alchemy: SQLAlchemyAsyncConfig, run_pk: UUID, *, after: int, wakeups: LogWakeups
     ) -> None:
         self._alchemy = alchemy
         self._run_pk = run_pk
         self._last = after
-        self._poll = poll_seconds
+        self._wakeups = wakeups
+        self._woken = wakeups.watch(run_pk)  # from now on: no notice is missed between two reads
         self._done = False
+
+    def close(self) -> None:
+        self._wakeups.unwatch(self._run_pk, self._woken)
 
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
         if self._done:
             return None
         deadline = time.monotonic() + wait_seconds
         while True:
+            self._woken.clear()  # before the read: a notice for events it misses wakes the next one
             async with session_scope(self._alchemy) as db:
                 rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
             if rows:
                 self._last = max(self._last, rows[-1].sequence)
                 self._done = any(is_terminal(row.event) for row in rows)
                 return [(row.sequence, msgspec.json.encode(row.event)) for row in rows]
-            if time.monotonic() >= deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 return []
-            await asyncio.sleep(min(self._poll, max(0.0, deadline - time.monotonic())))
+            await self._wakeups.wait(self._woken, remaining)

@@ -31,19 +31,31 @@ from app.persistence.repositories import RunEventRepository, RunRepository, utcn
 from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
 from app.runs.intake import RunPlan
 from app.runs.live import RunChannel, Subscription
+from app.runs.notices import LogWakeups
 from app.runs.orchestrator import Orchestrator, RunServices
 
 log = logging.getLogger("iris.runs")
 
 SHUTDOWN_GRACE_SECONDS = 10.0
+FOLLOW_POLL_SECONDS = 0.1
+"""How often a follower re-reads the log of a run executing elsewhere when no notice can wake it."""
 LOST_MESSAGE = "The run was lost: the server running it stopped before it finished."
 
 
 class RunManager:
     """Starts runs, tracks the ones this process is executing, and sweeps up lost ones."""
 
-    def __init__(self, services: RunServices, *, heartbeat_seconds: float, stale_seconds: float) -> None:
+    def __init__(
+        self,
+        services: RunServices,
+        *,
+        heartbeat_seconds: float,
+        stale_seconds: float,
+        wakeups: LogWakeups | None = None,
+    ) -> None:
         self.services = services
+        self.wakeups = wakeups or LogWakeups(FOLLOW_POLL_SECONDS)
+        """How followers of runs executing in other processes learn that the log grew."""
         self._heartbeat = heartbeat_seconds
         self._stale = dt.timedelta(seconds=stale_seconds)
         self._runs: dict[str, tuple[UUID, asyncio.Task[None], RunChannel, Orchestrator]] = {}
@@ -51,7 +63,8 @@ class RunManager:
         self._unrecorded: dict[UUID, EventStore] = {}
 
     async def start_keeping(self) -> None:
-        """Sweep lost runs now, then keep beating and sweeping in the background."""
+        """Listen for log notices; sweep lost runs now, then keep beating and sweeping in the background."""
+        await self.wakeups.start()
         await self.sweep_lost()
         self._keeper = asyncio.create_task(self._keep(), name="run keeper")
 
@@ -147,6 +160,7 @@ class RunManager:
             self._keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._keeper
+        await self.wakeups.aclose()
         tasks = [task for _, task, _, _ in self._runs.values()]
         if not tasks:
             await self.record_unrecorded()

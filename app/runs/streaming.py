@@ -19,9 +19,6 @@ from app.runs.intake import RunPlan
 from app.runs.live import LoggedFrames
 from app.runs.manager import RunManager
 
-POLL_SECONDS = 0.1
-"""How often a follower on another process looks for new events in the log."""
-
 
 async def start_stream(
     plan: RunPlan, db: AsyncSession, manager: RunManager, *, ping_seconds: float
@@ -50,7 +47,8 @@ def follow_stream(
         subscription = channel.subscribe(after=after)
         source, on_close = subscription, partial(channel.unsubscribe, subscription)
     else:
-        source, on_close = LoggedFrames(alchemy, run.id, after=after, poll_seconds=POLL_SECONDS), _nothing
+        logged = LoggedFrames(alchemy, run.id, after=after, wakeups=manager.wakeups)
+        source, on_close = logged, logged.close
     return _sse(relay(source, ping_seconds=ping_seconds, on_close=on_close))
 
 
@@ -68,7 +66,3 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
 
 def _sse(body: AsyncIterator[bytes]) -> Stream:
     return Stream(body, media_type="text/event-stream", headers=HEADERS)
-
-
-def _nothing() -> None:
-    """A follower of the event log holds nothing to release."""

@@ -13,7 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
+from app.persistence.db import create_engine
+from app.persistence.repositories import RUN_EVENTS_CHANNEL
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.runs.conftest import SLOW_MODEL, Stored
@@ -90,11 +93,31 @@ def test_a_run_streaming_on_one_instance_is_followed_from_another(
         followed = httpx.get(url, headers=alice, timeout=30)
         on_a += b"".join(chunks)
 
+        listeners = asyncio.run(_listening_backends(env["IRIS_DATABASE_URL"]))
+
     assert followed.status_code == 200
     assert check_stream(followed.content) == check_stream(on_a)  # every event, once, in order
     ids_a = [f.id for f in parse_sse_with_comments(on_a)[0]]
     ids_b = [f.id for f in parse_sse_with_comments(followed.content)[0]]
     assert ids_a == ids_b
+    if env["IRIS_DATABASE_URL"].startswith("postgresql"):
+        assert listeners >= 2  # both instances LISTEN: B was woken by A's notices, not by polling
+
+
+async def _listening_backends(database_url: str) -> int:
+    """How many PostgreSQL backends listen for run-event notices (0 on SQLite)."""
+    if not database_url.startswith("postgresql"):
+        return 0
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            count = await connection.scalar(
+                text("SELECT count(*) FROM pg_stat_activity WHERE query = :listen"),
+                {"listen": f'LISTEN "{RUN_EVENTS_CHANNEL}"'},
+            )
+    finally:
+        await engine.dispose()
+    return int(count or 0)
 
 
 def test_a_cancel_through_another_instance_stops_the_run(
