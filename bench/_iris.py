@@ -24,8 +24,9 @@ def free_port() -> int:
         return port
 
 
-def iris_env(data_dir: str, port: int) -> dict[str, str]:
-    """The environment of an embedded-default Iris on ``port`` with its data in ``data_dir``, migrated."""
+def iris_env(data_dir: str, port: int, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of an Iris on ``port`` with its data in ``data_dir``, migrated: the embedded
+    default (SQLite in the data dir) unless ``environ`` (added last) names another database."""
     env = {
         **os.environ,
         "IRIS_DATA_DIR": data_dir,
@@ -34,6 +35,7 @@ def iris_env(data_dir: str, port: int) -> dict[str, str]:
         "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",  # signed upload URLs must point at this server
     }
     env.pop("IRIS_DATABASE_URL", None)
+    env.update(environ or {})
     subprocess.run(
         [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
     )
@@ -103,7 +105,7 @@ def iris(
     ``environ`` adds variables (vendor keys); ``command`` replaces ``-m app serve`` (a bench launcher).
     """
     port = free_port()
-    env = {**iris_env(f"{tmp}/data", port), **(environ or {})}
+    env = iris_env(f"{tmp}/data", port, environ)
     token = dev_token(env)
     base = f"http://127.0.0.1:{port}"
     argv = [sys.executable, *(command or ("-m", "app", "serve"))]

@@ -10,6 +10,9 @@ Starts a real server (`python -m app serve`, SQLite + local storage in a temp di
 - 100 runs started at once, each on its own thread with its own upload: errors (non-200, RUN_ERROR,
   no terminal event, exceptions) and lost messages (a run that finished but whose thread history is not
   exactly one user and one assistant message). Target: 0 errors, 0 lost messages.
+- cross-process follow lag on PostgreSQL (a throwaway cluster, skipped visibly without initdb): two
+  Iris processes share the database; runs stream on A while B follows each from the event log; for
+  every event B receives live, the time after A received it. Target: p99 <= 50 ms.
 Exits non-zero on any error or lost message (a missed ratio target is reported, not fatal).
 """
 
@@ -33,7 +36,7 @@ from typing import Any
 
 import httpx
 import msgspec
-from _iris import free_port, iris, running
+from _iris import ROOT, dev_token, free_port, iris, running
 from _results import Results
 from litestar import Litestar, get, post
 from litestar.response import Stream
@@ -355,13 +358,104 @@ def measure_baseline(tmp: str, content_events: int, total_events: int) -> list[O
         return asyncio.run(sequential(f"{base}/sse", bodies, None))[WARMUP:]
 
 
+FOLLOW_RUNS = 6
+FOLLOW_WORDS = 60
+FOLLOW_LAG_TARGET_MS = 50.0
+SLOW = {"name": "Slow", "provider": "local", "modelId": "slow", "type": "vision", "options": {"delayMs": 20}}
+
+
+async def _timed_events(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    token: str,
+    body: Any,
+    seen: dict[str, float],
+    started: asyncio.Event | None = None,
+) -> None:
+    """Read an SSE stream; ``seen[id]`` is when each event id arrived (perf_counter); ``started`` is set
+    once three events arrived."""
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    async with client.stream(method, url, json=body, headers=headers) as response:
+        if response.status_code != 200:
+            raise RuntimeError(f"{method} {url} answered {response.status_code}")
+        async for line in response.aiter_lines():
+            if line.startswith("id:"):
+                seen[line[3:].strip()] = time.perf_counter()
+                if started is not None and len(seen) >= 3:
+                    started.set()
+    if started is not None:
+        started.set()
+
+
+async def _follow_one(a: str, b: str, token: str) -> list[float]:
+    """One run on A followed from B once A has streamed its first events; lags (s) of B's live events."""
+    words = " ".join(_word(i) for i in range(FOLLOW_WORDS))
+    body = run_body(str(uuid.uuid4()), None)
+    body["messages"][0]["content"] = [{"type": "text", "text": words}]
+    body["forwardedProps"] = {"modelId": "local/slow"}
+    on_a: dict[str, float] = {}
+    on_b: dict[str, float] = {}
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+        streaming = asyncio.Event()
+        running_a = asyncio.create_task(
+            _timed_events(client, "POST", f"{a}/agent/runs", token, body, on_a, streaming)
+        )
+        await streaming.wait()
+        attached = time.perf_counter()
+        url = f"{b}/agent/runs/{body['runId']}/events?after=0"
+        await asyncio.gather(running_a, _timed_events(client, "GET", url, token, None, on_b))
+    if set(on_a) != set(on_b):
+        raise RuntimeError(f"B saw {len(on_b)} events, A {len(on_a)}")
+    return [on_b[i] - on_a[i] for i in on_a if on_a[i] > attached + 0.05]
+
+
+def follow_lag(tmp: str) -> tuple[list[str], int]:
+    """Report lines and failures of the cross-process follow part (PostgreSQL only)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.postgres import TemporaryCluster
+
+    reason = TemporaryCluster.unavailable_reason()
+    if reason:
+        return [f"follow lag on PostgreSQL: skipped: {reason}"], 0
+    cluster = TemporaryCluster()
+    url = cluster.start()
+    try:
+        shared = {"IRIS_DATABASE_URL": url, "IRIS_JWT_SECRET": uuid.uuid4().hex * 2}
+        with iris(f"{tmp}/a", environ=shared) as (a, token, _), iris(f"{tmp}/b", environ=shared) as (b, _, _):
+            admin = dev_token({**os.environ, **shared, "IRIS_DATA_DIR": f"{tmp}/a/data"}, "root", "admin")
+            created = httpx.post(f"{a}/api/models", json=SLOW, headers={"Authorization": f"Bearer {admin}"})
+            if created.status_code != 201:
+                raise RuntimeError(f"creating local/slow answered {created.status_code}: {created.text}")
+            load_before = os.getloadavg()[0]
+
+            async def all_runs() -> list[list[float]]:
+                return list(await asyncio.gather(*(_follow_one(a, b, token) for _ in range(FOLLOW_RUNS))))
+
+            lags = [lag * 1000 for run in asyncio.run(all_runs()) for lag in run]
+            load_after = os.getloadavg()[0]
+    finally:
+        cluster.stop()
+    if not lags:
+        return ["follow lag on PostgreSQL: no live events measured"], 1
+    p99 = percentile(lags, 99)
+    met = "met" if p99 <= FOLLOW_LAG_TARGET_MS else "NOT met"
+    return [
+        f"follow lag on PostgreSQL ({FOLLOW_RUNS} concurrent runs on A followed from B,"
+        f" {len(lags)} live events, load {load_before:.2f} -> {load_after:.2f}):"
+        f" p50 {percentile(lags, 50):.1f} ms,"
+        f" p99 {p99:.1f} ms, max {max(lags):.1f} ms  (target p99 <= {FOLLOW_LAG_TARGET_MS:.0f} ms: {met})"
+    ], 0
+
+
 def main() -> int:
     png = solid_png()
     with tempfile.TemporaryDirectory(prefix="iris-bench-") as tmp:
         iris = measure_iris(tmp, png)
         bare = measure_baseline(tmp, iris.content_events, iris.total_events)
+        follow_lines, follow_failures = follow_lag(tmp)
     lines: list[str] = []
-    failures = iris.failures + report_errors("baseline", bare, lines)
+    failures = iris.failures + follow_failures + report_errors("baseline", bare, lines)
     print(
         f"sequential: {SEQUENTIAL} runs one after another (after {WARMUP} warm-ups), {MODEL_ID}, one 256x256 "
         f"PNG, {iris.content_events} TEXT_MESSAGE_CONTENT events; baseline: bare Litestar Stream, same counts"
@@ -379,7 +473,7 @@ def main() -> int:
         print(f"ratio iris/baseline TTFE p50:  {ttfe_ratio:5.2f}x  (total p99: {iris_p[3] / bare_p[3]:.2f}x)")
     else:
         print(f"ratio iris/baseline total p50: n/a  (target <= {RATIO_TARGET}: NOT met)")
-    for line in [*iris.lines, *lines]:
+    for line in [*iris.lines, *lines, *follow_lines]:
         print(line)
     RESULTS.write()
     return 1 if failures else 0

@@ -129,9 +129,16 @@ class EventStore:
     """Numbers, publishes and persists one run's events; see the module docstring."""
 
     def __init__(
-        self, alchemy: SQLAlchemyAsyncConfig, *, run_pk: UUID, session_pk: UUID, channel: RunChannel
+        self,
+        alchemy: SQLAlchemyAsyncConfig,
+        *,
+        run_pk: UUID,
+        session_pk: UUID,
+        channel: RunChannel,
+        batch_seconds: float = BATCH_SECONDS,
     ) -> None:
         self._alchemy = alchemy
+        self._batch_seconds = batch_seconds
         self._run_pk = run_pk
         self._session_pk = session_pk
         self.channel = channel
@@ -164,7 +171,7 @@ class EventStore:
             self._close((self.sequence, payload))
             return
         self.channel.publish((self.sequence, payload))
-        if len(self._buffer) >= BATCH_EVENTS or time.monotonic() - self._flushed_at >= BATCH_SECONDS:
+        if len(self._buffer) >= BATCH_EVENTS or time.monotonic() - self._flushed_at >= self._batch_seconds:
             await self.flush()
 
     def abandon(self, event: RunError) -> None:

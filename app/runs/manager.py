@@ -73,7 +73,11 @@ class RunManager:
         channel = RunChannel()
         subscription = channel.subscribe()
         store = EventStore(
-            self.services.alchemy, run_pk=plan.run_pk, session_pk=plan.session_pk, channel=channel
+            self.services.alchemy,
+            run_pk=plan.run_pk,
+            session_pk=plan.session_pk,
+            channel=channel,
+            batch_seconds=self.wakeups.batch_seconds,
         )
         orchestrator = Orchestrator(plan, self.services, store)
         task = asyncio.create_task(orchestrator.run(), name=f"run {plan.run_id}")

@@ -29,6 +29,10 @@ SAFETY_SECONDS = 1.0
 class LogWakeups:
     """Polling: a follower re-reads the log every ``poll_seconds`` (databases without notices)."""
 
+    batch_seconds = 0.25
+    """How long a running run may hold events before appending them to the log: followers poll, so
+    writing more often would buy them little and cost a transaction each time (SQLite has one writer)."""
+
     def __init__(self, poll_seconds: float) -> None:
         self.poll_seconds = poll_seconds
 
@@ -52,6 +56,10 @@ class LogWakeups:
 
 class PgNotices(LogWakeups):
     """``LISTEN`` on one dedicated asyncpg connection; see the module docstring."""
+
+    batch_seconds = 0.04
+    """Followers are woken by each commit, so the log is written often enough to keep them within
+    tens of milliseconds (a fast model's burst still goes in one batch)."""
 
     def __init__(
         self, database_url: str, poll_seconds: float, safety_seconds: float = SAFETY_SECONDS
