@@ -23,7 +23,6 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.intake import Repositories
 from app.runs.manager import RunManager
 from app.settings import Settings
 from app.storage.base import Storage
@@ -94,17 +93,6 @@ def provide_uploads(db_session: NamedDependency[AsyncSession]) -> UploadReposito
     return UploadRepository(session=db_session)
 
 
-def provide_run_repositories(db_session: NamedDependency[AsyncSession]) -> Repositories:
-    return Repositories(
-        agents=AgentRepository(session=db_session),
-        models=ModelRepository(session=db_session),
-        sessions=SessionRepository(session=db_session),
-        messages=MessageRepository(session=db_session),
-        runs=RunRepository(session=db_session),
-        uploads=UploadRepository(session=db_session),
-    )
-
-
 DEPENDENCIES: dict[str, Provide] = {
     "settings": Provide(provide_settings, sync_to_thread=False),
     "storage": Provide(provide_storage, sync_to_thread=False),
@@ -112,7 +100,6 @@ DEPENDENCIES: dict[str, Provide] = {
     "registry": Provide(provide_registry, sync_to_thread=False),
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
-    "run_repositories": Provide(provide_run_repositories, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),

@@ -25,10 +25,10 @@ from app.persistence.repositories import (
 )
 from app.runs.chat_input import chat_field, chat_run_input
 from app.runs.history import chat_message, stored_parts
-from app.runs.intake import Repositories, prepare_run
+from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
-from app.runs.streaming import follow_stream, resume_point, start_stream
+from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.schemas.chat import ChatHistory, ChatRequest, SessionList, SessionOut
 from app.settings import Settings
 from app.signing import sign_image_parts
@@ -50,7 +50,6 @@ class ChatController(Controller):
         ProviderRegistry,
         UrlPolicy,
         RunManager,
-        Repositories,
         AgentRepository,
         SessionRepository,
         MessageRepository,
@@ -81,27 +80,26 @@ class ChatController(Controller):
         settings: NamedDependency[Settings],
         registry: NamedDependency[ProviderRegistry],
         url_policy: NamedDependency[UrlPolicy],
-        run_repositories: NamedDependency[Repositories],
         run_manager: NamedDependency[RunManager],
-        db_session: NamedDependency[AsyncSession],
     ) -> Stream:
         """Send a message (text and images) and stream the answer as AG-UI events; ``RUN_STARTED``
         carries the session id. ``editMessageId`` replaces a message and answers again from there;
         ``regenerate`` answers the last message again, with its original images."""
         run_input, rewind = chat_run_input(slug, data)
-        try:
-            plan = await prepare_run(
-                run_input,
-                principal=principal,
-                repos=run_repositories,
-                registry=registry,
-                settings=settings,
-                policy=url_policy,
-                rewind=rewind,
-            )
-        except IrisError as exc:
-            raise chat_field(exc) from None
-        return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
+        async with Intake(run_manager) as intake:
+            try:
+                plan = await prepare_run(
+                    run_input,
+                    principal=principal,
+                    repos=intake.repos,
+                    registry=registry,
+                    settings=settings,
+                    policy=url_policy,
+                    rewind=rewind,
+                )
+            except IrisError as exc:
+                raise chat_field(exc) from None
+            return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 
     @get(
         "/chat/stream",

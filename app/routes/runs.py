@@ -25,10 +25,10 @@ from app.persistence.repositories import (
     parse_uuid,
 )
 from app.runs.history import history_message, stored_parts
-from app.runs.intake import Repositories, prepare_run
+from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
-from app.runs.streaming import follow_stream, resume_point, start_stream
+from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.runs.tools import SERVER_TOOLS
 from app.schemas.history import HistoryPage
 from app.schemas.runs import CancelOut
@@ -56,7 +56,6 @@ class RunController(Controller):
         ProviderRegistry,
         UrlPolicy,
         RunManager,
-        Repositories,
         SessionRepository,
         MessageRepository,
         RunRepository,
@@ -95,14 +94,13 @@ class RunController(Controller):
         settings: NamedDependency[Settings],
         registry: NamedDependency[ProviderRegistry],
         url_policy: NamedDependency[UrlPolicy],
-        run_repositories: NamedDependency[Repositories],
         run_manager: NamedDependency[RunManager],
-        db_session: NamedDependency[AsyncSession],
     ) -> Stream:
         """Run the agent on a thread; the answer streams as AG-UI 1.0 events (``text/event-stream``).
 
         Everything is checked before the stream opens (errors are problem+json); the new messages and
-        the run are committed before the first event. The run goes on if the client disconnects: its
+        the run are committed while the model is already being asked (a failed commit ends the stream
+        with ``RUN_ERROR`` and stores nothing). The run goes on if the client disconnects: its
         results are in the thread's history, and ``GET /agent/runs/{runId}/events`` re-attaches.
         ``/agent/runs/resume`` continues a thread whose last run ended with interrupts and requires
         ``resume``: one entry per interrupt (``resolved`` runs the tool, ``cancelled`` skips it).
@@ -113,15 +111,16 @@ class RunController(Controller):
                 code="resume_required",
                 field="resume",
             )
-        plan = await prepare_run(
-            data,
-            principal=principal,
-            repos=run_repositories,
-            registry=registry,
-            settings=settings,
-            policy=url_policy,
-        )
-        return await start_stream(plan, db_session, run_manager, ping_seconds=settings.sse_ping_seconds)
+        async with Intake(run_manager) as intake:
+            plan = await prepare_run(
+                data,
+                principal=principal,
+                repos=intake.repos,
+                registry=registry,
+                settings=settings,
+                policy=url_policy,
+            )
+            return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 
     @get(
         "/runs/{runId:str}/events",

@@ -105,6 +105,15 @@ class RunLost(Exception):
     """The crash sweep failed this run (its heartbeat stopped too long): nothing more is recorded."""
 
 
+class IntakeNotStored(Exception):
+    """The run's intake (its new messages and run row) could not be committed: nothing is stored."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class InvalidOutput(Exception):
     """A structured output failed its schema: a bug in the producer, reported as ``RUN_ERROR``."""
 
@@ -136,8 +145,10 @@ class EventStore:
         session_pk: UUID,
         channel: RunChannel,
         batch_seconds: float = BATCH_SECONDS,
+        intake: asyncio.Future[None] | None = None,
     ) -> None:
         self._alchemy = alchemy
+        self._intake = intake
         self._batch_seconds = batch_seconds
         self._run_pk = run_pk
         self._session_pk = session_pk
@@ -180,7 +191,10 @@ class EventStore:
         self.sequence += 1
         payload = encode_event(event)
         self._buffer.append((self.sequence, msgspec.json.decode(payload)))
-        self._unrecorded = event
+        intake_lost = (
+            self._intake is not None and self._intake.done() and self._intake.exception() is not None
+        )
+        self._unrecorded = None if intake_lost else event  # a run never stored has no log to end
         self._close((self.sequence, payload))
 
     @property
@@ -215,8 +229,14 @@ class EventStore:
         self._writing = asyncio.ensure_future(self._append(events))
         await asyncio.shield(self._writing)
 
+    async def _intake_stored(self) -> None:
+        """Write nothing before the run's intake is committed (raises IntakeNotStored if it was not)."""
+        if self._intake is not None:
+            await asyncio.shield(self._intake)
+
     async def _append(self, events: list[tuple[int, dict[str, Any]]]) -> None:
         try:
+            await self._intake_stored()
             async with session_scope(self._alchemy) as db:
                 await RunEventRepository(session=db).append_batch(self._run_pk, events)
         except BaseException:
@@ -260,6 +280,7 @@ class EventStore:
     async def _finish(self, event: RunFinished | RunError) -> None:
         if self._writing is not None and not self._writing.done():
             await asyncio.shield(self._writing)  # the log's last batch lands before its terminal event
+        await self._intake_stored()
         await self._record(event, list(self._buffer))
 
     async def _record(self, event: RunFinished | RunError, events: list[tuple[int, dict[str, Any]]]) -> None:

@@ -3,7 +3,7 @@
 Any failure here is a problem+json answer and no stream: protocol version, thread ownership, run id,
 message shapes, attachment URLs, model resolution and the capability check all come before the
 first event. On success the new user messages and the ``running`` run row are added to the
-request's transaction, and the caller commits before the run starts.
+intake's transaction, which the run commits while it calls the model (:mod:`app.runs.streaming`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.input import (
     InboundMessage,
@@ -51,7 +52,7 @@ MAX_ID_LENGTH = 128
 
 @dataclass(frozen=True, slots=True)
 class Repositories:
-    """The repositories intake works with, all on the request's session."""
+    """The repositories intake works with, all on the intake's session."""
 
     agents: AgentRepository
     models: ModelRepository
@@ -59,6 +60,17 @@ class Repositories:
     messages: MessageRepository
     runs: RunRepository
     uploads: UploadRepository
+
+    @classmethod
+    def on(cls, session: AsyncSession) -> Repositories:
+        return cls(
+            agents=AgentRepository(session=session),
+            models=ModelRepository(session=session),
+            sessions=SessionRepository(session=session),
+            messages=MessageRepository(session=session),
+            runs=RunRepository(session=session),
+            uploads=UploadRepository(session=session),
+        )
 
 
 @dataclass(frozen=True, slots=True)

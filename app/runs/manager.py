@@ -68,8 +68,11 @@ class RunManager:
         await self.sweep_lost()
         self._keeper = asyncio.create_task(self._keep(), name="run keeper")
 
-    def start(self, plan: RunPlan) -> tuple[RunChannel, Subscription]:
-        """Start executing ``plan``; returns its channel, already subscribed (no event can be missed)."""
+    def start(
+        self, plan: RunPlan, *, intake: asyncio.Future[None] | None = None
+    ) -> tuple[RunChannel, Subscription]:
+        """Start executing ``plan`` (``intake``: the commit of its intake, still under way); returns its
+        channel, already subscribed (no event can be missed)."""
         channel = RunChannel()
         subscription = channel.subscribe()
         store = EventStore(
@@ -78,6 +81,7 @@ class RunManager:
             session_pk=plan.session_pk,
             channel=channel,
             batch_seconds=self.wakeups.batch_seconds,
+            intake=intake,
         )
         orchestrator = Orchestrator(plan, self.services, store)
         task = asyncio.create_task(orchestrator.run(), name=f"run {plan.run_id}")

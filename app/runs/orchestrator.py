@@ -48,7 +48,7 @@ from app.persistence.availability import database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
 from app.runs.context import model_messages, thread_images, tool_result
-from app.runs.event_store import EventSink, InvalidOutput, RunLost
+from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.interrupts import ResumeDecision, approval_interrupt
 from app.runs.outputs import (
@@ -486,6 +486,8 @@ def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:
         return "storage_unavailable", "Stored images could not be read; try again shortly."
     if isinstance(exc, InvalidOutput):
         return "invalid_output", "The run produced an invalid result."
+    if isinstance(exc, IntakeNotStored):
+        return exc.code, exc.message
     if isinstance(exc, RunLost):
         return "run_lost", "The run was declared lost while it was still going."
     if database_unavailable(exc):

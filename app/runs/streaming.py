@@ -1,35 +1,71 @@
-"""The SSE responses of runs, shared by the AG-UI and chat surfaces: start a checked run and stream it,
-or follow a run that is already going (re-attach)."""
+"""The SSE responses of runs, shared by the AG-UI and chat surfaces: check and start a run and stream
+it, or follow a run that is already going (re-attach)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from advanced_alchemy.exceptions import IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from litestar.response import Stream
-from sqlalchemy.exc import IntegrityError as SAIntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.sse import HEADERS, FrameSource, relay
-from app.errors import Conflict, Unprocessable
+from app.errors import Unprocessable
 from app.persistence.models import Run
-from app.runs.intake import RunPlan
+from app.runs.event_store import IntakeNotStored
+from app.runs.intake import Repositories, RunPlan
 from app.runs.live import LoggedFrames
 from app.runs.manager import RunManager
 
 
-async def start_stream(
-    plan: RunPlan, db: AsyncSession, manager: RunManager, *, ping_seconds: float
-) -> Stream:
-    """Commit what intake recorded, start the run, and stream it to this caller."""
+class Intake:
+    """A run's intake transaction, in a session of its own rather than the request's.
+
+    Refused (any exception inside ``async with``): rolled back and closed, nothing stored. Accepted:
+    :func:`start_stream` hands it to the run, which commits it while it already calls the model; the
+    event store writes nothing before that commit, and a commit that fails ends the run with one
+    ``RUN_ERROR`` (:class:`~app.runs.event_store.IntakeNotStored`) and nothing stored.
+    """
+
+    def __init__(self, manager: RunManager) -> None:
+        self.session: AsyncSession = manager.services.alchemy.create_session_maker()()
+        self.repos = Repositories.on(self.session)
+        self._handed_over = False
+
+    async def __aenter__(self) -> Intake:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if not self._handed_over:
+            try:
+                await self.session.rollback()
+            finally:
+                await self.session.close()
+
+    def commit_in_background(self) -> asyncio.Future[None]:
+        """Start the commit; the future fails with :class:`IntakeNotStored` (and nothing is stored)."""
+        self._handed_over = True
+        return asyncio.ensure_future(_commit(self.session))
+
+
+async def _commit(session: AsyncSession) -> None:
     try:
-        await db.commit()
-    except (IntegrityError, SAIntegrityError) as exc:  # a concurrent request took the runId first
-        await db.rollback()
-        raise Conflict("This runId was already used.", code="run_exists", field="runId") from exc
-    channel, subscription = manager.start(plan)
+        await session.commit()
+    except Exception as exc:  # the database failed, or a concurrent request took the runId first
+        await session.rollback()
+        raise IntakeNotStored(
+            "run_not_stored",
+            "The run could not be recorded, so nothing was stored; try again with a new runId.",
+        ) from exc
+    finally:
+        await session.close()
+
+
+def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
+    """Start the run at once — its intake commits meanwhile — and stream it to this caller."""
+    channel, subscription = manager.start(plan, intake=intake.commit_in_background())
     return _sse(
         relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))
     )
