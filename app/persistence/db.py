@@ -43,7 +43,9 @@ def create_engine(url: str, *, sqlite_lock_timeout: float = DEFAULT_SQLITE_LOCK_
         )
         event.listen(engine.sync_engine, "connect", partial(_sqlite_pragmas, sqlite_lock_timeout))
         return engine
-    return create_async_engine(url, pool_pre_ping=True, **json)
+    # Sized for concurrent runs: each holds a connection only for short transactions (intake, event
+    # batches, the terminal write), but with 16+ runs streaming these overlap past the default 5 + 10.
+    return create_async_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=20, **json)
 
 
 def _json_text(value: Any) -> str:

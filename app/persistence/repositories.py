@@ -135,7 +135,8 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
                 model_id=model_id,
                 title=title,
                 last_activity_at=utcnow(),
-            )
+            ),
+            auto_refresh=False,  # every column is set here: reading the row back is a wasted round trip
         )
 
     async def touch(self, session: ChatSession) -> None:

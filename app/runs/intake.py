@@ -196,7 +196,8 @@ async def prepare_run(
                 model_ref=model.row.ref,
                 started_at=utcnow(),
                 heartbeat_at=utcnow(),
-            )
+            ),
+            auto_refresh=False,  # every column is set here: reading the row back is a wasted round trip
         )
     except (DuplicateKeyError, IntegrityError) as exc:  # the unique external_id: used before
         raise Conflict(
