@@ -645,7 +645,7 @@ def report(f: Figures) -> None:
     print("\ntargets (issue 15):")
     for what, value, target, met in targets_met(f):
         verdict = "n/a" if met is None else ("met" if met else "NOT met")
-        print(f"  {what}: {_fmt(value)}  (target {target}: {verdict})")
+        print(f"  {what}: {_fmt(value, digits=3)}  (target {target}: {verdict})")
     print(
         "\n1-minute load average at start -> end of each phase"
         " (2 shared cores: other work shifts the figures):"
