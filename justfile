@@ -51,14 +51,18 @@ check-models *refs: setup migrate
 sync-models file: setup migrate
     {{py}} -m app models sync {{file}}
 
-# Run the benchmarks under bench/, print their figures and write them as JSON under bench/results/.
+# Run the benchmarks under bench/, print their figures and write them as JSON under bench/results/. The LiteLLM
+# proxy that bench/peers.py measures against (the `bench` extra) goes into its own .venv-bench: it needs an
+# older LiteLLM than Iris uses.
 bench: setup
     #!/usr/bin/env bash
     set -uo pipefail
     if command -v uv >/dev/null 2>&1; then
-        uv pip install -q --python "{{py}}" -e '.[dev,litellm,bench]' || echo "bench extra not installed: bench/peers.py skips the LiteLLM peer"
+        { [ -x .venv-bench/bin/python ] || uv venv -q .venv-bench; } && uv pip install -q --python .venv-bench/bin/python -e '.[bench]' \
+            || echo "bench extra not installed: bench/peers.py skips the LiteLLM peer"
     else
-        "{{py}}" -m pip install -q --disable-pip-version-check -e '.[dev,litellm,bench]' || echo "bench extra not installed: bench/peers.py skips the LiteLLM peer"
+        { [ -x .venv-bench/bin/python ] || python3 -m venv .venv-bench; } && .venv-bench/bin/python -m pip install -q --disable-pip-version-check -e '.[bench]' \
+            || echo "bench extra not installed: bench/peers.py skips the LiteLLM peer"
     fi
     "{{py}}" bench/run_all.py
 

@@ -2,9 +2,10 @@
 
 Every target talks to the same fake OpenAI upstream (its own process, run as ``--upstream-server``):
 one streaming Chat Completions request carrying a ~100 KB PNG, answered with 50 content chunks. The
-LiteLLM proxy (the optional ``bench`` extra, ``litellm[proxy]``) is started and stopped here on loopback;
-without it the script says "peer skipped: …" and measures the rest. Iris runs through the bench launcher
-``_sqlcount.py`` (SQLite, local storage) with an ``openai`` model pointing at the upstream.
+LiteLLM proxy (the optional ``bench`` extra, ``litellm[proxy]``, in ``.venv-bench``) is started and
+stopped here on loopback; without it the script says "peer skipped: …" and measures the rest. Iris runs
+through the bench launcher ``_sqlcount.py`` (SQLite, local storage) with an ``openai`` model pointing at
+the upstream.
 
 Phases (the 1-minute load average is recorded at the start and end of each: the machine is shared):
 - sequential, paired: rounds of one request per target in rotating order; medians over rounds of the
@@ -389,9 +390,15 @@ def png_100k() -> bytes:
     return buffer.getvalue()
 
 
+def proxy_bin() -> Path:
+    """Where the proxy is installed: ``.venv-bench`` (``just bench`` puts it there), else beside Python."""
+    own = HERE.parent / ".venv-bench" / "bin"
+    return own if (own / "litellm").exists() else Path(sys.executable).parent
+
+
 def litellm_missing() -> str | None:
     probe = subprocess.run(
-        [sys.executable, "-c", "import fastapi, backoff, litellm.proxy.proxy_cli"],
+        [str(proxy_bin() / "python"), "-c", "import fastapi, backoff, litellm.proxy.proxy_cli"],
         capture_output=True,
         text=True,
         check=False,
@@ -399,10 +406,11 @@ def litellm_missing() -> str | None:
     )
     if probe.returncode != 0:
         return (
-            "the LiteLLM proxy is not installed (pip install -e '.[bench]'): " + probe.stderr.strip()[-200:]
+            "the LiteLLM proxy is not installed (`just bench` installs the bench extra into .venv-bench): "
+            + (probe.stderr.strip()[-200:])
         )
-    if not (Path(sys.executable).parent / "litellm").exists():
-        return "no `litellm` command next to this Python"
+    if not (proxy_bin() / "litellm").exists():
+        return f"no `litellm` command in {proxy_bin()}"
     return None
 
 
@@ -429,7 +437,7 @@ def litellm_proxy(tmp: str, upstream: str) -> Iterator[Callable[[], tuple[str, i
         "NO_DOCS": "True",
         "LITELLM_MASTER_KEY": LITELLM_KEY,
     }
-    command = [str(Path(sys.executable).parent / "litellm"), "--config", str(config)]
+    command = [str(proxy_bin() / "litellm"), "--config", str(config)]
     command += ["--host", "127.0.0.1", "--port", str(port), "--num_workers", "1"]
     base = f"http://127.0.0.1:{port}"
     log = Path(tmp) / "litellm.log"
