@@ -439,6 +439,15 @@ def follow_lag(tmp: str) -> tuple[list[str], int]:
     if not lags:
         return ["follow lag on PostgreSQL: no live events measured"], 1
     p99 = percentile(lags, 99)
+    RESULTS.figure("follow_lag_postgresql_p50", percentile(lags, 50), "ms")
+    RESULTS.figure(
+        "follow_lag_postgresql_p99",
+        p99,
+        "ms",
+        target=f"<= {FOLLOW_LAG_TARGET_MS:.0f}",
+        met=p99 <= FOLLOW_LAG_TARGET_MS,
+    )
+    RESULTS.figure("follow_lag_load_average", load_after, "1-minute")
     met = "met" if p99 <= FOLLOW_LAG_TARGET_MS else "NOT met"
     return [
         f"follow lag on PostgreSQL ({FOLLOW_RUNS} concurrent runs on A followed from B,"
