@@ -10,9 +10,9 @@ from app.persistence.models import ChatSession, Run, Upload
 from app.persistence.repositories import RunRepository, SessionRepository, UploadRepository
 
 
-async def owned_session(sessions: SessionRepository, principal: Principal, session_id: UUID) -> ChatSession:
-    """The caller's live session with this id, or 404 ``thread_not_found``."""
-    session = await sessions.get_owned(session_id, principal.user_id)
+async def owned_session(sessions: SessionRepository, principal: Principal, thread_id: str) -> ChatSession:
+    """The caller's live session with this ``threadId``, or 404 ``thread_not_found``."""
+    session = await sessions.get_owned(thread_id, principal.user_id)
     if session is None:
         raise NotFound("No such thread.", code="thread_not_found")
     return session

@@ -6,7 +6,6 @@ import unicodedata
 import uuid
 from collections.abc import AsyncIterable
 from pathlib import PurePosixPath, PureWindowsPath
-from uuid import UUID
 
 import anyio
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,6 +26,7 @@ from app.schemas.uploads import (
 )
 from app.settings import Settings
 from app.storage.base import SignedUrl, Storage
+from app.threads import check_thread_id, thread_segment
 
 # Multipart framing (boundaries, part headers, the threadId field) on top of the file itself.
 FORM_OVERHEAD_BYTES = 64 * 1024
@@ -34,9 +34,10 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 DECODE_SLOTS = 2
 
 
-def upload_path(user_id: str, thread_id: UUID, extension: str) -> str:
-    """``agent-inputs/{userId}/{threadId}/uploads/{uuid}.{ext}`` — the layout the URL policy expects."""
-    return f"agent-inputs/{user_id}/{thread_id}/uploads/{uuid.uuid4()}.{extension}"
+def upload_path(user_id: str, thread_id: str, extension: str) -> str:
+    """``agent-inputs/{userId}/{threadSegment}/uploads/{uuid}.{ext}`` — the layout the URL policy expects
+    (the thread's segment is :func:`app.threads.thread_segment`)."""
+    return f"agent-inputs/{user_id}/{thread_segment(thread_id)}/uploads/{uuid.uuid4()}.{extension}"
 
 
 def clean_filename(raw: str, extension: str) -> str:
@@ -60,13 +61,10 @@ def check_content_length(header: str | None, max_file_bytes: int) -> None:
         )
 
 
-def parse_thread_id(value: str | None) -> UUID:
+def parse_thread_id(value: str | None) -> str:
     if not value:
         raise Unprocessable("Send the thread the image belongs to in 'threadId'.", field="threadId")
-    try:
-        return UUID(value)
-    except ValueError as exc:
-        raise Unprocessable("'threadId' must be a UUID.", code="invalid_thread_id", field="threadId") from exc
+    return check_thread_id(value)
 
 
 async def _inspect(file: SpooledFile, max_pixels: int, limiter: anyio.CapacityLimiter) -> ImageInfo:
@@ -79,7 +77,7 @@ def upload_out(upload: Upload, signed: SignedUrl) -> UploadOut:
     """The API view of an upload with a fresh signed URL."""
     return UploadOut(
         id=str(upload.id),
-        thread_id=str(upload.thread_id),
+        thread_id=upload.thread_id,
         bucket=upload.bucket,
         path=upload.path,
         mime_type=upload.mime_type,
@@ -126,9 +124,8 @@ async def receive_upload(
             raise Unprocessable("Send the image in the 'file' field.", code="file_missing", field="file")
         thread_id = parse_thread_id(form.fields.get("threadId"))
         sessions, uploads = SessionRepository(session=db), UploadRepository(session=db)
-        if await sessions.exists_for_other_owner(thread_id, principal.user_id) or (
-            await uploads.thread_used_by_other_owner(thread_id, principal.user_id)
-        ):
+        thread = await sessions.get_for_owner(thread_id, principal.user_id)
+        if thread is not None and thread.deleted_at is not None:
             raise NotFound("No such thread.", code="thread_not_found", field="threadId")
         info = await _inspect(file, settings.max_image_pixels, decode_limiter)
         path = upload_path(principal.user_id, thread_id, info.extension)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit
-from uuid import UUID
 
 import msgspec
 
@@ -21,6 +20,7 @@ from app.persistence.repositories import UploadRepository
 from app.settings import Settings
 from app.storage.local import derive_storage_secret
 from app.storage.tokens import TokenRejected, verify_object_token
+from app.threads import thread_segment
 
 SIGN_PREFIX = "/storage/v1/object/sign/"
 MAX_URL_LENGTH = 2048
@@ -93,7 +93,7 @@ def _has_control(text: str) -> bool:
     return any(ord(c) < 0x21 or ord(c) == 0x7F for c in text)
 
 
-def check_attachment_url(value: object, *, user_id: str, thread_id: UUID, policy: UrlPolicy) -> str:
+def check_attachment_url(value: object, *, user_id: str, thread_id: str, policy: UrlPolicy) -> str:
     """Every database-free rule, in order; returns the object path inside the bucket."""
     if not isinstance(value, str):
         raise AttachmentUrlRejected("not_a_string", "the URL must be a string")
@@ -137,7 +137,7 @@ def check_attachment_url(value: object, *, user_id: str, thread_id: UUID, policy
     if bucket != policy.bucket:
         raise AttachmentUrlRejected("bucket", "not this deployment's bucket")
     owner_prefix = f"agent-inputs/{user_id}/"
-    thread_prefix = f"{owner_prefix}{thread_id}/uploads/"
+    thread_prefix = f"{owner_prefix}{thread_segment(thread_id)}/uploads/"
     if not object_path.startswith(owner_prefix):
         raise AttachmentUrlRejected("owner", "the object is not one of the caller's uploads")
     if not object_path.startswith(thread_prefix):
@@ -164,7 +164,7 @@ def check_attachment_url(value: object, *, user_id: str, thread_id: UUID, policy
 
 
 async def resolve_attachment_url(
-    value: object, *, user_id: str, thread_id: UUID, policy: UrlPolicy, uploads: UploadRepository
+    value: object, *, user_id: str, thread_id: str, policy: UrlPolicy, uploads: UploadRepository
 ) -> Upload:
     """:func:`check_attachment_url`, then the object must be a recorded upload of this user and thread."""
     object_path = check_attachment_url(value, user_id=user_id, thread_id=thread_id, policy=policy)

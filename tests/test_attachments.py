@@ -35,8 +35,8 @@ def storage_kind(request: pytest.FixtureRequest) -> str:
 
 
 async def test_uploaded_url_resolves_to_its_record(client: Client, auth: Auth, settings: Settings) -> None:
-    thread = uuid.uuid4()
-    body = (await upload(client, auth("alice"), image_bytes("JPEG"), thread=str(thread))).json()
+    thread = "Thread:Attachments.1"
+    body = (await upload(client, auth("alice"), image_bytes("JPEG"), thread=thread)).json()
     policy = UrlPolicy.from_settings(prepare(settings))
     engine = create_engine(settings.effective_database_url)
     try:

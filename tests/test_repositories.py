@@ -28,6 +28,7 @@ from app.persistence.repositories import (
     utcnow,
 )
 from app.settings import Settings
+from app.threads import thread_segment
 from tests.factories import AgentFactory, ModelRowFactory
 
 
@@ -66,39 +67,49 @@ async def test_provider_model_pair_is_unique(db_session: AsyncSession) -> None:
 async def test_sessions_are_owner_scoped_and_sorted_by_activity(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
     repo = SessionRepository(session=db_session)
-    older = await repo.create_for_owner(uuid.uuid4(), "alice", agent_id, None)
-    newer = await repo.create_for_owner(uuid.uuid4(), "alice", agent_id, None)
-    bobs = await repo.create_for_owner(uuid.uuid4(), "bob", agent_id, None)
+    older = await repo.create_for_owner("thread_a", "alice", agent_id, None)
+    newer = await repo.create_for_owner("Thread_A", "alice", agent_id, None)  # ids are case-sensitive
+    bobs = await repo.create_for_owner("thread_a", "bob", agent_id, None)  # scoped to their owner
     older.last_activity_at = utcnow() - dt.timedelta(hours=1)
     await repo.touch(newer)
 
     assert [s.id for s in await repo.list_for_owner("alice", agent_id)] == [newer.id, older.id]
-    assert await repo.get_owned(bobs.id, "alice") is None
-    assert await repo.exists_for_other_owner(bobs.id, "alice")
-    assert not await repo.exists_for_other_owner(older.id, "alice")
+    assert (await repo.get_owned("thread_a", "alice")) is older
+    assert (await repo.get_owned("thread_a", "bob")) is bobs
+    assert await repo.get_owned("thread_b", "alice") is None
+    with pytest.raises((DuplicateKeyError, IntegrityError)):
+        await repo.create_for_owner("thread_a", "alice", agent_id, None)
+    await db_session.rollback()
 
+
+async def test_deleted_sessions_keep_their_thread_id(db_session: AsyncSession) -> None:
+    agent_id = await _agent(db_session)
+    repo = SessionRepository(session=db_session)
+    older = await repo.create_for_owner("t1", "alice", agent_id, None)
     await repo.soft_delete(older)
-    assert [s.id for s in await repo.list_for_owner("alice", agent_id)] == [newer.id]
-    assert await repo.get_owned(older.id, "alice") is None
-    assert await repo.exists(id=older.id)  # soft: the row is still there
+    assert await repo.list_for_owner("alice", agent_id) == []
+    assert await repo.get_owned("t1", "alice") is None
+    assert (await repo.get_for_owner("t1", "alice")) is older  # soft: the row and its id are still there
 
 
 async def test_access_check_hides_other_users_sessions(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
     sessions = SessionRepository(session=db_session)
-    mine = await sessions.create_for_owner(uuid.uuid4(), "alice", agent_id, None)
+    mine = await sessions.create_for_owner("mine", "alice", agent_id, None)
     alice, bob = Principal(user_id="alice", role="user"), Principal(user_id="bob", role="user")
-    assert (await owned_session(sessions, alice, mine.id)).id == mine.id
+    assert (await owned_session(sessions, alice, "mine")).id == mine.id
     with pytest.raises(NotFound) as caught:
-        await owned_session(sessions, bob, mine.id)
+        await owned_session(sessions, bob, "mine")
     assert caught.value.code == "thread_not_found"
     with pytest.raises(NotFound):
-        await owned_session(sessions, alice, uuid.uuid4())
+        await owned_session(sessions, alice, "MINE")
 
 
 async def test_messages_append_in_order_and_supersede(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
-    session = await SessionRepository(session=db_session).create_for_owner(uuid.uuid4(), "u", agent_id, None)
+    session = await SessionRepository(session=db_session).create_for_owner(
+        str(uuid.uuid4()), "u", agent_id, None
+    )
     repo = MessageRepository(session=db_session)
     parts: list[dict[str, Any]] = [
         {"type": "text", "text": "què és això? 🖼"},
@@ -137,7 +148,9 @@ async def test_messages_append_in_order_and_supersede(db_session: AsyncSession) 
 
 async def test_runs_and_event_log(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
-    session = await SessionRepository(session=db_session).create_for_owner(uuid.uuid4(), "u", agent_id, None)
+    session = await SessionRepository(session=db_session).create_for_owner(
+        str(uuid.uuid4()), "u", agent_id, None
+    )
     runs = RunRepository(session=db_session)
     run = await runs.add(
         Run(external_id="run-1", session_id=session.id, owner_id="u", status="running", started_at=utcnow())
@@ -163,8 +176,8 @@ async def test_runs_and_event_log(db_session: AsyncSession) -> None:
 
 async def test_uploads_are_owner_and_thread_scoped(db_session: AsyncSession) -> None:
     repo = UploadRepository(session=db_session)
-    thread = uuid.uuid4()
-    path = f"agent-inputs/alice/{thread}/uploads/{uuid.uuid4()}.png"
+    thread = "Thread:1"
+    path = f"agent-inputs/alice/{thread_segment(thread)}/uploads/{uuid.uuid4()}.png"
     upload = await repo.add(
         Upload(
             owner_id="alice",
@@ -181,10 +194,8 @@ async def test_uploads_are_owner_and_thread_scoped(db_session: AsyncSession) -> 
     )
     assert await repo.get_by_path("alice", thread, "iris", path) is upload
     assert await repo.get_by_path("bob", thread, "iris", path) is None
-    assert await repo.get_by_path("alice", uuid.uuid4(), "iris", path) is None
+    assert await repo.get_by_path("alice", "thread:1", "iris", path) is None
     assert await repo.get_by_path("alice", thread, "other", path) is None
-    assert await repo.thread_used_by_other_owner(thread, "bob")
-    assert not await repo.thread_used_by_other_owner(thread, "alice")
     alice, bob = Principal(user_id="alice", role="user"), Principal(user_id="bob", role="user")
     assert (await owned_upload(repo, alice, upload.id)) is upload
     with pytest.raises(NotFound):

@@ -222,30 +222,55 @@ async def test_declared_length_over_the_limit_is_refused_up_front(client: Client
     assert response.json()["code"] == "file_too_large"
 
 
-async def test_another_users_thread_is_404(client: Client, auth: Auth, settings: Settings) -> None:
+async def test_thread_ids_are_scoped_to_their_owner(client: Client, auth: Auth, settings: Settings) -> None:
+    """Bob's thread id names another thread for alice (no squatting, no probing); a thread its owner
+    deleted takes no more uploads."""
     bobs = await upload(client, auth("bob"), image_bytes("PNG"))
-    assert bobs.status_code == 201
-    response = await upload(client, auth("alice"), image_bytes("PNG"))  # same THREAD, bob's already
-    assert response.status_code == 404
-    assert response.json()["code"] == "thread_not_found"
+    alices = await upload(client, auth("alice"), image_bytes("PNG"))  # same THREAD
+    assert (bobs.status_code, alices.status_code) == (201, 201)
+    assert bobs.json()["path"].startswith(f"agent-inputs/bob/{THREAD}/uploads/")
+    assert alices.json()["path"].startswith(f"agent-inputs/alice/{THREAD}/uploads/")
 
-    # A thread that exists as bob's session is bob's too.
     engine = create_engine(settings.effective_database_url)
     try:
         async with AsyncSession(engine) as db:
             agent = await AgentRepository(session=db).get_by_slug("default")
             assert agent is not None
-            session = await SessionRepository(session=db).create_for_owner(
-                uuid.uuid4(), "bob", agent.id, None
-            )
-            session_id = session.id
+            repo = SessionRepository(session=db)
+            session = await repo.create_for_owner("bobs-thread", "bob", agent.id, None)
+            await repo.soft_delete(session)
             await db.commit()
     finally:
         await engine.dispose()
-    denied = await upload(client, auth("alice"), image_bytes("PNG"), thread=str(session_id))
+    denied = await upload(client, auth("bob"), image_bytes("PNG"), thread="bobs-thread")
     assert denied.status_code == 404
-    allowed = await upload(client, auth("bob"), image_bytes("PNG"), thread=str(session_id))
+    assert denied.json()["code"] == "thread_not_found"
+    allowed = await upload(client, auth("alice"), image_bytes("PNG"), thread="bobs-thread")
     assert allowed.status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("thread", "segment"),
+    [
+        ("thread_abc123", "thread_abc123"),
+        ("76DFC56F-4A3B-4C2D-9E1F-0123456789AB", "b32."),
+        ("T" * 128, "b32."),
+        ("..", "b32."),
+    ],
+    ids=["plain", "upper-uuid", "128-chars", "dot-dot"],
+)
+async def test_opaque_thread_ids_are_echoed_and_stored_safely(
+    client: Client, auth: Auth, thread: str, segment: str
+) -> None:
+    response = await upload(client, auth("alice"), image_bytes("PNG"), thread=thread)
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert body["threadId"] == thread
+    owner, seg, uploads, _name = body["path"].split("/")[1:]
+    assert (owner, uploads) == ("alice", "uploads")
+    assert seg.startswith(segment)
+    assert seg == seg.lower()
+    assert (await download(client, body["url"])).status_code == 200
 
 
 async def test_alias_path(client: Client, auth: Auth) -> None:
@@ -258,10 +283,11 @@ async def test_alias_path(client: Client, auth: Auth) -> None:
     ("kwargs", "status", "code", "field"),
     [
         ({"thread": None}, 422, "validation_failed", "threadId"),
-        ({"thread": "not-a-uuid"}, 422, "invalid_thread_id", "threadId"),
+        ({"thread": "a/b"}, 422, "invalid_thread_id", "threadId"),
+        ({"thread": "x" * 129}, 422, "invalid_thread_id", "threadId"),
         ({"data": b""}, 422, "file_missing", "file"),
     ],
-    ids=["no-thread", "bad-thread", "empty-file"],
+    ids=["no-thread", "slash-thread", "129-char-thread", "empty-file"],
 )
 async def test_form_errors(
     client: Client, auth: Auth, kwargs: dict[str, Any], status: int, code: str, field: str

@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 
 import pytest
 
 from app.settings import Settings
 from app.storage.tokens import sign_object_token
+from app.threads import thread_segment
 from app.url_policy import AttachmentUrlRejected, UrlPolicy, check_attachment_url
 
 SECRET = "policy-test-secret-0123456789abcdef0123456789"
 USER = "alice"
-THREAD = uuid.UUID("0196a3f2-7c1e-7b3a-9d2e-5f8a1b2c3d4e")
-OTHER_THREAD = uuid.UUID("0196a3f2-7c1e-7b3a-9d2e-000000000000")
+THREAD = "0196a3f2-7c1e-7b3a-9d2e-5f8a1b2c3d4e"
+OTHER_THREAD = "0196a3f2-7c1e-7b3a-9d2e-000000000000"
 OBJECT = "3f2c1a9e-1111-4a2b-8c3d-0123456789ab.png"
 HOST = "https://proj.supabase.co"
 POLICY = UrlPolicy(scheme="https", host="proj.supabase.co", port=443, bucket="iris", token_secret=SECRET)
 
 
-def _path(user: str = USER, thread: uuid.UUID = THREAD, name: str = OBJECT) -> str:
-    return f"agent-inputs/{user}/{thread}/uploads/{name}"
+def _path(user: str = USER, thread: str = THREAD, name: str = OBJECT) -> str:
+    return f"agent-inputs/{user}/{thread_segment(thread)}/uploads/{name}"
 
 
 def _token(path: str, *, bucket: str = "iris", minutes: int = 24 * 60, secret: str = SECRET) -> str:
@@ -91,7 +91,7 @@ HOSTILE: list[tuple[str, object, str]] = [
     ("user prefix look-alike", url(_path(user="alice2")), "owner"),
     ("outside agent-inputs", url(f"avatars/{USER}/{OBJECT}"), "owner"),
     ("other thread's prefix", url(_path(thread=OTHER_THREAD)), "thread"),
-    ("uppercase thread id", url(_path().replace(str(THREAD), str(THREAD).upper())), "thread"),
+    ("uppercase thread id", url(_path().replace(THREAD, THREAD.upper())), "thread"),
     ("not under uploads/", url(f"agent-inputs/{USER}/{THREAD}/derived/{OBJECT}"), "thread"),
     ("object name not ours", url(_path(name="cat.png")), "object_name"),
     ("nested object", url(_path(name=f"x/{OBJECT}")), "object_name"),
@@ -185,3 +185,18 @@ def test_http_is_accepted_only_for_a_loopback_public_url() -> None:
             local_url.replace("http://", "https://"), user_id=USER, thread_id=THREAD, policy=policy
         )
     assert caught.value.rule == "scheme"
+
+
+def test_an_opaque_thread_id_is_matched_by_its_storage_segment_only() -> None:
+    thread = "Thread:ABC.1"
+    path = _path(thread=thread)
+    assert path.startswith(f"agent-inputs/{USER}/b32.")
+    assert check_attachment_url(url(path), user_id=USER, thread_id=thread, policy=POLICY) == path
+    for other in ("thread:abc.1", "Thread:ABC.2"):  # case matters; so does every character
+        with pytest.raises(AttachmentUrlRejected) as caught:
+            check_attachment_url(url(path), user_id=USER, thread_id=other, policy=POLICY)
+        assert caught.value.rule == "thread"
+    literal = f"agent-inputs/{USER}/{thread}/uploads/{OBJECT}"  # the raw id is never a segment
+    with pytest.raises(AttachmentUrlRejected) as raw:
+        check_attachment_url(url(literal), user_id=USER, thread_id=thread, policy=POLICY)
+    assert raw.value.rule == "thread"

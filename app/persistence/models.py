@@ -2,7 +2,7 @@
 
 Owners are the JWT ``sub`` (users live in the identity provider, not here), so ``owner_id`` is a
 plain string, not a foreign key. Client-chosen ids (AG-UI ``runId`` and message ids) are kept in
-``external_id`` beside our own UUID primary keys.
+``external_id`` beside our own UUID primary keys, and the client's ``threadId`` in ``sessions.thread_id``.
 """
 
 from __future__ import annotations
@@ -61,9 +61,14 @@ class ChatSession(UUIDv7AuditBase):
     """A conversation: the AG-UI thread and seed 002's session are the same row."""
 
     __tablename__ = "sessions"
-    __table_args__ = (Index("ix_sessions_owner_agent_activity", "owner_id", "agent_id", "last_activity_at"),)
+    __table_args__ = (
+        Index("ix_sessions_owner_agent_activity", "owner_id", "agent_id", "last_activity_at"),
+        UniqueConstraint("owner_id", "thread_id", name="uq_sessions_owner_id_thread_id"),
+    )
 
     owner_id: Mapped[str] = mapped_column(String(128))
+    # The client's AG-UI ``threadId`` (seed 002's ``sessionId``), exactly as sent; unique per owner.
+    thread_id: Mapped[str] = mapped_column(String(128))
     agent_id: Mapped[UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
     model_id: Mapped[UUID | None] = mapped_column(ForeignKey("models.id", ondelete="SET NULL"), nullable=True)
     title: Mapped[str | None] = mapped_column(String(200), nullable=True)
@@ -131,7 +136,7 @@ class Upload(UUIDv7AuditBase):
     __table_args__ = (Index("ix_uploads_owner_thread", "owner_id", "thread_id"),)
 
     owner_id: Mapped[str] = mapped_column(String(128))
-    thread_id: Mapped[UUID] = mapped_column()
+    thread_id: Mapped[str] = mapped_column(String(128))
     bucket: Mapped[str] = mapped_column(String(100))
     path: Mapped[str] = mapped_column(String(500), unique=True)
     mime_type: Mapped[str] = mapped_column(String(64))

@@ -84,21 +84,19 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
 
     model_type = ChatSession
 
-    async def get_owned(self, session_id: UUID, owner_id: str) -> ChatSession | None:
-        """The session if it exists, is not deleted and belongs to ``owner_id``; else ``None``."""
+    async def get_owned(self, thread_id: str, owner_id: str) -> ChatSession | None:
+        """The owner's session with this ``threadId`` if it exists and is not deleted; else ``None``."""
         return await self.get_one_or_none(
-            ChatSession.id == session_id,
+            ChatSession.thread_id == thread_id,
             ChatSession.owner_id == owner_id,
             ChatSession.deleted_at.is_(None),
         )
 
-    async def get_any(self, session_id: UUID) -> ChatSession | None:
-        """The session with this id whoever owns it, deleted or not (callers check ownership)."""
-        return await self.get_one_or_none(ChatSession.id == session_id)
-
-    async def exists_for_other_owner(self, session_id: UUID, owner_id: str) -> bool:
-        """Whether the id is taken by someone else (deleted sessions still hold their id)."""
-        return await self.exists(ChatSession.id == session_id, ChatSession.owner_id != owner_id)
+    async def get_for_owner(self, thread_id: str, owner_id: str) -> ChatSession | None:
+        """The owner's session with this ``threadId``, deleted or not (a deleted one keeps its id)."""
+        return await self.get_one_or_none(
+            ChatSession.thread_id == thread_id, ChatSession.owner_id == owner_id
+        )
 
     async def list_for_owner(
         self, owner_id: str, agent_id: UUID, *, limit: int = 50, offset: int = 0
@@ -119,7 +117,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
 
     async def create_for_owner(
         self,
-        session_id: UUID,
+        thread_id: str,
         owner_id: str,
         agent_id: UUID,
         model_id: UUID | None,
@@ -129,7 +127,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``)."""
         return await self.add(
             ChatSession(
-                id=session_id,
+                thread_id=thread_id,
                 owner_id=owner_id,
                 agent_id=agent_id,
                 model_id=model_id,
@@ -381,11 +379,11 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
         """The upload if ``owner_id`` made it."""
         return await self.get_one_or_none(id=upload_id, owner_id=owner_id)
 
-    async def get_by_path(self, owner_id: str, thread_id: UUID, bucket: str, path: str) -> Upload | None:
+    async def get_by_path(self, owner_id: str, thread_id: str, bucket: str, path: str) -> Upload | None:
         """The upload stored at ``bucket/path`` by this owner for this thread."""
         return await self.get_one_or_none(owner_id=owner_id, thread_id=thread_id, bucket=bucket, path=path)
 
-    async def delete_owned(self, upload_id: UUID, owner_id: str, thread_id: UUID) -> Upload | None:
+    async def delete_owned(self, upload_id: UUID, owner_id: str, thread_id: str) -> Upload | None:
         """Remove the record of one of this owner's uploads in this thread; the removed row, or ``None``."""
         upload = await self.get_one_or_none(id=upload_id, owner_id=owner_id, thread_id=thread_id)
         if upload is not None:
@@ -398,7 +396,3 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
         if not wanted:
             return set()
         return set((await self.session.scalars(select(Upload.id).where(Upload.id.in_(wanted)))).all())
-
-    async def thread_used_by_other_owner(self, thread_id: UUID, owner_id: str) -> bool:
-        """Whether someone else already uploaded into this thread id."""
-        return await self.exists(Upload.thread_id == thread_id, Upload.owner_id != owner_id)

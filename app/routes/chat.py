@@ -21,7 +21,6 @@ from app.persistence.repositories import (
     RunRepository,
     SessionRepository,
     UploadRepository,
-    parse_uuid,
 )
 from app.runs.chat_input import chat_field, chat_run_input
 from app.runs.history import chat_message, stored_parts
@@ -33,6 +32,7 @@ from app.schemas.chat import ChatHistory, ChatRequest, SessionList, SessionOut
 from app.settings import Settings
 from app.signing import sign_image_parts
 from app.storage.base import Storage
+from app.threads import check_thread_id
 from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
@@ -194,7 +194,8 @@ class ChatController(Controller):
         )
         deleted = await deleted_uploads(upload_repo, rows)
         return ChatHistory(
-            session_id=str(session.id), messages=[chat_message(row, signed, deleted=deleted) for row in rows]
+            session_id=session.thread_id,
+            messages=[chat_message(row, signed, deleted=deleted) for row in rows],
         )
 
     @delete(
@@ -228,10 +229,7 @@ async def _session(
 ) -> ChatSession:
     """The caller's live session with this agent, or 404 (someone else's looks the same as none)."""
     agent = await _agent(agents, slug)
-    session_pk = parse_uuid(session_id)
-    if session_pk is None:
-        raise NotFound("No such thread.", code="thread_not_found")
-    session = await owned_session(sessions, principal, session_pk)
+    session = await owned_session(sessions, principal, check_thread_id(session_id, field="sessionId"))
     if session.agent_id != agent.id:
         raise NotFound("No such thread.", code="thread_not_found")  # another agent's session
     return session
@@ -239,7 +237,7 @@ async def _session(
 
 def _session_out(row: ChatSession) -> SessionOut:
     return SessionOut(
-        id=str(row.id),
+        id=row.thread_id,
         title=row.title,
         created_at=row.created_at,
         last_activity_at=row.last_activity_at,

@@ -15,14 +15,13 @@ from app.access import owned_run, owned_session
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.auth import Principal
-from app.errors import Conflict, NotFound, Unprocessable
+from app.errors import Conflict, Unprocessable
 from app.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
 from app.persistence.repositories import (
     MessageRepository,
     RunRepository,
     SessionRepository,
     UploadRepository,
-    parse_uuid,
 )
 from app.runs.history import history_message, stored_parts
 from app.runs.intake import prepare_run
@@ -35,6 +34,7 @@ from app.schemas.runs import CancelOut
 from app.settings import Settings
 from app.signing import sign_image_parts
 from app.storage.base import Storage
+from app.threads import check_thread_id
 from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
@@ -199,10 +199,7 @@ class RunController(Controller):
         include_superseded: Annotated[bool, QueryParameter(name="includeSuperseded")] = False,
     ) -> HistoryPage:
         """A thread's messages, oldest first, images re-signed on every read (``?after=`` pages)."""
-        thread = parse_uuid(threadId)
-        if thread is None:
-            raise NotFound("No such thread.", code="thread_not_found")
-        session = await owned_session(session_repo, principal, thread)
+        session = await owned_session(session_repo, principal, check_thread_id(threadId))
         rows = await message_repo.list_page(
             session.id, include_superseded=include_superseded, after_position=after, limit=limit
         )
@@ -211,7 +208,7 @@ class RunController(Controller):
         )
         deleted = await deleted_uploads(upload_repo, rows)
         return HistoryPage(
-            thread_id=str(session.id),
+            thread_id=session.thread_id,
             messages=[
                 history_message(row, signed, image_format=image_format, deleted=deleted) for row in rows
             ],

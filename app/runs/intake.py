@@ -43,6 +43,7 @@ from app.runs.interrupts import ResumeDecision, match_resume
 from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
 from app.runs.tools import SERVER_TOOLS, ServerTool
 from app.settings import Settings
+from app.threads import check_thread_id
 from app.url_policy import UrlPolicy
 from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, ToolSpec
 from providers.registry import ProviderRegistry
@@ -80,7 +81,7 @@ class RunPlan:
     run_pk: UUID
     run_id: str
     session_pk: UUID
-    thread_id: UUID
+    thread_id: str
     owner_id: str
     provider: Provider
     model: ModelSpec
@@ -124,7 +125,7 @@ async def prepare_run(
 ) -> RunPlan:
     """Check the run and record its new messages and its run row (uncommitted)."""
     check_protocol_version(body.protocol_version)
-    thread_id = _thread_id(body.thread_id)
+    thread_id = check_thread_id(body.thread_id)
     run_id = _client_id(body.run_id, "runId")
     inbound = parse_messages(body.messages)
     for message in inbound:
@@ -232,7 +233,7 @@ async def _new_messages(
     history: Sequence[Message],
     *,
     principal: Principal,
-    thread_id: UUID,
+    thread_id: str,
     repos: Repositories,
     settings: Settings,
     policy: UrlPolicy,
@@ -358,23 +359,13 @@ def _frontend_tools(
     )
 
 
-async def _thread(repos: Repositories, thread_id: UUID, principal: Principal) -> ChatSession | None:
-    """The caller's thread, or ``None`` for a new one; 404 when the id belongs to someone else."""
-    session = await repos.sessions.get_any(thread_id)
-    if session is not None:
-        if session.owner_id != principal.user_id or session.deleted_at is not None:
-            raise NotFound("No such thread.", code="thread_not_found")
-        return session
-    if await repos.uploads.thread_used_by_other_owner(thread_id, principal.user_id):
+async def _thread(repos: Repositories, thread_id: str, principal: Principal) -> ChatSession | None:
+    """The caller's thread, or ``None`` for a new one; 404 when the caller deleted it (threads are
+    scoped to their owner, so another user's id is simply another thread)."""
+    session = await repos.sessions.get_for_owner(thread_id, principal.user_id)
+    if session is not None and session.deleted_at is not None:
         raise NotFound("No such thread.", code="thread_not_found")
-    return None
-
-
-def _thread_id(value: str) -> UUID:
-    try:
-        return UUID(value)
-    except ValueError as exc:
-        raise Unprocessable("'threadId' must be a UUID.", code="invalid_thread_id", field="threadId") from exc
+    return session
 
 
 def _client_id(value: str, field: str) -> str:

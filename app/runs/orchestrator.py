@@ -161,7 +161,7 @@ class Orchestrator:
             ignored = {IGNORED_RESUME_KEY: list(plan.ignored_resume_ids)} if plan.ignored_resume_ids else None
             await self.store.emit(
                 RunStarted(
-                    thread_id=str(plan.thread_id),
+                    thread_id=plan.thread_id,
                     run_id=plan.run_id,
                     protocol_version=PROTOCOL_VERSION,
                     timestamp=now_ms(),
@@ -190,7 +190,7 @@ class Orchestrator:
     async def _finish(self, outcome: Outcome) -> None:
         await self.store.emit(
             RunFinished(
-                thread_id=str(self.plan.thread_id),
+                thread_id=self.plan.thread_id,
                 run_id=self.plan.run_id,
                 outcome=outcome,
                 usage=self._token_usage(),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from uuid import UUID
 
 from app.agui.input import InboundImage
 from app.errors import Unprocessable
@@ -62,7 +61,7 @@ async def canonical_user_parts(
     content: Sequence[str | InboundImage],
     *,
     user_id: str,
-    thread_id: UUID,
+    thread_id: str,
     policy: UrlPolicy,
     uploads: UploadRepository,
     max_images: int,
@@ -90,7 +89,7 @@ async def canonical_user_parts(
 
 
 async def _resolve(
-    image: InboundImage, *, user_id: str, thread_id: UUID, policy: UrlPolicy, uploads: UploadRepository
+    image: InboundImage, *, user_id: str, thread_id: str, policy: UrlPolicy, uploads: UploadRepository
 ) -> Upload:
     if image.url is not None:
         try:

@@ -13,7 +13,6 @@ import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
-from uuid import UUID
 
 from litestar.response import Stream
 
@@ -35,10 +34,11 @@ from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.settings import Settings
+from app.threads import thread_from_segment
 from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
-_THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([0-9a-fA-F-]{36})/uploads/")
+_THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([^/]+)/uploads/")
 
 
 async def stateless_plan(
@@ -92,7 +92,7 @@ async def stateless_plan(
         run_pk=uuid.uuid4(),  # ids of rows that are never written: nothing is stored
         run_id=str(uuid.uuid4()),
         session_pk=uuid.uuid4(),
-        thread_id=uuid.uuid4(),
+        thread_id=str(uuid.uuid4()),
         owner_id=principal.user_id,
         provider=model.provider,
         model=model_spec(row),
@@ -142,15 +142,12 @@ def _as_parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else message_content(content, None)
 
 
-def _thread_of(parts: Sequence[object]) -> UUID:
+def _thread_of(parts: Sequence[object]) -> str:
     """The thread an image URL names (stateless chat has none of its own); the policy then checks the
     upload is the caller's in that thread. No URL, or none that parses: a thread no upload is in."""
     for part in parts:
         url = getattr(part, "url", None)
         match = _THREAD_IN_PATH.search(url or "")
         if match:
-            try:
-                return UUID(match.group(1))
-            except ValueError:
-                break
-    return uuid.uuid4()
+            return thread_from_segment(match.group(1)) or str(uuid.uuid4())
+    return str(uuid.uuid4())

@@ -43,10 +43,24 @@ class Stored:
         finally:
             await engine.dispose()
 
-    async def messages(self, thread_id: str) -> Sequence[Message]:
+    async def messages(self, thread_id: str, owner_id: str = "alice") -> Sequence[Message]:
         async with self._session() as db:
-            stmt = select(Message).where(Message.session_id == UUID(thread_id)).order_by(Message.position)
+            stmt = (
+                select(Message)
+                .join(ChatSession, ChatSession.id == Message.session_id)
+                .where(ChatSession.thread_id == thread_id, ChatSession.owner_id == owner_id)
+                .order_by(Message.position)
+            )
             return (await db.scalars(stmt)).all()
+
+    async def session_pk(self, thread_id: str, owner_id: str = "alice") -> UUID:
+        async with self._session() as db:
+            stmt = select(ChatSession.id).where(
+                ChatSession.thread_id == thread_id, ChatSession.owner_id == owner_id
+            )
+            pk = await db.scalar(stmt)
+            assert pk is not None
+            return pk
 
     async def run(self, run_id: str) -> Run | None:
         async with self._session() as db:
@@ -56,7 +70,9 @@ class Stored:
     async def add_legacy_message(self, thread_id: str, content: str) -> None:
         """A row as older versions stored it: text content, no parts."""
         async with self._session() as db:
-            await MessageRepository(session=db).append(UUID(thread_id), role="user", content=content)
+            session_pk = await db.scalar(select(ChatSession.id).where(ChatSession.thread_id == thread_id))
+            assert session_pk is not None
+            await MessageRepository(session=db).append(session_pk, role="user", content=content)
             await db.commit()
 
     async def add_agent(self, slug: str, *, guest_access: bool) -> None:

@@ -169,7 +169,9 @@ async def test_an_existing_thread_loses_nothing_on_a_rejected_run(
 @pytest.mark.parametrize(
     ("change", "status", "code", "field"),
     [
-        ({"threadId": "not-a-uuid"}, 422, "invalid_thread_id", "threadId"),
+        ({"threadId": "a/b"}, 422, "invalid_thread_id", "threadId"),
+        ({"threadId": "x" * 129}, 422, "invalid_thread_id", "threadId"),
+        ({"threadId": ""}, 422, "invalid_thread_id", "threadId"),
         ({"runId": 5}, 422, "validation_failed", "runId"),
         ({"runId": ""}, 422, "invalid_id", "runId"),
         ({"messages": "hello"}, 422, "validation_failed", "messages"),
@@ -203,18 +205,17 @@ async def test_runs_need_a_token(client: Client) -> None:
     assert response.json()["code"] == "missing_token"
 
 
-async def test_someone_elses_thread_is_not_found_and_a_run_id_is_used_once(
+async def test_someone_elses_thread_id_is_another_thread_and_a_run_id_is_used_once(
     client: Client, alice: dict[str, str], auth: Callable[..., dict[str, str]], stored: Stored
 ) -> None:
-    thread = str(uuid.uuid4())
+    thread = "shared-name"
     first = run_input(thread, user_message("mine"))
     await run(client, alice, first)
 
-    intruder = await client.post(
-        "/agent/runs", json=run_input(thread, user_message("hi")), headers=auth("bob")
-    )
-    assert intruder.status_code == 404
-    assert intruder.json()["code"] == "thread_not_found"
+    # Thread ids are the client's and scoped to their owner: bob's "shared-name" is bob's own thread.
+    bobs = await run(client, auth("bob"), run_input(thread, user_message("hi")))
+    assert bobs[0]["threadId"] == thread
+    assert [m.content for m in await stored.messages(thread, "bob") if m.role == "user"] == ["hi"]
 
     again = await client.post(
         "/agent/runs", json=run_input(thread, user_message("again"), run_id=first["runId"]), headers=alice

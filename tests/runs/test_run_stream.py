@@ -117,10 +117,13 @@ async def test_history_pages_and_hides_other_users_threads(
     assert [m["role"] for m in rest["messages"]] == ["assistant"]
     assert "nextCursor" not in rest
 
-    for who, path in ((auth("mallory"), thread), (alice, str(uuid.uuid4())), (alice, "not-a-uuid")):
+    for who, path in ((auth("mallory"), thread), (alice, str(uuid.uuid4())), (alice, thread.upper())):
         response = await client.get(f"/agent/threads/{path}/messages", headers=who)
         assert response.status_code == 404
         assert response.json()["code"] == "thread_not_found"
+    refused = await client.get(f"/agent/threads/{'x' * 129}/messages", headers=alice)
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "invalid_thread_id"
 
 
 async def test_earlier_turns_come_from_the_database_not_the_client(
