@@ -86,16 +86,21 @@ def model_spec(row: ModelRow) -> ModelSpec:
     )
 
 
-def effective_capabilities(row: ModelRow, provider: Provider) -> Capabilities:
+def effective_capabilities(
+    row: ModelRow, provider: Provider, *, max_images_per_message: int | None = None
+) -> Capabilities:
     """The provider's capabilities for this model, narrowed by the row: its type, tools flag and limit
-    overrides win (a ``text`` row never gets images, whatever the vendor could do)."""
+    overrides win (a ``text`` row never gets images, whatever the vendor could do), and ``maxImages``
+    never exceeds the deployment's per-message cap: the figure a model advertises (catalogue, providers,
+    runs all pass the cap) is the one Iris uses. Without a cap (a health probe): the model's own."""
     caps = provider.capabilities(model_spec(row))
     vision = caps.vision and row.type != "text"
+    max_images = row.max_images if row.max_images is not None else caps.max_images
     return msgspec.structs.replace(
         caps,
         vision=vision,
         image_mime_types=caps.image_mime_types if vision else (),
-        max_images=(row.max_images if row.max_images is not None else caps.max_images) if vision else 0,
+        max_images=min(max_images, max_images_per_message or max_images) if vision else 0,
         max_image_bytes=(row.max_image_bytes or caps.max_image_bytes) if vision else 0,
         tools=caps.tools and row.supports_tools,
     )
@@ -117,7 +122,9 @@ def key_hint(provider: Provider, model: ModelSpec) -> str:
     return f"check {name} (or name another variable with the model's apiKeyEnv option)"
 
 
-def availability(row: ModelRow, registry: ProviderRegistry) -> tuple[Capabilities | None, str | None]:
+def availability(
+    row: ModelRow, registry: ProviderRegistry, *, max_images_per_message: int | None = None
+) -> tuple[Capabilities | None, str | None]:
     """Effective capabilities when the provider is installed, and why the model cannot run, if it cannot:
     its provider is missing or failed, or the key it needs is not set."""
     try:
@@ -125,12 +132,15 @@ def availability(row: ModelRow, registry: ProviderRegistry) -> tuple[Capabilitie
     except NoSuchProvider as exc:
         return None, str(exc)
     variable = missing_key(row, provider, registry)
-    return effective_capabilities(row, provider), f"{variable} is not set" if variable else None
+    caps = effective_capabilities(row, provider, max_images_per_message=max_images_per_message)
+    return caps, f"{variable} is not set" if variable else None
 
 
-def model_out(row: ModelRow, registry: ProviderRegistry, *, with_options: bool) -> ModelOut:
+def model_out(
+    row: ModelRow, registry: ProviderRegistry, *, with_options: bool, max_images_per_message: int
+) -> ModelOut:
     """The API view of a catalogue row, with effective capabilities when its provider is installed."""
-    capabilities, reason = availability(row, registry)
+    capabilities, reason = availability(row, registry, max_images_per_message=max_images_per_message)
     return ModelOut(
         id=str(row.id),
         ref=row.ref,

@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+
+from app.asgi import create_app
+from app.settings import Settings
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]
@@ -40,7 +44,7 @@ async def test_default_catalogue_lists_both_local_models(client: Client, auth: A
     assert models["local/vision"]["available"] is True
     assert vision["vision"] is True
     assert vision["tools"] is True
-    assert vision["maxImages"] == 16
+    assert vision["maxImages"] == 4  # the local model takes 16; IRIS_MAX_IMAGES_PER_MESSAGE is 4
     assert vision["imageMimeTypes"] == ["image/png", "image/jpeg", "image/webp"]
     assert vision["urlFetch"] == "none"
     text = models["local/text"]["capabilities"]
@@ -274,3 +278,23 @@ async def test_declared_and_core_options_are_accepted(client: Client, auth: Auth
     # A provider that is not installed cannot say what it reads: only secrets and core types are checked.
     absent = await _create(client, auth, provider="acme", modelId="m1", options={"region": "eu"})
     assert (absent["available"], absent["options"]) == (False, {"region": "eu"})
+
+
+async def test_advertised_max_images_never_exceed_the_per_message_cap(settings: Settings, auth: Auth) -> None:
+    """``maxImages`` is the figure Iris enforces: the vendor's, the row's override, and the deployment's
+    per-message cap, whichever is lowest, in the catalogue, in /api/providers and at run time."""
+    capped = msgspec.structs.replace(settings, max_images_per_message=3)
+    async with AsyncTestClient(app=create_app(capped, environ={})) as client:
+        low = await _create(client, auth, maxImages=2)
+        high = await _create(client, auth, modelId="gpt-4.1", maxImages=10)
+        listed = {
+            m["ref"]: m for m in (await client.get("/api/models", headers=auth("alice"))).json()["models"]
+        }
+        assert listed["local/vision"]["capabilities"]["maxImages"] == 3  # the vendor says 16
+        assert listed["openai/gpt-4o"]["capabilities"]["maxImages"] == 2  # the row says 2
+        assert listed["openai/gpt-4.1"]["capabilities"]["maxImages"] == 3  # the row says 10
+        assert (low["capabilities"]["maxImages"], high["capabilities"]["maxImages"]) == (2, 3)
+        providers = (await client.get("/api/providers", headers=auth("alice"))).json()["providers"]
+        per_model = {m["ref"]: m["capabilities"] for p in providers for m in p["models"]}
+        assert per_model["local/vision"]["maxImages"] == 3
+        assert per_model["openai/gpt-4.1"]["maxImages"] == 3

@@ -18,6 +18,7 @@ from app.openapi import documented
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
+from app.settings import Settings
 from providers.registry import ProviderRegistry
 
 
@@ -35,6 +36,7 @@ class ModelController(Controller):
         principal: NamedDependency[Principal],
         model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
+        settings: NamedDependency[Settings],
     ) -> ModelList:
         """Enabled models (admins also see disabled ones; guests only guest-visible ones)."""
         rows: Sequence[ModelRow]
@@ -42,7 +44,17 @@ class ModelController(Controller):
             rows = await model_repo.list_guest_visible()
         else:
             rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
-        return ModelList(models=[model_out(r, registry, with_options=principal.is_admin) for r in rows])
+        return ModelList(
+            models=[
+                model_out(
+                    r,
+                    registry,
+                    with_options=principal.is_admin,
+                    max_images_per_message=settings.max_images_per_message,
+                )
+                for r in rows
+            ]
+        )
 
     @post(
         "/",
@@ -62,6 +74,7 @@ class ModelController(Controller):
         data: JSONBody[ModelCreate],
         model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
+        settings: NamedDependency[Settings],
     ) -> ModelOut:
         """Add a model to the catalogue."""
         check_options(data.options, data.provider, registry)
@@ -70,7 +83,9 @@ class ModelController(Controller):
                 f"{data.provider}/{data.model_id} is already in the catalogue.", code="model_exists"
             )
         row = await model_repo.add(ModelRow(**msgspec.structs.asdict(data)))
-        return model_out(row, registry, with_options=True)
+        return model_out(
+            row, registry, with_options=True, max_images_per_message=settings.max_images_per_message
+        )
 
     @patch(
         "/{modelId:uuid}",
@@ -91,6 +106,7 @@ class ModelController(Controller):
         data: JSONBody[ModelUpdate],
         model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
+        settings: NamedDependency[Settings],
     ) -> ModelOut:
         """Change the fields present in the body."""
         row = await model_repo.get_one_or_none(id=modelId)
@@ -108,7 +124,9 @@ class ModelController(Controller):
         for key, value in changes.items():
             setattr(row, key, value)
         row = await model_repo.update(row)
-        return model_out(row, registry, with_options=True)
+        return model_out(
+            row, registry, with_options=True, max_images_per_message=settings.max_images_per_message
+        )
 
     @delete(
         "/{modelId:uuid}",

@@ -10,6 +10,7 @@ from app.catalogue import effective_capabilities
 from app.openapi import documented
 from app.persistence.repositories import ModelRepository
 from app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
+from app.settings import Settings
 from providers import ModelSpec
 from providers.registry import ProviderRegistry
 
@@ -28,6 +29,7 @@ class ProviderController(Controller):
         principal: NamedDependency[Principal],
         registry: NamedDependency[ProviderRegistry],
         model_repo: NamedDependency[ModelRepository],
+        settings: NamedDependency[Settings],
     ) -> ProviderList:
         """Loaded providers with their declared capabilities (and per catalogue model), and failed plugins."""
         loaded, failures = registry.load_all()
@@ -41,7 +43,12 @@ class ProviderController(Controller):
                         ModelSpec(provider=provider_id, model_id="*", type="multimodal", supports_tools=True)
                     ),
                     models=[
-                        ModelCapabilitiesOut(ref=row.ref, capabilities=effective_capabilities(row, provider))
+                        ModelCapabilitiesOut(
+                            ref=row.ref,
+                            capabilities=effective_capabilities(
+                                row, provider, max_images_per_message=settings.max_images_per_message
+                            ),
+                        )
                         for row in rows
                         if row.provider == provider_id
                     ],

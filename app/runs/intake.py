@@ -146,7 +146,7 @@ async def prepare_run(
             history = [row for row in history if row.position < cut]
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
-    model = await _model(repos.models, registry, agent, session, forwarded, principal)
+    model = await _model(repos.models, registry, agent, session, forwarded, principal, settings)
     tools_on = forwarded.get("enableTools") is not False
     server_tools = _server_tools(agent, model.capabilities) if tools_on else ()
     frontend_tools = _frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
@@ -402,6 +402,7 @@ async def _model(
     session: ChatSession | None,
     forwarded: dict[str, Any],
     principal: Principal,
+    settings: Settings,
 ) -> RunnableModel:
     """``forwardedProps.modelId``, else the thread's model, else the agent's default."""
     requested = forwarded.get("modelId")
@@ -427,10 +428,10 @@ async def _model(
                 code="model_not_found",
                 field="forwardedProps.modelId",
             )
-    return runnable(row, registry)
+    return runnable(row, registry, settings)
 
 
-def runnable(row: ModelRow, registry: ProviderRegistry) -> RunnableModel:
+def runnable(row: ModelRow, registry: ProviderRegistry, settings: Settings) -> RunnableModel:
     """A catalogue row with its provider and effective capabilities; 503 when the provider is missing or
     the variable its key is read from is not set (checked before anything is stored or streamed)."""
     try:
@@ -445,7 +446,8 @@ def runnable(row: ModelRow, registry: ProviderRegistry) -> RunnableModel:
             code="provider_key_missing",
             extra={"variable": variable},
         )
-    return RunnableModel(row=row, provider=provider, capabilities=effective_capabilities(row, provider))
+    caps = effective_capabilities(row, provider, max_images_per_message=settings.max_images_per_message)
+    return RunnableModel(row=row, provider=provider, capabilities=caps)
 
 
 def _text_of(parts: Sequence[dict[str, Any]]) -> str:

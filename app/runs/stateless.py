@@ -57,7 +57,7 @@ async def stateless_plan(
         raise Unprocessable(f"No enabled model {body.model_id!r}.", code="model_not_found", field="modelId")
     if principal.is_guest and not row.guest_visible:
         raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
-    model = runnable(row, registry)
+    model = runnable(row, registry, settings)
     caps = model.capabilities
 
     turns = [*(body.messages or []), None]  # None: the new message from parts/content
