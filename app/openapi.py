@@ -60,6 +60,7 @@ from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
+    USER_MESSAGE_KEY,
     WORKER_OUTPUT_KEY,
     ToolAgentOutput,
     WorkerAgentOutput,
@@ -193,9 +194,15 @@ class EventMetadata(msgspec.Struct):
     """Open event metadata; Iris sets none on this event."""
 
 
-class RunStartedMetadata(msgspec.Struct, rename={"ignored_resume_entries": IGNORED_RESUME_KEY}, kw_only=True):
+class RunStartedMetadata(
+    msgspec.Struct,
+    rename={"ignored_resume_entries": IGNORED_RESUME_KEY, "user_message_id": USER_MESSAGE_KEY},
+    kw_only=True,
+):
     ignored_resume_entries: list[str] | None = None
     """Resume entries that answered no open interrupt (their interrupt ids)."""
+    user_message_id: str | None = None
+    """The id history shows for the user message this run answers (``editMessageId`` takes it)."""
 
 
 class TextMessageEndMetadata(msgspec.Struct, rename={"worker_agent_output": WORKER_OUTPUT_KEY}, kw_only=True):

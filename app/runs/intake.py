@@ -95,6 +95,9 @@ class RunPlan:
     frontend_tools: tuple[ToolSpec, ...]
     resume: tuple[ResumeDecision, ...]
     ignored_resume_ids: tuple[str, ...]
+    user_message_id: str | None = None
+    """The id (as history shows it) of the user message this run stored or regenerates an answer to;
+    ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,9 @@ async def prepare_run(
         row.run_id = run.id
     await repos.messages.append_many(session.id, new_rows)
     history += new_rows
+    answered = [row for row in new_rows if row.role == "user"] or (
+        [row for row in history if row.role == "user"][-1:] if rewind is not None else []
+    )
     return RunPlan(
         run_pk=run.id,
         run_id=run_id,
@@ -225,6 +231,7 @@ async def prepare_run(
         frontend_tools=frontend_tools,
         resume=tuple(decisions),
         ignored_resume_ids=tuple(ignored),
+        user_message_id=(answered[-1].external_id or str(answered[-1].id)) if answered else None,
     )
 
 

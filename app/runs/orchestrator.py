@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 import uuid_utils
@@ -54,6 +55,7 @@ from app.runs.interrupts import ResumeDecision, approval_interrupt
 from app.runs.outputs import (
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
+    USER_MESSAGE_KEY,
     WORKER_OUTPUT_KEY,
     ToolAgentOutput,
     WorkerAgentOutput,
@@ -158,14 +160,18 @@ class Orchestrator:
     async def run(self) -> None:
         plan = self.plan
         try:
-            ignored = {IGNORED_RESUME_KEY: list(plan.ignored_resume_ids)} if plan.ignored_resume_ids else None
+            started: dict[str, Any] = {}
+            if plan.ignored_resume_ids:
+                started[IGNORED_RESUME_KEY] = list(plan.ignored_resume_ids)
+            if plan.user_message_id is not None:
+                started[USER_MESSAGE_KEY] = plan.user_message_id
             await self.store.emit(
                 RunStarted(
                     thread_id=plan.thread_id,
                     run_id=plan.run_id,
                     protocol_version=PROTOCOL_VERSION,
                     timestamp=now_ms(),
-                    metadata=ignored,
+                    metadata=started or None,
                 )
             )
             outcome = await self._turns()

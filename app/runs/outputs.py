@@ -15,6 +15,8 @@ WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
 TOOL_OUTPUT_KEY = "iris/toolAgentOutput"
 IGNORED_RESUME_KEY = "iris/ignoredResumeEntries"
 """On ``RUN_STARTED``: the interrupt ids of resume entries that answered no open interrupt."""
+USER_MESSAGE_KEY = "iris/userMessageId"
+"""On ``RUN_STARTED``: the id (as history shows it) of the user message the run answers."""
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):

@@ -295,3 +295,30 @@ def check_stream_prefix(body: bytes) -> str:
     started: dict[str, Any] = httpx.Response(200, content=line[6:]).json()
     assert started["type"] == "RUN_STARTED"
     return str(started["threadId"])
+
+
+async def test_the_stream_names_the_new_user_message_so_it_can_be_edited(
+    client: Client, alice: dict[str, str]
+) -> None:
+    """``RUN_STARTED.metadata["iris/userMessageId"]`` is the id history gives the message the run
+    answers: a client edits or regenerates without re-reading history."""
+    first = await chat(client, alice, {"content": "one"})
+    session = first[0]["threadId"]
+    first_id = first[0]["metadata"]["iris/userMessageId"]
+    second = await chat(client, alice, {"sessionId": session, "content": "two"})
+    second_id = second[0]["metadata"]["iris/userMessageId"]
+    assert [m["id"] for m in await history(client, alice, session) if m["role"] == "user"] == [
+        first_id,
+        second_id,
+    ]
+
+    edited = await chat(client, alice, {"sessionId": session, "editMessageId": second_id, "content": "2"})
+    edited_id = edited[0]["metadata"]["iris/userMessageId"]
+    assert edited_id != second_id
+    regenerated = await chat(client, alice, {"sessionId": session, "regenerate": True})
+    assert regenerated[0]["metadata"]["iris/userMessageId"] == edited_id
+    live = await history(client, alice, session)
+    assert [(m["id"], m["content"]) for m in live if m["role"] == "user"] == [
+        (first_id, "one"),
+        (edited_id, "2"),
+    ]
