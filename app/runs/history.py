@@ -29,16 +29,22 @@ P = TypeVar("P")
 def history_message(
     row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
 ) -> HistoryMessage:
-    """One stored row as the history endpoint shows it."""
-    base: dict[str, Any] = {
-        "id": row.external_id or str(row.id),
-        "role": row.role,
-        "created_at": row.created_at,
-        "superseded_at": row.superseded_at,
-    }
+    """One stored row as the history endpoint shows it. With ``?format=ag-ui`` the message is exactly an
+    AG-UI 1.0 ``Message``: the timestamps ride in its open ``metadata`` (``iris/createdAt``,
+    ``iris/supersededAt``), where ``@ag-ui/client`` keeps them, instead of top-level fields it strips."""
+    base: dict[str, Any] = {"id": row.external_id or str(row.id), "role": row.role}
+    stamps: dict[str, Any] = {}
+    if image_format == "ag-ui":
+        stamps["iris/createdAt"] = row.created_at
+        if row.superseded_at is not None:
+            stamps["iris/supersededAt"] = row.superseded_at
+    else:
+        base |= {"created_at": row.created_at, "superseded_at": row.superseded_at}
     if row.role == "user":
         return HistoryMessage(
-            **base, content=user_parts(row, signed, image_format=image_format, deleted=deleted)
+            **base,
+            content=user_parts(row, signed, image_format=image_format, deleted=deleted),
+            metadata=stamps or None,
         )
     if row.role == "assistant":
         worker = row.meta.get("worker_agent_output")
@@ -55,7 +61,7 @@ def history_message(
             **base,
             content=row.content,
             tool_calls=calls or None,
-            metadata={"workerAgentOutput": worker} if worker is not None else None,
+            metadata=({"workerAgentOutput": worker} if worker is not None else {}) | stamps or None,
         )
     tool = row.meta.get("tool_agent_output")
     answered = tool or row.meta.get("frontend_tool_result")  # a server tool's output, or the client's answer
@@ -63,7 +69,7 @@ def history_message(
         **base,
         content=row.content,
         tool_call_id=str(answered["toolCallId"]) if answered else None,
-        metadata={"toolAgentOutput": tool} if tool is not None else None,
+        metadata=({"toolAgentOutput": tool} if tool is not None else {}) | stamps or None,
     )
 
 

@@ -61,12 +61,13 @@ class ToolCallOut(WireStruct):
 
 
 class HistoryMessage(WireStruct, omit_defaults=True, kw_only=True):
-    """One message. Optional fields are absent when they do not apply (never ``null``)."""
+    """One message. Optional fields are absent when they do not apply (never ``null``); ``createdAt``
+    is absent only with ``?format=ag-ui``, which keeps it in ``metadata["iris/createdAt"]``."""
 
     id: str
     role: str
     content: str | list[PartOut]
-    created_at: dt.datetime
+    created_at: dt.datetime | None = None
     tool_call_id: str | None = None
     tool_calls: list[ToolCallOut] | None = None
     metadata: dict[str, Any] | None = None

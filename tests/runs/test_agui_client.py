@@ -22,6 +22,7 @@ from tests.support.images import image_bytes
 
 CLIENT_VERSION = "1.0.0"
 FLOW = Path(__file__).with_name("agui_client_flow.cjs")
+ROUND_TRIP = Path(__file__).with_name("agui_history_roundtrip.cjs")
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +43,8 @@ def agui_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     if installed.returncode != 0:
         pytest.skip(f"npm could not install @ag-ui/client@{CLIENT_VERSION}: {installed.stderr[-500:]}")
-    shutil.copy(FLOW, where / FLOW.name)
+    for script in (FLOW, ROUND_TRIP):
+        shutil.copy(script, where / script.name)
     return where
 
 
@@ -95,3 +97,50 @@ def test_the_reference_client_goes_through_an_interrupt_and_a_resume(
     assert report["pendingAfter"] == []
     tool_messages = [m for m in report["messages"] if m["role"] == "tool"]
     assert tool_messages[0]["toolCallId"] == report["interrupts"][0]["toolCallId"]
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+def test_history_in_ag_ui_format_round_trips_through_the_reference_client(
+    agui_client: Path, iris_url: str
+) -> None:
+    """A thread with an image, a server tool call and its result, read back with ``?format=ag-ui``, is
+    taken by the client as it is: 0 warnings, and the timestamps stay where the client keeps them."""
+    token = issue_token(JWT_SECRET, "alice")
+    headers = {"Authorization": f"Bearer {token}"}
+    thread = "roundtrip:" + uuid.uuid4().hex
+    uploaded = httpx.post(
+        f"{iris_url}/api/files",
+        files={"file": ("red.png", image_bytes("PNG"), "image/png")},
+        data={"threadId": thread},
+        headers=headers,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    for text, parts in (
+        ("what is this?", [uploaded.json()["parts"]["agui"]]),
+        ("use tool current_time {}", []),
+    ):
+        body = {
+            "threadId": thread,
+            "runId": str(uuid.uuid4()),
+            "messages": [
+                {"id": str(uuid.uuid4()), "role": "user", "content": [{"type": "text", "text": text}, *parts]}
+            ],
+        }
+        answered = httpx.post(f"{iris_url}/agent/runs", json=body, headers=headers, timeout=30)
+        assert answered.status_code == 200, answered.text
+
+    result = subprocess.run(
+        ["node", ROUND_TRIP.name, iris_url, token, thread],
+        cwd=agui_client,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "error" not in report, report
+    assert report["warnings"] == []
+    assert report["events"][-1] == "RUN_FINISHED"
+    kept = report["messages"][: report["historyLength"]]
+    assert {m["role"] for m in kept} == {"user", "assistant", "tool"}
+    assert all("iris/createdAt" in m["metadata"] for m in kept)

@@ -99,6 +99,9 @@ async def test_history_replays_the_image_with_a_fresh_url_that_downloads_the_sam
     assert part["source"]["mimeType"] == "image/png"
     assert part["metadata"]["filename"] == "red.png"
     assert part["metadata"]["expiresAt"]
+    for plain, ag_ui in zip(history["messages"], agui["messages"], strict=True):
+        assert "createdAt" not in ag_ui  # not an AG-UI Message field: the client would strip it
+        assert ag_ui["metadata"]["iris/createdAt"] == plain["createdAt"]
 
 
 async def test_history_pages_and_hides_other_users_threads(
