@@ -61,6 +61,7 @@ DEFAULT_MAX_TOKENS = 1024
 IMAGE_MIME_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 MAX_IMAGE_BASE64_BYTES = 5 * 1024 * 1024
 """5 MB, checked by Anthropic on the base64 text ("image exceeds 5 MB maximum: … > 5242880 bytes")."""
+MAX_REQUEST_BYTES = 32_000_000  # "32 MB" per request on the standard endpoints (docs: vision, limits)
 MAX_IMAGES = 100  # 100 for 200k-context models (600 for others): the stricter figure
 MAX_IMAGE_EDGE_PX = 8000
 RECOMMENDED_LONG_EDGE_PX = 1568  # above this Anthropic downscales anyway, so sending more is waste
@@ -163,6 +164,7 @@ class AnthropicProvider:
             recommended_long_edge_px=RECOMMENDED_LONG_EDGE_PX,
             url_fetch=url_fetch,
             tools=model.supports_tools,
+            max_request_bytes=MAX_REQUEST_BYTES,
         )
 
     def build_request(

@@ -61,6 +61,9 @@ KEY_ENV = "GEMINI_API_KEY"
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif")
 MAX_INLINE_BYTES = 20 * 1024 * 1024
+# "If your total request, including files and instructions, exceeds 20MB, use the File API"
+# (ai.google.dev/gemini-api/docs/image-understanding): inline data shares one 20 MB request.
+MAX_REQUEST_BYTES = 20_000_000
 """Inline data had to keep the whole request under 20 MB (Files API beyond): the per-image ceiling."""
 MAX_IMAGES = 900  # no Gemini API figure is published; Vertex lists 3,000 (2.5) and 900 (3 Pro): the stricter
 
@@ -223,6 +226,7 @@ class GeminiProvider:
             recommended_long_edge_px=None,
             url_fetch=url_fetch,
             tools=model.supports_tools,
+            max_request_bytes=MAX_REQUEST_BYTES,
         )
 
     def build_request(

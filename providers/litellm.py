@@ -30,6 +30,8 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
     "apiKeyEnv": API_KEY_ENV,
     "detail": DETAIL,
 }
+# LiteLLM fronts many vendors whose limits differ: the strictest documented one (Gemini's 20 MB request).
+MAX_REQUEST_BYTES = 20_000_000
 
 
 def _litellm() -> ModuleType:
@@ -81,6 +83,7 @@ class LiteLLMProvider:
             recommended_long_edge_px=1568 if vision else None,
             url_fetch="none",
             tools=model.supports_tools and _supports(model.model_id, "supports_function_calling"),
+            max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
         )
 
     def build_request(

@@ -4,7 +4,8 @@
 colours), so a newcomer can see an image truly arrived; ``local/text`` answers text only. Both call a
 tool when the last user message says ``use tool <name> <json-args>``, which makes tool flows testable
 offline, and stream token by token with an optional per-token delay (``options["delayMs"]`` on the
-model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised.
+model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised;
+``options["maxRequestBytes"]`` gives it a vendor-like whole-request limit.
 """
 
 from __future__ import annotations
@@ -86,7 +87,10 @@ class LocalProvider:
     id = "local"
     spec_version = SPEC_VERSION
     model_options: Mapping[str, OptionSpec] = {
-        "delayMs": OptionSpec(type="integer", description="pause before each streamed token (0 to 10000 ms)")
+        "delayMs": OptionSpec(type="integer", description="pause before each streamed token (0 to 10000 ms)"),
+        "maxRequestBytes": OptionSpec(
+            type="integer", description="a vendor-like limit on one whole request body, in bytes (tests)"
+        ),
     }
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
@@ -100,6 +104,7 @@ class LocalProvider:
             recommended_long_edge_px=2048,
             url_fetch="none",
             tools=model.supports_tools,
+            max_request_bytes=_max_request_bytes(model),
         )
 
     def build_request(
@@ -173,6 +178,12 @@ class LocalProvider:
         yield TextEnd(id=text_id)
         yield Usage(input_tokens=prompt_words, output_tokens=len(tokens))
         yield Finish(reason="stop")
+
+
+def _max_request_bytes(model: ModelSpec) -> int:
+    """No limit in-process; ``options["maxRequestBytes"]`` makes the model behave like a vendor with one."""
+    value = model.options.get("maxRequestBytes", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _delay_ms(model: ModelSpec, options: RequestOptions) -> int:

@@ -44,6 +44,9 @@ from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContex
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
+# Ollama publishes no request limit; a JSON body of base64 images is decoded whole by a local runner,
+# so Iris keeps it to Gemini's 20 MB (the strictest inline figure a vendor documents).
+MAX_REQUEST_BYTES = 20_000_000
 
 
 class OllamaProvider:
@@ -75,6 +78,7 @@ class OllamaProvider:
             recommended_long_edge_px=None,
             url_fetch="none",
             tools=model.supports_tools,
+            max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
         )
 
     def build_request(

@@ -53,6 +53,9 @@ from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContex
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+# "50 MB of image bytes per request" (the older Images and Vision guide; the current one is quoted at
+# 512 MB): the stricter figure, applied to the whole body.
+MAX_REQUEST_BYTES = 50_000_000
 FINISH_REASONS: Mapping[str, FinishReason] = {
     "stop": "stop",
     "length": "length",
@@ -363,6 +366,7 @@ class OpenAIProvider:
             recommended_long_edge_px=2048 if vision else None,
             url_fetch="public_https",
             tools=model.supports_tools,
+            max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
         )
 
     def build_request(

@@ -37,6 +37,9 @@ class Capabilities(WireStruct):
     recommended_long_edge_px: int | None = None
     url_fetch: UrlFetch = "none"
     tools: bool = False
+    max_request_bytes: int = 0
+    """The vendor's limit on one whole request body (JSON with every inline image base64-encoded,
+    the text, tools), 0 when there is none: the core downscales images to fit it, or refuses."""
 
 
 class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -2,7 +2,8 @@
 
 EXIF orientation applied, metadata stripped, transcoded to an accepted type, downscaled to the
 recommended long edge, then re-encoded (lower quality, then smaller) until the *encoded* size — raw
-or base64, as the vendor measures it — fits.
+or base64, as the vendor measures it — fits the target, and is never larger than the original: a
+photo saved at quality 80 re-encoded at 90 grows, so 90 is skipped for it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from app.images import ACCEPTED
 
 _FORMAT_BY_MIME = {mime: fmt for fmt, (mime, _) in ACCEPTED.items()}
 _QUALITIES = (90, 82, 72, 60, 45)
+_PNG_LEVELS = (6, 9)  # zlib effort: 9 (with optimize) only when 6 is not small enough
 _SHRINK = 0.75
 _MIN_EDGE = 64
 
@@ -35,7 +37,7 @@ class Target(msgspec.Struct, frozen=True, kw_only=True):
         """A stable name for this target, used to cache the variant it produces."""
         types = "+".join(sorted(m.split("/")[-1] for m in self.mime_types))
         edge = self.recommended_long_edge_px or self.max_edge_px or 0
-        return f"{types}-{self.max_bytes}{self.measured_on[0]}-{edge}"
+        return f"{types}-{self.max_bytes}{self.measured_on[0]}-{edge}-v2"  # v2: never above the original
 
 
 class Normalised(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,18 +81,28 @@ def normalise(original: bytes, target: Target) -> Normalised:
     mime = choose_mime(source_mime, has_alpha, target.mime_types)
     fmt = _FORMAT_BY_MIME[mime]
     image = _mode_for(image, fmt, has_alpha)
-    image.info = {}  # EXIF, XMP, ICC, text chunks: none of it goes to the vendor
+    # EXIF, XMP, ICC, text chunks: none of it goes to the vendor (a palette's transparency is pixels).
+    image.info = {k: v for k, v in image.info.items() if k == "transparency" and image.mode == "P"}
 
     limit = min(e for e in (target.recommended_long_edge_px, target.max_edge_px, 1 << 16) if e)
     if max(image.size) > limit:
         image = _resized(image, limit / max(image.size))
 
+    ceiling = len(original)  # raw bytes, whatever the vendor measures
+    smallest: Normalised | None = None
     while True:
-        for quality in _QUALITIES if fmt in ("JPEG", "WEBP") else (None,):
-            data = _encode(image, fmt, quality)
-            if measured(len(data), target.measured_on) <= target.max_bytes:
-                return Normalised(data=data, mime_type=mime, width=image.width, height=image.height)
+        for setting in _QUALITIES if fmt in ("JPEG", "WEBP") else _PNG_LEVELS:
+            data = _encode(image, fmt, setting)
+            if measured(len(data), target.measured_on) > target.max_bytes:
+                continue
+            variant = Normalised(data=data, mime_type=mime, width=image.width, height=image.height)
+            if len(data) <= ceiling:
+                return variant
+            if smallest is None or len(data) < len(smallest.data):
+                smallest = variant
         if min(image.size) * _SHRINK < _MIN_EDGE:
+            if smallest is not None:  # already tiny: a few bytes over the original beat a blurred image
+                return smallest
             raise CannotFit(f"cannot get the image under {target.max_bytes} bytes")
         image = _resized(image, _SHRINK)
 
@@ -102,22 +114,27 @@ def _mode_for(image: Image.Image, fmt: str, has_alpha: bool) -> Image.Image:
             background.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
             return background
         return image.convert("RGB") if image.mode != "RGB" else image
+    if image.mode == "P" and fmt == "PNG":
+        return image  # a palette PNG stays one: converting it to RGB would only make it bigger
     if image.mode not in ("RGB", "RGBA", "L", "LA"):
         return image.convert("RGBA" if has_alpha else "RGB")
     return image
 
 
 def _resized(image: Image.Image, factor: float) -> Image.Image:
+    if image.mode == "P":  # resample true colours, not palette indexes
+        image = image.convert("RGBA" if "transparency" in image.info else "RGB")
     size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
     return image.resize(size, Image.Resampling.LANCZOS)
 
 
-def _encode(image: Image.Image, fmt: str, quality: int | None) -> bytes:
+def _encode(image: Image.Image, fmt: str, setting: int) -> bytes:
+    """``setting`` is the quality for JPEG/WebP and the zlib level for PNG."""
     buffer = io.BytesIO()
     if fmt == "PNG":
-        image.save(buffer, "PNG", optimize=False, compress_level=6)
+        image.save(buffer, "PNG", optimize=setting >= 9, compress_level=setting)
     elif fmt == "JPEG":
-        image.save(buffer, "JPEG", quality=quality, optimize=True, progressive=False)
+        image.save(buffer, "JPEG", quality=setting, optimize=True, progressive=False)
     else:
-        image.save(buffer, "WEBP", quality=quality, method=4)
+        image.save(buffer, "WEBP", quality=setting, method=4)
     return buffer.getvalue()

@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 import msgspec
 
 from app.errors import Unprocessable
-from app.media.normalise import Target
+from app.media.normalise import CannotFit, Normalised, Target, measured
 from app.media.variants import VariantCache
 from providers import (
     Capabilities,
@@ -28,6 +28,11 @@ from providers import (
 log = logging.getLogger("iris.media")
 
 CONVERTIBLE = ("image/png", "image/jpeg", "image/webp")
+FRAMING_BYTES = 64 * 1024
+"""What a request body holds besides its text and images (JSON framing, tool definitions, options)."""
+IMAGE_FLOOR_BYTES = 32 * 1024
+"""The base64 bytes below which an image is not worth sending: a request that cannot give every
+image this much is refused rather than sent as thumbnails."""
 
 
 class ImageRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,6 +65,31 @@ def check_images(caps: Capabilities, mime_types: Sequence[str], *, model_ref: st
         )
 
 
+def delivers_by_url(caps: Capabilities, *, storage_publicly_reachable: bool) -> bool:
+    """Whether images reach this model as URLs (else inline, and within its request limit)."""
+    return caps.url_fetch == "public_https" and storage_publicly_reachable
+
+
+def image_budget(caps: Capabilities, reserved_bytes: int) -> int | None:
+    """The base64 bytes a request's inline images may take together, or ``None`` without a limit."""
+    if not caps.max_request_bytes:
+        return None
+    return caps.max_request_bytes - reserved_bytes - FRAMING_BYTES
+
+
+def check_request_size(caps: Capabilities, reserved_bytes: int, image_count: int, *, model_ref: str) -> None:
+    """422 ``request_too_large`` before any I/O when the request cannot fit the vendor's limit even with
+    every image downscaled (the text alone, or too little room per image)."""
+    budget = image_budget(caps, reserved_bytes)
+    if budget is None or budget >= image_count * IMAGE_FLOOR_BYTES:
+        return
+    raise Unprocessable(
+        f"This request would be larger than the {caps.max_request_bytes} bytes {model_ref} accepts"
+        f" ({reserved_bytes} bytes of text and {image_count} images): shorten it or send fewer images.",
+        code="request_too_large",
+    )
+
+
 def target_for(caps: Capabilities) -> Target:
     """The normalisation target a model's capabilities describe."""
     return Target(
@@ -83,12 +113,18 @@ class ImageDelivery:
 
     def by_url(self, caps: Capabilities) -> bool:
         """URLs only where the vendor fetches them *and* the deployment says storage is reachable."""
-        return caps.url_fetch == "public_https" and self._reachable
+        return delivers_by_url(caps, storage_publicly_reachable=self._reachable)
 
-    async def parts(self, refs: Sequence[ImageRef], caps: Capabilities, *, by_url: bool) -> list[ImagePart]:
-        """One normalised part per ref, inline or as fresh signed URLs (signed in one batch)."""
+    async def parts(
+        self, refs: Sequence[ImageRef], caps: Capabilities, *, by_url: bool, budget: int | None = None
+    ) -> list[ImagePart]:
+        """One normalised part per ref, inline or as fresh signed URLs (signed in one batch). Inline
+        parts fit ``budget`` (base64 bytes for all of them, from :func:`image_budget`) together: when
+        the model's own targets do not, images above an equal share are made again to that share."""
         target = target_for(caps)
         variants = [await self.cache.get(r.path, r.mime_type, r.sha256, target) for r in refs]
+        if not by_url and budget is not None and refs:
+            variants = await self._within(refs, variants, target, budget)
         if not by_url:
             return [
                 ImagePart(mime_type=v.mime_type, width=v.width, height=v.height, data=v.data, name=r.name)
@@ -99,6 +135,28 @@ class ImageDelivery:
             ImagePart(mime_type=v.mime_type, width=v.width, height=v.height, url=s.url, name=r.name)
             for r, (_, v), s in zip(refs, variants, signed, strict=True)
         ]
+
+    async def _within(
+        self,
+        refs: Sequence[ImageRef],
+        variants: list[tuple[str, Normalised]],
+        target: Target,
+        budget: int,
+    ) -> list[tuple[str, Normalised]]:
+        if sum(measured(len(v.data), "base64") for _, v in variants) <= budget:
+            return variants
+        share = msgspec.structs.replace(target, max_bytes=budget // len(refs), measured_on="base64")
+        try:
+            return [
+                (path, v)
+                if measured(len(v.data), "base64") <= share.max_bytes
+                else await self.cache.get(r.path, r.mime_type, r.sha256, share)
+                for r, (path, v) in zip(refs, variants, strict=True)
+            ]
+        except CannotFit as exc:
+            raise Unprocessable(
+                f"The images do not fit the model's {budget}-byte request budget.", code="request_too_large"
+            ) from exc
 
 
 async def stream_with_inline_fallback(

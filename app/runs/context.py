@@ -12,10 +12,12 @@ import json
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
-from app.media.pipeline import ImageDelivery, ImageRef
+import msgspec
+
+from app.media.pipeline import ImageDelivery, ImageRef, image_budget
 from app.persistence.models import Message as MessageRow
 from app.runs.parts import deleted_note, image_parts
-from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
+from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from providers.messages import Part
 
 
@@ -30,6 +32,29 @@ def thread_images(history: Sequence[MessageRow], deleted: Set[str] = frozenset()
     ]
 
 
+def sent_images(
+    history: Sequence[MessageRow], caps: Capabilities, deleted: Set[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """The images a request carries: the thread's newest ``maxImages`` (older ones become notes)."""
+    images = thread_images(history, deleted)
+    keep = caps.max_images if caps.vision else 0
+    return images[len(images) - keep :] if keep else []
+
+
+def reserved_bytes(history: Sequence[MessageRow], system: str | None, tools: Sequence[ToolSpec]) -> int:
+    """What a request spends on everything but its images: the thread's text, tool calls and results,
+    the system prompt and the tool definitions (UTF-8 bytes, before JSON escaping)."""
+    text = sum(len(row.content.encode()) for row in history)
+    calls = sum(
+        len(str(p.get("arguments", "")).encode())
+        for row in history
+        if row.role == "assistant"
+        for p in row.parts or ()
+        if p.get("type") == "tool_call"
+    )
+    return text + calls + len((system or "").encode()) + len(msgspec.json.encode(list(tools)))
+
+
 async def model_messages(
     history: Sequence[MessageRow],
     delivery: ImageDelivery,
@@ -38,15 +63,18 @@ async def model_messages(
     by_url: bool,
     deleted: Set[str] = frozenset(),
     with_tools: bool = True,
+    reserved_bytes: int = 0,
 ) -> list[Message]:
     """The thread as the model receives it. Deleted images become a note; a tool call that never got
     an answer gets an error result, since vendors refuse a call without one. When this run offers no
     tools (``with_tools`` false), earlier tool calls and results are told as text in the assistant's
-    turn, since vendors also refuse tool blocks in a request that defines no tools."""
-    images = thread_images(history, deleted)
-    keep = caps.max_images if caps.vision else 0
-    kept = images[len(images) - keep :] if keep else []
-    delivered = await delivery.parts([_ref(p) for p in kept], caps, by_url=by_url) if kept else []
+    turn, since vendors also refuse tool blocks in a request that defines no tools. Inline images are
+    made to fit the vendor's whole-request limit beside ``reserved_bytes`` of everything else."""
+    kept = sent_images(history, caps, deleted)
+    budget = image_budget(caps, reserved_bytes)
+    delivered = (
+        await delivery.parts([_ref(p) for p in kept], caps, by_url=by_url, budget=budget) if kept else []
+    )
     by_id = {id(part): image for part, image in zip(kept, delivered, strict=True)}
 
     out: list[Message] = []

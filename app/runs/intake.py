@@ -27,7 +27,7 @@ from app.agui.input import (
 from app.auth import Principal
 from app.catalogue import DEFAULT_AGENT_SLUG, effective_capabilities, missing_key, model_spec
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
-from app.media.pipeline import check_images
+from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run
 from app.persistence.repositories import (
     AgentRepository,
@@ -38,7 +38,7 @@ from app.persistence.repositories import (
     UploadRepository,
     utcnow,
 )
-from app.runs.context import pending_calls
+from app.runs.context import pending_calls, reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision, match_resume
 from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
 from app.runs.tools import SERVER_TOOLS, ServerTool
@@ -211,6 +211,18 @@ async def prepare_run(
         row.run_id = run.id
     await repos.messages.append_many(session.id, new_rows)
     history += new_rows
+    deleted = await deleted_uploads(repos.uploads, history)
+    system = _system_prompt(agent, body)
+    if not delivers_by_url(
+        model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
+    ):
+        tools = [*(tool.spec for tool in server_tools), *frontend_tools]
+        check_request_size(
+            model.capabilities,
+            reserved_bytes(history, system, tools),
+            len(sent_images(history, model.capabilities, deleted)),
+            model_ref=model.row.ref,
+        )
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []
     )
@@ -225,8 +237,8 @@ async def prepare_run(
         model_ref=model.row.ref,
         capabilities=model.capabilities,
         history=history,
-        deleted_uploads=await deleted_uploads(repos.uploads, history),
-        system=_system_prompt(agent, body),
+        deleted_uploads=deleted,
+        system=system,
         server_tools=server_tools,
         frontend_tools=frontend_tools,
         resume=tuple(decisions),

@@ -44,11 +44,12 @@ from app.agui.events import (
     now_ms,
 )
 from app.catalogue import key_hint
+from app.errors import IrisError
 from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
 from app.persistence.availability import database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.context import model_messages, thread_images, tool_result
+from app.runs.context import model_messages, reserved_bytes, thread_images, tool_result
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.interrupts import ResumeDecision, approval_interrupt
@@ -248,6 +249,7 @@ class Orchestrator:
                     by_url=url,
                     deleted=plan.deleted_uploads,
                     with_tools=bool(offered_all),
+                    reserved_bytes=reserved_bytes(history, plan.system, offered_all),
                 )
             return [*cache[url], *extra]
 
@@ -498,6 +500,8 @@ def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:
         return "run_lost", "The run was declared lost while it was still going."
     if database_unavailable(exc):
         return "database_unavailable", "The database is unavailable; try again shortly."
+    if isinstance(exc, IrisError):  # a check that could only run once the images were made
+        return exc.code, exc.detail
     return "internal_error", "The run failed unexpectedly."
 
 

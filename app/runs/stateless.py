@@ -22,10 +22,11 @@ from app.agui.sse import HEADERS, relay
 from app.auth import Principal
 from app.catalogue import model_spec
 from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
-from app.media.pipeline import check_images
+from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.chat_input import chat_field, message_content
+from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
 from app.runs.intake import RunPlan, runnable
 from app.runs.live import RunChannel
@@ -88,6 +89,10 @@ async def stateless_plan(
         history.append(Message(role="user", content=text, parts=parts, meta={}))
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
     system = "\n\n".join(m.content for m in history if m.role == "system") or None
+    if not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable):
+        check_request_size(
+            caps, reserved_bytes(history, system, ()), len(sent_images(history, caps)), model_ref=row.ref
+        )
     return RunPlan(
         run_pk=uuid.uuid4(),  # ids of rows that are never written: nothing is stored
         run_id=str(uuid.uuid4()),

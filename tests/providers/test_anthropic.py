@@ -114,6 +114,7 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         recommended_long_edge_px=1568,
         url_fetch="public_https",
         tools=True,
+        max_request_bytes=32_000_000,
     )
     assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
     gateway = ModelSpec(provider="anthropic", model_id="c", type="vision", options={"urlFetch": "none"})

@@ -151,6 +151,7 @@ def test_capabilities(pure: GeminiProvider) -> None:
         recommended_long_edge_px=None,
         url_fetch="public_https",
         tools=True,
+        max_request_bytes=20_000_000,
     )
     assert pure.capabilities(OLD_FLASH).url_fetch == "none"
     assert pure.capabilities(OLD_FLASH).tools is False
