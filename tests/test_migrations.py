@@ -89,7 +89,7 @@ def test_thread_ids_migrate_to_opaque_strings(empty_database_url: str) -> None:
     """Rows written while thread ids were UUIDs keep them, as the lower-case string every stored
     upload path already holds; downgrading restores them while no opaque id exists."""
     config = alembic_config(empty_database_url)
-    command.upgrade(config, "0002")
+    command.upgrade(config, "0003_operator")
     guid = GUID(length=16)
     now = dt.datetime.now(dt.UTC)
     stamps = {"created_at": now, "updated_at": now}
@@ -160,7 +160,7 @@ def test_thread_ids_migrate_to_opaque_strings(empty_database_url: str) -> None:
     assert _run(empty_database_url, read) == (str(session), str(session))
     command.check(config)
 
-    command.downgrade(config, "0002")
+    command.downgrade(config, "0003_operator")
     downgraded = sa.table("uploads", sa.column("thread_id", guid))
 
     async def read_back(conn: AsyncConnection) -> Any:

@@ -145,3 +145,19 @@ asyncio.run(main())
     assert "echo" in result["loaded"]
     assert "local" in result["loaded"]  # the built-ins come through the very same group
     assert result["said"] == "echo: hi there"
+
+
+def test_the_example_plugin_passes_its_own_tests() -> None:
+    """The example's tests use the conformance suite shipped in ``providers.testing``, as any plugin can."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(REPO_ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
+        cwd=EXAMPLE,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "9 passed" in done.stdout, done.stdout[-1000:]

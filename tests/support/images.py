@@ -9,14 +9,9 @@ import zlib
 
 from PIL import Image
 
+from providers.testing.images import image_bytes
 
-def image_bytes(
-    fmt: str, size: tuple[int, int] = (64, 48), color: tuple[int, int, int] = (200, 30, 30)
-) -> bytes:
-    """A solid-colour image in ``fmt`` (``PNG``, ``JPEG``, ``WEBP``, ``GIF``, ``BMP``, ``TIFF``)."""
-    buffer = io.BytesIO()
-    Image.new("RGB", size, color).save(buffer, format=fmt)
-    return buffer.getvalue()
+__all__ = ["PDF", "SVG", "TEXT", "image_bytes", "noise_png", "png_bomb"]
 
 
 def noise_png(approx_bytes: int) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -51,7 +52,9 @@ class EchoProvider:
                 elif isinstance(part, ImagePart):
                     if part.mime_type not in caps.image_mime_types or part.data is None:
                         raise UnsupportedPartError(self.id, "image", part.mime_type)
-                    parts.append({"image": {"mime": part.mime_type, "size": [part.width, part.height]}})
+                    digest = hashlib.sha256(part.data).hexdigest()  # names the exact bytes it was given
+                    image = {"mime": part.mime_type, "size": [part.width, part.height], "sha256": digest}
+                    parts.append({"image": image})
                 else:
                     raise UnsupportedPartError(self.id, type(part).__name__)
             turns.append({"role": message.role, "parts": parts})

@@ -4,8 +4,8 @@ UUID primary key, and ``uploads.thread_id`` as a string.
 Existing threads keep their id: a session's ``thread_id`` is its UUID in canonical lower-case form, the
 form every stored upload path already uses.
 
-Revision ID: 0003_contract
-Revises: 0002
+Revision ID: 0004_contract
+Revises: 0003_operator
 Create Date: 2026-11-30 11:40:00
 """
 
@@ -19,8 +19,8 @@ import advanced_alchemy.types
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_contract"
-down_revision: str | None = "0002"
+revision: str = "0004_contract"
+down_revision: str | None = "0003_operator"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

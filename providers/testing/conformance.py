@@ -1,0 +1,254 @@
+"""The provider conformance suite: what every provider, built in or plugged in, must honour.
+
+A provider honours its declared capabilities and nothing more: a declared image type becomes the
+vendor's own image block carrying the exact bytes (never pasted into text); an undeclared type, an image
+to a text model, or a URL to a provider that cannot fetch one raises :class:`UnsupportedPartError`
+(never a silent drop); declared tools reach the request; ``build_request`` is pure; a stream (where the
+provider can run without a network, or against a loopback fake) is well formed.
+
+Use it from pytest by subclassing :class:`ProviderConformance` in a test module::
+
+    class TestEchoConformance(ProviderConformance):
+        factory = staticmethod(create)
+        vision_model = ModelSpec(provider="echo", model_id="e1", type="vision")
+
+or call :func:`check_provider` from anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+import httpx
+import msgspec
+import pytest
+
+from providers.errors import ProviderError, UnsupportedPartError
+from providers.events import Finish, ProviderEvent, TextDelta, TextEnd, TextStart, ToolCallEnd, ToolCallStart
+from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolSpec
+from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from providers.testing.images import image_bytes
+
+FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
+"""The types the core converts to: a vision model must declare at least one of them."""
+TOOL = ToolSpec(
+    name="current_time", description="The time now.", parameters={"type": "object", "properties": {}}
+)
+SIGNED_URL = "https://storage.example.com/storage/v1/object/sign/iris/derived/ab/x.png?token=t"
+
+
+def ask(*parts: TextPart | ImagePart) -> list[Message]:
+    """One user message: a question, then ``parts``."""
+    return [Message(role="user", parts=(TextPart(text="What is in this picture?"), *parts))]
+
+
+def _text_values(value: Any) -> Iterator[str]:
+    """Every string stored under a key named like a text field, anywhere in the request."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in {"text", "content", "prompt"} and isinstance(item, str):
+                yield item
+            yield from _text_values(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _text_values(item)
+
+
+def _dump(request: Any) -> str:
+    return json.dumps(request, default=str)
+
+
+def check_identity(provider: Provider) -> None:
+    """The SPI version Iris speaks, and an id fit for ``provider/modelId`` references."""
+    assert provider.spec_version == SPEC_VERSION, f"{provider.id} speaks SPI {provider.spec_version!r}"
+    assert provider.id, "a provider needs an id"
+    assert "/" not in provider.id, "a provider id may not contain '/' (it names models as provider/modelId)"
+
+
+def check_capabilities(provider: Provider, vision_model: ModelSpec) -> None:
+    """A vision model declares something the core can deliver; capabilities are pure data."""
+    caps = provider.capabilities(vision_model)
+    assert caps == provider.capabilities(vision_model), "capabilities must be the same on every call"
+    msgspec.json.encode(caps)  # data, not objects
+    assert caps.vision, f"{provider.id} should see images with {vision_model.model_id}"
+    assert any(m in FORMATS for m in caps.image_mime_types), f"{provider.id} declares none of PNG/JPEG/WebP"
+    assert caps.max_images > 0, "a vision model takes at least one image"
+    assert caps.max_image_bytes > 0, "a vision model declares its image size limit"
+    assert caps.max_request_bytes >= 0
+
+
+def check_declared_images(provider: Provider, vision_model: ModelSpec) -> None:
+    """Each declared type reaches the request as an image block with the exact bytes, not as text."""
+    caps = provider.capabilities(vision_model)
+    for mime in (m for m in caps.image_mime_types if m in FORMATS):
+        data = image_bytes(FORMATS[mime], size=(32, 24))
+        part = ImagePart(mime_type=mime, width=32, height=24, data=data)
+        request = provider.build_request(ask(part), vision_model, RequestOptions())
+        assert request == provider.build_request(ask(part), vision_model, RequestOptions()), "not pure"
+        dumped = _dump(request)
+        encoded = base64.b64encode(data).decode()
+        assert encoded in dumped or hashlib.sha256(data).hexdigest() in dumped, (
+            f"{provider.id}: the {mime} bytes (base64, or their sha256) are not in the request"
+        )
+        assert not any(encoded in text for text in _text_values(request)), "image pasted into text"
+
+
+def check_undeclared_image_refused(provider: Provider, vision_model: ModelSpec) -> None:
+    """A type the model does not declare is refused, never dropped."""
+    assert "image/tiff" not in provider.capabilities(vision_model).image_mime_types
+    part = ImagePart(mime_type="image/tiff", width=8, height=8, data=image_bytes("TIFF", size=(8, 8)))
+    with pytest.raises(UnsupportedPartError):
+        provider.build_request(ask(part), vision_model, RequestOptions())
+
+
+def check_text_model_refuses_images(provider: Provider, text_model: ModelSpec) -> None:
+    """A text model sees no images and refuses one."""
+    assert provider.capabilities(text_model).vision is False, f"{text_model.model_id} should be text-only"
+    part = ImagePart(mime_type="image/png", width=8, height=8, data=image_bytes("PNG", size=(8, 8)))
+    with pytest.raises(UnsupportedPartError):
+        provider.build_request(ask(part), text_model, RequestOptions())
+
+
+def check_url_images_follow_url_fetch(provider: Provider, vision_model: ModelSpec) -> None:
+    """A URL goes into the request only where the model declares it fetches URLs."""
+    caps = provider.capabilities(vision_model)
+    part = ImagePart(mime_type="image/png", width=8, height=8, url=SIGNED_URL)
+    if caps.url_fetch == "none":
+        with pytest.raises(UnsupportedPartError):
+            provider.build_request(ask(part), vision_model, RequestOptions())
+    else:
+        assert SIGNED_URL in _dump(provider.build_request(ask(part), vision_model, RequestOptions()))
+
+
+def check_declared_tools(provider: Provider, vision_model: ModelSpec) -> None:
+    """Declared tools reach the request; a model without tools is not asked to check."""
+    model = msgspec.structs.replace(vision_model, supports_tools=True)
+    if not provider.capabilities(model).tools:
+        return
+    assert TOOL.name in _dump(provider.build_request(ask(), model, RequestOptions(tools=(TOOL,))))
+
+
+def check_stream(events: Sequence[ProviderEvent]) -> None:
+    """A well-formed stream: text blocks open before their deltas and close, tool calls close, and one
+    ``Finish`` comes last."""
+    open_text: set[str] = set()
+    open_calls: set[str] = set()
+    assert events, "the stream yielded nothing"
+    assert isinstance(events[-1], Finish), f"the stream must end with Finish, not {events[-1]!r}"
+    assert sum(isinstance(e, Finish) for e in events) == 1, "exactly one Finish"
+    for event in events:
+        if isinstance(event, TextStart):
+            open_text.add(event.id)
+        elif isinstance(event, TextDelta):
+            assert event.id in open_text, f"text delta for block {event.id!r} that is not open"
+        elif isinstance(event, TextEnd):
+            assert event.id in open_text, f"text end for block {event.id!r} that is not open"
+            open_text.discard(event.id)
+        elif isinstance(event, ToolCallStart):
+            open_calls.add(event.id)
+        elif isinstance(event, ToolCallEnd):
+            open_calls.discard(event.id)
+    assert not open_text, f"text blocks never closed: {sorted(open_text)}"
+    assert not open_calls, f"tool calls never closed: {sorted(open_calls)}"
+
+
+async def collect(provider: Provider, messages: Sequence[Message], model: ModelSpec) -> list[ProviderEvent]:
+    """Every event of one stream (a :class:`ProviderError` propagates)."""
+    return [event async for event in provider.stream(messages, model, RequestOptions())]
+
+
+async def events_and_error(
+    provider: Provider, messages: Sequence[Message], model: ModelSpec
+) -> tuple[list[ProviderEvent], ProviderError | None]:
+    """Every event one stream yielded, and the :class:`ProviderError` that ended it, if one did."""
+    events: list[ProviderEvent] = []
+    try:
+        async for event in provider.stream(messages, model, RequestOptions()):
+            events.append(event)
+    except ProviderError as exc:
+        return events, exc
+    return events, None
+
+
+def check_provider(provider: Provider, vision_model: ModelSpec, text_model: ModelSpec | None = None) -> None:
+    """Every build-time check at once (for a plugin that does not use pytest classes)."""
+    text = text_model or msgspec.structs.replace(vision_model, type="text")
+    check_identity(provider)
+    check_capabilities(provider, vision_model)
+    check_declared_images(provider, vision_model)
+    check_undeclared_image_refused(provider, vision_model)
+    check_text_model_refuses_images(provider, text)
+    check_url_images_follow_url_fetch(provider, vision_model)
+    check_declared_tools(provider, vision_model)
+
+
+class ProviderConformance:
+    """The suite as pytest tests: subclass it as ``Test…`` and set ``factory`` and ``vision_model``.
+
+    ``text_model`` defaults to the vision model with ``type="text"``; ``environ`` is what the factory's
+    :class:`ProviderContext` holds (keys, base URLs). ``stream_model``, when set, is streamed once with
+    a text question (point its options at a loopback fake, or leave it ``None`` when streaming needs
+    the vendor). Override the ``provider`` / ``vision_model`` / ``text_model`` fixtures for anything
+    more (Iris parametrises them over its built-ins).
+    """
+
+    factory: ClassVar[staticmethod[[ProviderContext], Provider]]
+    vision_model: ClassVar[ModelSpec]
+    text_model: ClassVar[ModelSpec | None] = None
+    stream_model: ClassVar[ModelSpec | None] = None
+    environ: ClassVar[Mapping[str, str]] = {}
+
+    @pytest.fixture(name="provider")
+    def _provider(self) -> Iterator[Provider]:
+        http = httpx.AsyncClient()
+        try:
+            yield type(self).factory(ProviderContext(environ=dict(self.environ), http=http))
+        finally:
+            asyncio.run(http.aclose())
+
+    @pytest.fixture(name="vision_model")
+    def _vision_model(self) -> ModelSpec:
+        return type(self).vision_model
+
+    @pytest.fixture(name="stream_model")
+    def _stream_model(self) -> ModelSpec:
+        model = type(self).stream_model
+        if model is None:
+            pytest.skip("no stream_model: streaming this provider needs its vendor or a loopback fake")
+        return model
+
+    @pytest.fixture(name="text_model")
+    def _text_model(self, vision_model: ModelSpec) -> ModelSpec:
+        return type(self).text_model or msgspec.structs.replace(vision_model, type="text")
+
+    def test_identity(self, provider: Provider) -> None:
+        check_identity(provider)
+
+    def test_capabilities(self, provider: Provider, vision_model: ModelSpec) -> None:
+        check_capabilities(provider, vision_model)
+
+    def test_declared_image_types_become_native_blocks(
+        self, provider: Provider, vision_model: ModelSpec
+    ) -> None:
+        check_declared_images(provider, vision_model)
+
+    def test_undeclared_image_type_is_refused(self, provider: Provider, vision_model: ModelSpec) -> None:
+        check_undeclared_image_refused(provider, vision_model)
+
+    def test_images_to_a_text_model_are_refused(self, provider: Provider, text_model: ModelSpec) -> None:
+        check_text_model_refuses_images(provider, text_model)
+
+    def test_url_images_follow_url_fetch(self, provider: Provider, vision_model: ModelSpec) -> None:
+        check_url_images_follow_url_fetch(provider, vision_model)
+
+    def test_declared_tools_reach_the_request(self, provider: Provider, vision_model: ModelSpec) -> None:
+        check_declared_tools(provider, vision_model)
+
+    def test_a_stream_is_well_formed(self, provider: Provider, stream_model: ModelSpec) -> None:
+        question = [Message(role="user", parts=(TextPart(text="hello"),))]
+        check_stream(asyncio.run(collect(provider, question, stream_model)))
