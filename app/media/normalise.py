@@ -19,6 +19,9 @@ from app.images import ACCEPTED
 _FORMAT_BY_MIME = {mime: fmt for fmt, (mime, _) in ACCEPTED.items()}
 _QUALITIES = (90, 82, 72, 60, 45)
 _PNG_LEVELS = (6, 9)  # zlib effort: 9 (with optimize) only when 6 is not small enough
+_ORIENTATION = 0x0112
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PNG_PIXEL_CHUNKS = {b"IHDR", b"PLTE", b"tRNS", b"IDAT", b"IEND"}
 _SHRINK = 0.75
 _MIN_EDGE = 64
 
@@ -75,6 +78,8 @@ def normalise(original: bytes, target: Target) -> Normalised:
     """The variant of ``original`` for ``target``."""
     with Image.open(io.BytesIO(original)) as opened:
         source_mime = ACCEPTED[opened.format or "PNG"][0] if opened.format in ACCEPTED else "image/png"
+        # 8-bit, upright: the original's own encoding could go as it is
+        plain = opened.getexif().get(_ORIENTATION, 1) == 1 and opened.mode in ("RGB", "RGBA", "L", "LA", "P")
         image = ImageOps.exif_transpose(opened)
         image.load()
     has_alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
@@ -87,6 +92,12 @@ def normalise(original: bytes, target: Target) -> Normalised:
     limit = min(e for e in (target.recommended_long_edge_px, target.max_edge_px, 1 << 16) if e)
     if max(image.size) > limit:
         image = _resized(image, limit / max(image.size))
+    elif mime == source_mime == "image/png" and plain:
+        # A PNG that needs no pixel change can keep its own encoding, metadata chunks removed: our zlib
+        # settings would not beat every encoder, and losing pixels to save a few bytes is no trade.
+        stripped = _stripped_png(original)
+        if measured(len(stripped), target.measured_on) <= target.max_bytes:
+            return Normalised(data=stripped, mime_type=mime, width=image.width, height=image.height)
 
     ceiling = len(original)  # raw bytes, whatever the vendor measures
     smallest: Normalised | None = None
@@ -105,6 +116,19 @@ def normalise(original: bytes, target: Target) -> Normalised:
                 return smallest
             raise CannotFit(f"cannot get the image under {target.max_bytes} bytes")
         image = _resized(image, _SHRINK)
+
+
+def _stripped_png(original: bytes) -> bytes:
+    """The PNG with only the chunks that make its pixels (no text, EXIF, ICC, time): never larger."""
+    out = [_PNG_SIGNATURE]
+    at = len(_PNG_SIGNATURE)
+    while at + 12 <= len(original):
+        length = int.from_bytes(original[at : at + 4], "big")
+        end = at + 12 + length
+        if original[at + 4 : at + 8] in _PNG_PIXEL_CHUNKS:
+            out.append(original[at:end])
+        at = end
+    return b"".join(out)
 
 
 def _mode_for(image: Image.Image, fmt: str, has_alpha: bool) -> Image.Image:

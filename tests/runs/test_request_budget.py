@@ -15,7 +15,7 @@ import httpx
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from PIL import Image
+from PIL import Image, PngImagePlugin
 
 from app.media.normalise import Target, normalise
 from app.media.pipeline import FRAMING_BYTES, ImageDelivery, ImageRef, image_budget
@@ -185,3 +185,20 @@ async def test_a_request_that_cannot_fit_is_refused_before_the_stream(
     assert response.headers["content-type"].startswith("application/problem+json")
     assert response.json()["code"] == "request_too_large"
     assert await stored.messages(thread) == []
+
+
+def test_a_png_that_needs_no_change_keeps_its_encoding_without_metadata() -> None:
+    """Our zlib settings need not beat the encoder that made a PNG: its own IDAT goes, chunks that
+    carry metadata do not, and it is never larger."""
+    image = Image.frombytes("RGB", (120, 90), os.urandom(120 * 90 * 3))
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Author", "someone@example.com")
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG", compress_level=1, pnginfo=info)
+    original = buffer.getvalue()
+    out = normalise(original, Target(mime_types=("image/png",), max_bytes=20 * 1024 * 1024))
+    assert len(out.data) < len(original)
+    assert b"someone@example.com" not in out.data
+    assert (out.width, out.height) == (120, 90)
+    with Image.open(io.BytesIO(out.data)) as decoded:
+        assert decoded.tobytes() == image.tobytes()
