@@ -18,7 +18,9 @@ import re
 from app.errors import Unprocessable
 
 MAX_THREAD_ID_LENGTH = 128
-_THREAD_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+THREAD_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
+"""What a ``threadId`` may be, as the OpenAPI document states it."""
+_THREAD_ID = re.compile(THREAD_ID_PATTERN.strip("^$"))
 _PLAIN = re.compile(r"[a-z0-9_-]{1,128}")
 _ENCODED_PREFIX = "b32."
 

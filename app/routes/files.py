@@ -16,6 +16,7 @@ from app.openapi import documented
 from app.schemas.uploads import UploadOut
 from app.settings import Settings
 from app.storage.base import Storage
+from app.threads import THREAD_ID_PATTERN
 from app.uploads import check_content_length, receive_upload
 
 # The handler reads the body itself (streaming), so OpenAPI is told its shape here.
@@ -29,8 +30,8 @@ _FORM = Schema(
         ),
         "threadId": Schema(
             type=OpenAPIType.STRING,
-            format=OpenAPIFormat.UUID,
-            description="The caller's thread, or a new one's id.",
+            pattern=THREAD_ID_PATTERN,
+            description="The caller's thread, or a new one's id (an opaque id, echoed exactly).",
         ),
     },
     required=["file", "threadId"],
