@@ -424,6 +424,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "interrupt_unanswered",
         "model_not_found",
         "no_new_message",
+        "request_too_large",
     ),
     503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
@@ -431,12 +432,13 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
 
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     403: ("model_not_for_guests",),
-    422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported"),
+    422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported", "request_too_large"),
     # Without streaming, a failed run is a 502 with the code its RUN_ERROR would carry.
     502: (
         *(f"provider_{kind}" for kind in get_args(ProviderErrorKind)),
         "internal_error",
         "invalid_output",
+        "request_too_large",
         "storage_unavailable",
         "unsupported_part",
     ),

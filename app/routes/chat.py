@@ -68,7 +68,13 @@ class ChatController(Controller):
             problems={
                 **RUN_CHECKS,
                 404: (*RUN_CHECKS[404], "message_not_found"),
-                422: (*RUN_CHECKS[422], "nothing_to_regenerate", "part_type_unsupported", "session_required"),
+                422: (
+                    *RUN_CHECKS[422],
+                    "invalid_thread_id",
+                    "nothing_to_regenerate",
+                    "part_type_unsupported",
+                    "session_required",
+                ),
             },
         ),
     )
@@ -110,7 +116,7 @@ class ChatController(Controller):
             problems={
                 400: ["malformed_body"],  # no sessionId (Litestar's bare 400)
                 404: ["agent_not_found", "thread_not_found"],
-                422: ["invalid_event_id", "validation_failed"],
+                422: ["invalid_event_id", "invalid_thread_id", "validation_failed"],
             },
         ),
     )
@@ -164,7 +170,7 @@ class ChatController(Controller):
         operation_class=documented(
             problems={
                 404: ["agent_not_found", "thread_not_found"],
-                422: ["validation_failed"],
+                422: ["invalid_thread_id", "validation_failed"],
                 503: ["storage_unavailable"],
             }
         ),
@@ -202,7 +208,9 @@ class ChatController(Controller):
         "/sessions/{sessionId:str}",
         operation_id="DeleteSession",
         status_code=204,
-        operation_class=documented(problems={404: ["agent_not_found", "thread_not_found"]}),
+        operation_class=documented(
+            problems={404: ["agent_not_found", "thread_not_found"], 422: ["invalid_thread_id"]}
+        ),
     )
     async def delete_session(
         self,

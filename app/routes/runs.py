@@ -181,7 +181,11 @@ class RunController(Controller):
         operation_id="ThreadHistory",
         security=[{"BearerToken": []}],
         operation_class=documented(
-            problems={404: ["thread_not_found"], 422: ["validation_failed"], 503: ["storage_unavailable"]}
+            problems={
+                404: ["thread_not_found"],
+                422: ["invalid_thread_id", "validation_failed"],
+                503: ["storage_unavailable"],
+            }
         ),
     )
     async def history(
