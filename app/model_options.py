@@ -26,7 +26,18 @@ CORE_OPTIONS: dict[str, OptionSpec] = {
     # Reasoning and cost.
     "enableThinking": OptionSpec(type="boolean", description="ask the model to reason before it answers"),
     "thinkingBudget": OptionSpec(type="integer", description="token budget for the model's reasoning"),
-    "pricing": OptionSpec(type="object", description="prices per million input and output tokens"),
+    "reasoningEffort": OptionSpec(
+        type="string", description="default reasoning effort", choices=("low", "medium", "high")
+    ),
+    "pricing": OptionSpec(
+        type="object",
+        description="prices per million tokens: input, output, and optional reasoning, cachedInput, image",
+    ),
+    "imageCostFormula": OptionSpec(
+        type="string",
+        description="the published formula estimating image tokens (default: the vendor's own)",
+        choices=("openai", "anthropic", "gemini", "none"),
+    ),
 }
 """Option keys every model may carry, read by Iris rather than by its provider. Add a key here when core
 code starts reading one from ``ModelRow.options``; a provider's own keys belong in its ``model_options``."""

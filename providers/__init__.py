@@ -8,6 +8,10 @@ from providers.errors import NoSuchProvider, ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -21,6 +25,9 @@ from providers.messages import (
     ImagePart,
     Message,
     Part,
+    ReasoningEffort,
+    ReasoningPart,
+    ReasoningRequest,
     RequestOptions,
     TextPart,
     ToolCallPart,
@@ -28,7 +35,15 @@ from providers.messages import (
     ToolSpec,
 )
 from providers.options import OptionSpec, declared_options, required_key_env
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, Provider, ProviderContext, ProviderFactory
+from providers.spec import (
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    Provider,
+    ProviderContext,
+    ProviderFactory,
+    ReasoningSupport,
+)
 
 __all__ = [
     "SPEC_VERSION",
@@ -45,6 +60,14 @@ __all__ = [
     "ProviderError",
     "ProviderEvent",
     "ProviderFactory",
+    "ReasoningDelta",
+    "ReasoningEffort",
+    "ReasoningEnd",
+    "ReasoningOpaque",
+    "ReasoningPart",
+    "ReasoningRequest",
+    "ReasoningStart",
+    "ReasoningSupport",
     "RequestOptions",
     "TextDelta",
     "TextEnd",

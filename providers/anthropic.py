@@ -3,6 +3,13 @@
 Images go as Anthropic's own ``image`` blocks (base64 or ``url`` source), tools as ``tools`` with
 ``input_schema``, tool results as ``tool_result`` blocks in a user turn. Anthropic wants roles to
 alternate, so consecutive turns that land on the same role are merged.
+
+Extended thinking: asked to reason, the body carries ``thinking: {type: "enabled", budget_tokens}``
+(``max_tokens`` grows to hold the budget; no temperature, which thinking refuses). ``thinking`` blocks
+stream as reasoning (``thinking_delta``), their ``signature_delta`` as the opaque signature, and
+``redacted_thinking`` as an opaque block with no text. Thinking blocks go back unchanged, signature
+and all, in the assistant turn a tool-use continuation answers (the vendor requires it); earlier
+turns' thinking is dropped, as the vendor allows.
 """
 
 from __future__ import annotations
@@ -22,6 +29,10 @@ from providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -44,13 +55,21 @@ from providers.messages import (
     ImagePart,
     Message,
     Part,
+    ReasoningPart,
     RequestOptions,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
-from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, UrlFetch
+from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
+from providers.spec import (
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ProviderContext,
+    ReasoningSupport,
+    UrlFetch,
+)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -67,6 +86,7 @@ MAX_IMAGE_EDGE_PX = 8000
 RECOMMENDED_LONG_EDGE_PX = 1568  # above this Anthropic downscales anyway, so sending more is waste
 
 MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "reasoning": REASONING,
     "baseUrl": BASE_URL,
     "apiKeyEnv": API_KEY_ENV,
     "maxTokens": MAX_TOKENS,
@@ -100,12 +120,15 @@ _ERROR_TYPES: dict[str, ProviderErrorKind] = {
     "not_found_error": "bad_request",
     "request_too_large": "bad_request",
 }
+MIN_THINKING_BUDGET = 1024
+_THINKING_MODELS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-[4-9])")
+"""Claude models with extended thinking (3.7 Sonnet, and the 4.x families and later)."""
 _FETCH_FAILED = re.compile(r"\b(unable|could not|couldn't|failed) to (download|fetch)\b", re.IGNORECASE)
 
 _ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
     "system": (TextPart,),
     "user": (TextPart, ImagePart),
-    "assistant": (TextPart, ToolCallPart),
+    "assistant": (ReasoningPart, TextPart, ToolCallPart),
     "tool": (ToolResultPart,),
 }
 
@@ -150,9 +173,16 @@ class AnthropicProvider:
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
         """Limits from Anthropic's vision guide; ``options["urlFetch"]`` may turn URL delivery off
-        (Claude behind Bedrock/Vertex-style gateways takes base64 only)."""
+        (Claude behind Bedrock/Vertex-style gateways takes base64 only). Thinking by model family,
+        unless ``options["reasoning"]`` says otherwise."""
+        thinks = model.options.get("reasoning", bool(_THINKING_MODELS.search(model.model_id)))
+        reasoning = (
+            ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True)
+            if thinks is True
+            else ReasoningSupport()
+        )
         if model.type == "text":
-            return Capabilities(vision=False, tools=model.supports_tools)
+            return Capabilities(vision=False, tools=model.supports_tools, reasoning=reasoning)
         url_fetch: UrlFetch = "none" if model.options.get("urlFetch") == "none" else "public_https"
         return Capabilities(
             vision=True,
@@ -165,6 +195,7 @@ class AnthropicProvider:
             url_fetch=url_fetch,
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
+            reasoning=reasoning,
         )
 
     def build_request(
@@ -172,9 +203,11 @@ class AnthropicProvider:
     ) -> dict[str, Any]:
         """The Messages API body. Pure: same input, same dict."""
         caps = self.capabilities(model)
+        thinking = options.reasoning is not None and caps.reasoning.supported
+        replay = _continued_turn(messages) if thinking else None
         system_texts = [options.system] if options.system else []
         turns: list[dict[str, Any]] = []
-        for message in messages:
+        for position, message in enumerate(messages):
             for part in message.parts:
                 if not isinstance(part, _ALLOWED_PARTS[message.role]):
                     raise UnsupportedPartError(
@@ -183,7 +216,11 @@ class AnthropicProvider:
             if message.role == "system":
                 system_texts.extend(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
                 continue
-            blocks = [block for part in message.parts if (block := self._block(part, model, caps))]
+            blocks = [
+                block
+                for part in message.parts
+                if (block := self._block(part, model, caps, replay=position == replay))
+            ]
             if not blocks:
                 continue  # e.g. a turn of only empty text: Anthropic rejects empty content
             role = "assistant" if message.role == "assistant" else "user"
@@ -200,7 +237,11 @@ class AnthropicProvider:
         }
         if system_texts:
             body["system"] = "\n\n".join(system_texts)
-        if options.temperature is not None:
+        if thinking and options.reasoning is not None:
+            budget = max(MIN_THINKING_BUDGET, options.reasoning.budget_tokens or MIN_THINKING_BUDGET)
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            body["max_tokens"] = max(body["max_tokens"], budget + DEFAULT_MAX_TOKENS)  # must exceed it
+        elif options.temperature is not None:  # thinking takes no temperature
             body["temperature"] = options.temperature
         if options.tools:
             check_tools(options.tools, caps, provider=self.id, model_id=model.model_id)
@@ -269,7 +310,11 @@ class AnthropicProvider:
         extra = options.extra.get(self.id)
         return extra if isinstance(extra, Mapping) else {}
 
-    def _block(self, part: Part, model: ModelSpec, caps: Capabilities) -> dict[str, Any] | None:
+    def _block(
+        self, part: Part, model: ModelSpec, caps: Capabilities, *, replay: bool
+    ) -> dict[str, Any] | None:
+        if isinstance(part, ReasoningPart):
+            return _thinking_block(part, self.id) if replay else None
         if isinstance(part, TextPart):
             return {"type": "text", "text": part.text} if part.text else None
         if isinstance(part, ImagePart):
@@ -302,11 +347,34 @@ class AnthropicProvider:
         return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": data}}
 
 
+def _continued_turn(messages: Sequence[Message]) -> int | None:
+    """The position of the assistant turn a tool-use continuation answers (only tool results follow
+    it), whose thinking must go back; ``None`` when the request ends any other way."""
+    position = len(messages) - 1
+    while position >= 0 and messages[position].role == "tool":
+        position -= 1
+    if position == len(messages) - 1 or position < 0 or messages[position].role != "assistant":
+        return None
+    return position
+
+
+def _thinking_block(part: ReasoningPart, provider: str) -> dict[str, Any] | None:
+    """A thinking block exactly as the vendor sent it (its own only; unsigned text is not replayable)."""
+    if part.provider != provider:
+        return None
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature is None:
+        return None
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+
+
 @dataclass
 class _Block:
-    kind: str  # "text", "tool" or "other" (thinking, server tools: nothing neutral to say)
+    kind: str  # "text", "tool", "thinking" or "other" (server tools: nothing neutral to say)
     id: str = ""
     has_args: bool = False
+    signature: str = ""
 
 
 @dataclass
@@ -318,6 +386,7 @@ class _Translator:
     blocks: dict[int, _Block] = field(default_factory=dict)
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_tokens: int | None = None
     stop_reason: str | None = None
 
     def feed(self, name: str, data: str) -> list[ProviderEvent]:
@@ -354,7 +423,17 @@ class _Translator:
         if block.get("type") == "tool_use":
             self.blocks[index] = _Block("tool", block["id"])
             return [ToolCallStart(id=block["id"], name=block["name"])]
+        if block.get("type") == "thinking":
+            self.blocks[index] = _Block(
+                "thinking", f"thinking-{index}", signature=block.get("signature") or ""
+            )
+            started: list[ProviderEvent] = [ReasoningStart(id=f"thinking-{index}")]
+            if block.get("thinking"):
+                started.append(ReasoningDelta(id=f"thinking-{index}", delta=block["thinking"]))
+            return started
         self.blocks[index] = _Block("other")
+        if block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+            return [ReasoningOpaque(id=f"redacted-{index}", kind="redacted", value=block["data"])]
         return []
 
     def _on_content_block_delta(self, payload: dict[str, Any]) -> list[ProviderEvent]:
@@ -366,6 +445,10 @@ class _Translator:
         if block.kind == "tool" and delta.get("type") == "input_json_delta" and delta.get("partial_json"):
             block.has_args = True
             return [ToolCallArgs(id=block.id, delta=delta["partial_json"])]
+        if block.kind == "thinking" and delta.get("type") == "thinking_delta" and delta.get("thinking"):
+            return [ReasoningDelta(id=block.id, delta=delta["thinking"])]
+        if block.kind == "thinking" and delta.get("type") == "signature_delta":
+            block.signature += str(delta.get("signature", ""))
         return []
 
     def _on_content_block_stop(self, payload: dict[str, Any]) -> list[ProviderEvent]:
@@ -374,6 +457,13 @@ class _Translator:
             return []
         if block.kind == "text":
             return [TextEnd(id=block.id)]
+        if block.kind == "thinking":
+            signed: list[ProviderEvent] = (
+                [ReasoningOpaque(id=block.id, kind="signature", value=block.signature)]
+                if block.signature
+                else []
+            )
+            return [*signed, ReasoningEnd(id=block.id)]
         # A tool without arguments streams no JSON at all; say "{}" so the arguments always parse.
         opened: list[ProviderEvent] = [] if block.has_args else [ToolCallArgs(id=block.id, delta="{}")]
         return [*opened, ToolCallEnd(id=block.id)]
@@ -387,7 +477,13 @@ class _Translator:
         self.done = True
         events: list[ProviderEvent] = []
         if self.input_tokens is not None or self.output_tokens is not None:
-            events.append(Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens))
+            events.append(
+                Usage(
+                    input_tokens=self.input_tokens,
+                    output_tokens=self.output_tokens,
+                    cached_input_tokens=self.cached_tokens,
+                )
+            )
         events.append(Finish(reason=_STOP_REASONS.get(self.stop_reason or "", "other")))
         return events
 
@@ -406,6 +502,8 @@ class _Translator:
         ]
         if any(isinstance(p, int) for p in parts):
             self.input_tokens = sum(p for p in parts if isinstance(p, int))
+        if isinstance(usage.get("cache_read_input_tokens"), int):
+            self.cached_tokens = usage["cache_read_input_tokens"]
         if isinstance(usage.get("output_tokens"), int):
             self.output_tokens = usage["output_tokens"]
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from providers.errors import UnsupportedPartError
-from providers.messages import ImagePart, Part, ToolCallPart, ToolSpec
+from providers.messages import ImagePart, Part, ReasoningPart, ToolCallPart, ToolSpec
 from providers.spec import Capabilities
 
 
@@ -58,3 +58,9 @@ def tool_arguments(part: ToolCallPart, provider: str) -> dict[str, Any]:
             provider, "tool_call", None, f"arguments of {part.id} are not a JSON object"
         )
     return value
+
+
+def own_reasoning(part: Part, provider: str) -> ReasoningPart | None:
+    """A reasoning part this provider made (its signatures are valid only there), else ``None``: other
+    vendors' reasoning is never sent, since their opaque blocks would be refused."""
+    return part if isinstance(part, ReasoningPart) and part.provider == provider else None

@@ -41,11 +41,47 @@ class ToolCallEnd(_Event, tag="tool_call_end", frozen=True):
     id: str
 
 
+class ReasoningStart(_Event, tag="reasoning_start", frozen=True):
+    """The model starts thinking; ``id`` names this span of reasoning."""
+
+    id: str
+
+
+class ReasoningDelta(_Event, tag="reasoning_delta", frozen=True):
+    id: str
+    delta: str
+
+
+class ReasoningEnd(_Event, tag="reasoning_end", frozen=True):
+    id: str
+
+
+class ReasoningOpaque(_Event, tag="reasoning_opaque", frozen=True):
+    """An opaque block the vendor requires back unchanged on a later request.
+
+    ``signature`` signs the readable reasoning ``id`` (Anthropic ``signature_delta``, a Gemini thought
+    signature; for Gemini ``tool_call_id`` names the function call it rode on); ``redacted`` is a
+    block with no readable text at all (Anthropic ``redacted_thinking``): never shown, only replayed.
+    """
+
+    id: str
+    kind: Literal["signature", "redacted"]
+    value: str
+    tool_call_id: str | None = None
+
+
 class Usage(_Event, tag="usage", frozen=True):
-    """Token counts as the vendor reported them (``None`` where it did not)."""
+    """Token counts as the vendor reported them (``None`` where it did not).
+
+    ``input_tokens`` and ``output_tokens`` are totals: ``cached_input_tokens`` and ``image_tokens``
+    are parts of the input, ``reasoning_tokens`` a part of the output (AG-UI's accounting).
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    image_tokens: int | None = None
 
 
 class Finish(_Event, tag="finish", frozen=True):
@@ -60,5 +96,17 @@ class Warning(_Event, tag="warning", frozen=True):
 
 
 ProviderEvent = (
-    TextStart | TextDelta | TextEnd | ToolCallStart | ToolCallArgs | ToolCallEnd | Usage | Finish | Warning
+    TextStart
+    | TextDelta
+    | TextEnd
+    | ReasoningStart
+    | ReasoningDelta
+    | ReasoningEnd
+    | ReasoningOpaque
+    | ToolCallStart
+    | ToolCallArgs
+    | ToolCallEnd
+    | Usage
+    | Finish
+    | Warning
 )

@@ -5,6 +5,11 @@ external URLs), tools as ``functionDeclarations``, calls and results as ``functi
 ``functionResponse`` parts. The key travels in the ``x-goog-api-key`` header, never in the URL, so it
 cannot leak through logged URLs. The SSE stream has no end sentinel: a chunk with ``finishReason``
 ends it. Gemini has no call ids, so the stream makes deterministic ones and results go back by name.
+
+Thinking: asked to reason, ``generationConfig.thinkingConfig`` asks for ``includeThoughts`` with a
+``thinkingBudget`` (2.5) or a ``thinkingLevel`` (3.x); ``thought: true`` parts stream as reasoning.
+A ``thoughtSignature`` on a ``functionCall`` part is kept for that call and sent back on it, byte for
+byte, in every later request (Gemini 3 refuses a replayed call without it).
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ from providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -47,13 +56,21 @@ from providers.messages import (
     ImagePart,
     Message,
     Part,
+    ReasoningPart,
     RequestOptions,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
-from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, UrlFetch
+from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
+from providers.spec import (
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ProviderContext,
+    ReasoningSupport,
+    UrlFetch,
+)
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 BASE_URL_ENV = "GEMINI_BASE_URL"
@@ -68,6 +85,7 @@ MAX_REQUEST_BYTES = 20_000_000
 MAX_IMAGES = 900  # no Gemini API figure is published; Vertex lists 3,000 (2.5) and 900 (3 Pro): the stricter
 
 MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "reasoning": REASONING,
     "baseUrl": BASE_URL,
     "apiKeyEnv": API_KEY_ENV,
     "maxTokens": MAX_TOKENS,
@@ -124,7 +142,7 @@ _LEGACY = ("gemini-pro", "gemini-pro-vision", "gemini-ultra")  # the 1.0 names w
 _ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
     "system": (TextPart,),
     "user": (TextPart, ImagePart),
-    "assistant": (TextPart, ToolCallPart),
+    "assistant": (ReasoningPart, TextPart, ToolCallPart),
     "tool": (ToolResultPart,),
 }
 
@@ -207,9 +225,23 @@ class GeminiProvider:
         return str(model.options.get("apiKeyEnv") or KEY_ENV)
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
-        """URL delivery only where the model fetches external URLs; ``options["urlFetch"]`` overrides."""
+        """URL delivery only where the model fetches external URLs; ``options["urlFetch"]`` overrides.
+        Thinking from 2.5 on (a budget for 2.5, a level for 3.x), unless ``options["reasoning"]`` says."""
+        version = _version(_model_name(model))
+        thinks = model.options.get("reasoning", version is not None and version >= (2, 5))
+        reasoning = (
+            ReasoningSupport(
+                supported=True,
+                streamed=True,
+                encrypted=True,
+                effort=version is not None and version >= (3, 0),
+                budget=version is None or version < (3, 0),
+            )
+            if thinks is True
+            else ReasoningSupport()
+        )
         if model.type == "text":
-            return Capabilities(vision=False, tools=model.supports_tools)
+            return Capabilities(vision=False, tools=model.supports_tools, reasoning=reasoning)
         configured = model.options.get("urlFetch")
         url_fetch: UrlFetch
         if configured in ("none", "public_https"):
@@ -227,6 +259,7 @@ class GeminiProvider:
             url_fetch=url_fetch,
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
+            reasoning=reasoning,
         )
 
     def build_request(
@@ -248,7 +281,14 @@ class GeminiProvider:
             if message.role == "system":
                 system_texts.extend(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
                 continue
-            parts = [p for part in message.parts if (p := self._part(part, model, caps, sign_calls))]
+            signatures = {
+                part.tool_call_id: part.signature
+                for part in message.parts
+                if isinstance(part, ReasoningPart) and part.provider == self.id and part.tool_call_id
+            }
+            parts = [
+                p for part in message.parts if (p := self._part(part, model, caps, sign_calls, signatures))
+            ]
             if not parts:
                 continue
             # Results of parallel calls must share one turn; a user's text stays a turn of its own.
@@ -278,6 +318,13 @@ class GeminiProvider:
             config["maxOutputTokens"] = max_tokens
         if options.temperature is not None:
             config["temperature"] = options.temperature
+        if options.reasoning is not None and caps.reasoning.supported:
+            thinking: dict[str, Any] = {"includeThoughts": True}
+            if caps.reasoning.effort:
+                thinking["thinkingLevel"] = "low" if options.reasoning.effort == "low" else "high"
+            elif options.reasoning.budget_tokens is not None:
+                thinking["thinkingBudget"] = options.reasoning.budget_tokens
+            config["thinkingConfig"] = thinking
         config.update((k, v) for k, v in extra.items() if k in EXTRA_GENERATION_CONFIG)
         if config:
             body["generationConfig"] = config
@@ -352,8 +399,15 @@ class GeminiProvider:
         return extra if isinstance(extra, Mapping) else {}
 
     def _part(
-        self, part: Part, model: ModelSpec, caps: Capabilities, sign_calls: bool
+        self,
+        part: Part,
+        model: ModelSpec,
+        caps: Capabilities,
+        sign_calls: bool,
+        signatures: Mapping[str, str | None],
     ) -> dict[str, Any] | None:
+        if isinstance(part, ReasoningPart):
+            return None  # thought text is never sent back; signatures ride on their function calls
         if isinstance(part, TextPart):
             return {"text": part.text} if part.text else None
         if isinstance(part, ImagePart):
@@ -362,7 +416,10 @@ class GeminiProvider:
             call: dict[str, Any] = {
                 "functionCall": {"name": part.name, "args": tool_arguments(part, self.id)}
             }
-            if sign_calls:
+            signature = signatures.get(part.id)
+            if signature:
+                call["thoughtSignature"] = signature
+            elif sign_calls:
                 call["thoughtSignature"] = SKIP_SIGNATURE
             return call
         key = "error" if part.is_error else "output"
@@ -389,8 +446,13 @@ class _Translator:
     text_id: str | None = None
     texts: int = 0
     calls: int = 0
+    thought_id: str | None = None
+    thoughts: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    image_tokens: int | None = None
 
     def feed(self, data: str) -> list[ProviderEvent]:
         try:
@@ -428,9 +490,11 @@ class _Translator:
         return events
 
     def _part(self, part: Any, response_id: str) -> list[ProviderEvent]:
-        if not isinstance(part, dict) or part.get("thought"):
-            return []  # thought summaries are not answer text
-        events: list[ProviderEvent] = []
+        if not isinstance(part, dict):
+            return []
+        if part.get("thought"):  # a thought summary: reasoning, never answer text
+            return self._thought(part)
+        events: list[ProviderEvent] = self._close_thought()
         if isinstance(part.get("text"), str) and part["text"]:
             if self.text_id is None:
                 self.text_id = f"text-{self.texts}"
@@ -450,7 +514,30 @@ class _Translator:
                 ToolCallArgs(id=call_id, delta=arguments),
                 ToolCallEnd(id=call_id),
             ]
+            if isinstance(part.get("thoughtSignature"), str):
+                events.append(
+                    ReasoningOpaque(
+                        id=call_id, kind="signature", value=part["thoughtSignature"], tool_call_id=call_id
+                    )
+                )
         return events
+
+    def _thought(self, part: dict[str, Any]) -> list[ProviderEvent]:
+        events: list[ProviderEvent] = []
+        if self.thought_id is None:
+            events += self._close_text()
+            self.thought_id = f"thought-{self.thoughts}"
+            self.thoughts += 1
+            events.append(ReasoningStart(id=self.thought_id))
+        if isinstance(part.get("text"), str) and part["text"]:
+            events.append(ReasoningDelta(id=self.thought_id, delta=part["text"]))
+        return events
+
+    def _close_thought(self) -> list[ProviderEvent]:
+        if self.thought_id is None:
+            return []
+        thought_id, self.thought_id = self.thought_id, None
+        return [ReasoningEnd(id=thought_id)]
 
     def _close_text(self) -> list[ProviderEvent]:
         if self.text_id is None:
@@ -460,9 +547,17 @@ class _Translator:
 
     def _finish(self, reason: str) -> list[ProviderEvent]:
         self.done = True
-        events = self._close_text()
+        events = [*self._close_thought(), *self._close_text()]
         if self.input_tokens is not None or self.output_tokens is not None:
-            events.append(Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens))
+            events.append(
+                Usage(
+                    input_tokens=self.input_tokens,
+                    output_tokens=self.output_tokens,
+                    reasoning_tokens=self.reasoning_tokens,
+                    cached_input_tokens=self.cached_tokens,
+                    image_tokens=self.image_tokens,
+                )
+            )
         mapped: FinishReason
         if reason == "STOP" and self.calls:
             mapped = "tool_calls"
@@ -482,6 +577,17 @@ class _Translator:
         outputs = [usage.get(k) for k in ("candidatesTokenCount", "thoughtsTokenCount")]
         if any(isinstance(o, int) for o in outputs):
             self.output_tokens = sum(o for o in outputs if isinstance(o, int))
+        if isinstance(usage.get("thoughtsTokenCount"), int):
+            self.reasoning_tokens = usage["thoughtsTokenCount"]
+        if isinstance(usage.get("cachedContentTokenCount"), int):
+            self.cached_tokens = usage["cachedContentTokenCount"]
+        images = [
+            d.get("tokenCount")
+            for d in usage.get("promptTokensDetails") or ()
+            if isinstance(d, dict) and d.get("modality") == "IMAGE"
+        ]
+        if any(isinstance(i, int) for i in images):
+            self.image_tokens = sum(i for i in images if isinstance(i, int))
 
 
 def create(context: ProviderContext) -> GeminiProvider:

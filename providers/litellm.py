@@ -6,6 +6,10 @@ decoded by the same :class:`providers.openai.ChunkDecoder`. LiteLLM is an option
 (``iris[litellm]``) imported on first use only: it is slow to import, and not having it must break
 nothing but this provider. Limits are conservative because LiteLLM's model map has no numeric image
 limits and the backend behind a model id is unknown here.
+
+Reasoning (models LiteLLM's map says reason, or ``options["reasoning"]``): ``reasoning_effort`` goes
+through as it is, and Claude models get Anthropic's ``thinking`` with a budget instead; LiteLLM's
+``reasoning_content`` and signed ``thinking_blocks`` come back through the shared decoder.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from providers.events import ProviderEvent
 from providers.http import require_key
 from providers.messages import Message, RequestOptions
 from providers.openai import DETAIL, ChunkDecoder, chat_request, could_not_fetch, without_key
-from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+MIN_THINKING_BUDGET = 1024
 MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "reasoning": REASONING,
     "baseUrl": BASE_URL,
     "apiBase": OptionSpec(type="string", description="older name of baseUrl, read when baseUrl is absent"),
     "apiKeyEnv": API_KEY_ENV,
@@ -52,6 +58,17 @@ def _supports(model_id: str, flag: str) -> bool:
         return bool(getattr(_litellm(), flag)(model_id))
     except Exception:
         return False
+
+
+def _reasoning(model: ModelSpec) -> ReasoningSupport:
+    """From LiteLLM's model map (``supports_reasoning``), unless ``options["reasoning"]`` says."""
+    thinks = model.options.get("reasoning")
+    if thinks is None:
+        thinks = _supports(model.model_id, "supports_reasoning")
+    if thinks is not True:
+        return ReasoningSupport()
+    claude = "claude" in model.model_id
+    return ReasoningSupport(supported=True, streamed=True, encrypted=claude, effort=not claude, budget=claude)
 
 
 class LiteLLMProvider:
@@ -84,6 +101,7 @@ class LiteLLMProvider:
             url_fetch="none",
             tools=model.supports_tools and _supports(model.model_id, "supports_function_calling"),
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
+            reasoning=_reasoning(model),
         )
 
     def build_request(
@@ -92,7 +110,12 @@ class LiteLLMProvider:
         """The ``litellm.acompletion`` keyword arguments, minus the connection (base URL and key)."""
         # LiteLLM takes max_tokens and renames it per backend.
         caps = self.capabilities(model)
-        return chat_request(messages, model, options, caps, provider=self.id, max_tokens_field="max_tokens")
+        body = chat_request(messages, model, options, caps, provider=self.id, max_tokens_field="max_tokens")
+        if "reasoning_effort" in body and options.reasoning is not None and "claude" in model.model_id:
+            del body["reasoning_effort"]  # Anthropic's own knob, with the budget the request names
+            budget = max(MIN_THINKING_BUDGET, options.reasoning.budget_tokens or MIN_THINKING_BUDGET)
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        return body
 
     async def stream(
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions

@@ -6,11 +6,17 @@ tool when the last user message says ``use tool <name> <json-args>``, which make
 offline, and stream token by token with an optional per-token delay (``options["delayMs"]`` on the
 model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised;
 ``options["maxRequestBytes"]`` gives it a vendor-like whole-request limit.
+
+Asked to reason (``RequestOptions.reasoning``), it first thinks a short deterministic thought and
+signs it (a SHA-256 over the text, standing in for a vendor's signature), and it checks that every
+signature sent back to it is intact, as vendors do: a changed thought fails the request. A model
+whose options say ``"reasoning": false`` cannot reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import io
 import json
@@ -20,10 +26,15 @@ from typing import Any
 
 from PIL import Image
 
-from providers.checks import check_image, check_tools
+from providers.checks import check_image, check_tools, own_reasoning
+from providers.errors import ProviderError
 from providers.events import (
     Finish,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -32,9 +43,17 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
-from providers.options import OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+from providers.messages import (
+    ImagePart,
+    Message,
+    ReasoningPart,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from providers.options import REASONING, OptionSpec
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
 
 LABEL = "[local test model]"
 _TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)
@@ -91,6 +110,7 @@ class LocalProvider:
         "maxRequestBytes": OptionSpec(
             type="integer", description="a vendor-like limit on one whole request body, in bytes (tests)"
         ),
+        "reasoning": REASONING,
     }
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
@@ -105,6 +125,9 @@ class LocalProvider:
             url_fetch="none",
             tools=model.supports_tools,
             max_request_bytes=_max_request_bytes(model),
+            reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, effort=True)
+            if model.options.get("reasoning", True) is not False
+            else ReasoningSupport(),
         )
 
     def build_request(
@@ -135,6 +158,11 @@ class LocalProvider:
                     content.append(
                         {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
                     )
+                elif isinstance(part, ReasoningPart):
+                    mine = own_reasoning(part, self.id)
+                    if mine is not None and message.role == "assistant":
+                        _check_signature(mine)
+                        content.append({"type": "reasoning", "text": mine.text, "signature": mine.signature})
                 else:
                     content.append(
                         {"type": "tool_result", "toolCallId": part.tool_call_id, "content": part.content}
@@ -146,6 +174,9 @@ class LocalProvider:
             "messages": out,
             "tools": [tool.name for tool in options.tools],
             "delayMs": _delay_ms(model, options),
+            "reasoningEffort": options.reasoning.effort
+            if options.reasoning is not None and caps.reasoning.supported
+            else None,
         }
 
     async def stream(
@@ -155,6 +186,17 @@ class LocalProvider:
         delay = request["delayMs"] / 1000
         last = messages[-1] if messages else Message(role="user", parts=())
         prompt_words = sum(len(m.text.split()) for m in messages)
+        thought_tokens = 0
+        if request["reasoningEffort"] is not None:
+            thought = _thought(last, request["reasoningEffort"])
+            reasoning_id = f"think-{len(messages)}"
+            yield ReasoningStart(id=reasoning_id)
+            for token in _TOKEN.findall(thought):
+                await asyncio.sleep(delay)
+                thought_tokens += 1
+                yield ReasoningDelta(id=reasoning_id, delta=token)
+            yield ReasoningOpaque(id=reasoning_id, kind="signature", value=sign(thought))
+            yield ReasoningEnd(id=reasoning_id)
 
         call = _requested_tool(last, request["tools"], len(messages))
         if call is not None:
@@ -164,7 +206,7 @@ class LocalProvider:
                 await asyncio.sleep(delay)
                 yield ToolCallArgs(id=call_id, delta=chunk)
             yield ToolCallEnd(id=call_id)
-            yield Usage(input_tokens=prompt_words, output_tokens=1)
+            yield _usage(prompt_words, 1, thought_tokens)
             yield Finish(reason="tool_calls")
             return
 
@@ -176,7 +218,7 @@ class LocalProvider:
             await asyncio.sleep(delay)
             yield TextDelta(id=text_id, delta=token)
         yield TextEnd(id=text_id)
-        yield Usage(input_tokens=prompt_words, output_tokens=len(tokens))
+        yield _usage(prompt_words, len(tokens), thought_tokens)
         yield Finish(reason="stop")
 
 
@@ -184,6 +226,32 @@ def _max_request_bytes(model: ModelSpec) -> int:
     """No limit in-process; ``options["maxRequestBytes"]`` makes the model behave like a vendor with one."""
     value = model.options.get("maxRequestBytes", 0)
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def sign(thought: str) -> str:
+    """The local model's signature of a thought (opaque to everyone else)."""
+    return base64.b64encode(hashlib.sha256(f"local:{thought}".encode()).digest()).decode()
+
+
+def _check_signature(part: ReasoningPart) -> None:
+    """A vendor refuses reasoning sent back changed; so does the local model."""
+    if part.signature is not None and part.signature != sign(part.text):
+        raise ProviderError("bad_request", "a thought was sent back changed", provider="local", status=400)
+
+
+def _thought(last: Message, effort: str) -> str:
+    subject = " ".join(last.text.split()[:12]) if last.role == "user" else "the tool's answer"
+    images = f" and {len(last.images)} image(s)" if last.images else ""
+    return f"Thinking ({effort} effort) about: {subject or 'an empty message'}{images}. Answer plainly."
+
+
+def _usage(prompt_words: int, answer_tokens: int, thought_tokens: int) -> Usage:
+    """Reasoning tokens are part of the output, as vendors count them."""
+    return Usage(
+        input_tokens=prompt_words,
+        output_tokens=answer_tokens + thought_tokens,
+        reasoning_tokens=thought_tokens if thought_tokens else None,
+    )
 
 
 def _delay_ms(model: ModelSpec, options: RequestOptions) -> int:

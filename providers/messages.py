@@ -50,7 +50,23 @@ class ToolResultPart(msgspec.Struct, tag="tool_result", tag_field="type", frozen
     is_error: bool = False
 
 
-Part = TextPart | ImagePart | ToolCallPart | ToolResultPart
+class ReasoningPart(msgspec.Struct, tag="reasoning", tag_field="type", frozen=True, kw_only=True):
+    """What the assistant thought, kept so a later request can send it back as the vendor requires.
+
+    ``provider`` is the vendor that produced it: signatures are only valid there, so every other
+    provider drops the part. ``signature`` is the opaque proof sent back byte-identical;
+    ``redacted`` an opaque block with no readable text; ``tool_call_id`` the function call a Gemini
+    thought signature rode on.
+    """
+
+    provider: str
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+    tool_call_id: str | None = None
+
+
+Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,10 +93,23 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):
     parameters: dict[str, Any]
 
 
+ReasoningEffort = Literal["low", "medium", "high"]
+
+
+class ReasoningRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Reasoning was asked for: an effort, and a token budget for vendors that take one."""
+
+    effort: ReasoningEffort = "medium"
+    budget_tokens: int | None = None
+
+
 class RequestOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """Per-request knobs; ``extra`` holds vendor options keyed by provider id (Vercel's providerOptions)."""
+    """Per-request knobs; ``extra`` holds vendor options keyed by provider id (Vercel's providerOptions).
+
+    ``reasoning`` is ``None`` when reasoning is off: the provider then asks for none."""
 
     system: str | None = None
+    reasoning: ReasoningRequest | None = None
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int | None = None
     temperature: float | None = None

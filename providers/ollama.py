@@ -4,6 +4,11 @@ The last object has ``"done": true`` with ``done_reason`` and the token counts. 
 base64 strings in the message's ``images`` list (Ollama never fetches URLs). Tool calls arrive whole in
 ``message.tool_calls``; older servers give them no id, so ids are made up per response (``call_0``…).
 No key is needed for a local server; ``apiKeyEnv`` names one for ollama.com or an authenticating proxy.
+
+Thinking models (``options["reasoning"]: true`` on the row; Ollama's model list does not say) get
+``think: true`` when asked to reason (``"low"``/``"medium"``/``"high"`` where ``options["thinkLevels"]``
+says the model takes levels, as gpt-oss does), and ``message.thinking`` streams as reasoning. Ollama
+keeps no signatures, so nothing goes back.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -37,10 +45,18 @@ from providers.http import (
     require_key,
     transport_error,
 )
-from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolCallPart, ToolResultPart
+from providers.messages import (
+    ImagePart,
+    Message,
+    ReasoningPart,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from providers.openai import chat_tools, without_key
-from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
@@ -54,7 +70,12 @@ class OllamaProvider:
 
     id = "ollama"
     spec_version = SPEC_VERSION
-    model_options: Mapping[str, OptionSpec] = {"baseUrl": BASE_URL, "apiKeyEnv": API_KEY_ENV}
+    model_options: Mapping[str, OptionSpec] = {
+        "baseUrl": BASE_URL,
+        "apiKeyEnv": API_KEY_ENV,
+        "reasoning": REASONING,
+        "thinkLevels": OptionSpec(type="boolean", description="think takes low/medium/high, not true"),
+    }
 
     def __init__(self, context: ProviderContext) -> None:
         self._http = context.http
@@ -79,6 +100,11 @@ class OllamaProvider:
             url_fetch="none",
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
+            reasoning=ReasoningSupport(
+                supported=True, streamed=True, effort=model.options.get("thinkLevels") is True
+            )
+            if model.options.get("reasoning") is True
+            else ReasoningSupport(),
         )
 
     def build_request(
@@ -95,6 +121,8 @@ class OllamaProvider:
             else:
                 out.append(self._message(message, caps, model))
         body: dict[str, Any] = {"model": model.model_id, "messages": out, "stream": True}
+        if options.reasoning is not None and caps.reasoning.supported:
+            body["think"] = options.reasoning.effort if caps.reasoning.effort else True
         if options.tools:
             body["tools"] = chat_tools(options.tools)
         model_options: dict[str, Any] = {}
@@ -116,6 +144,8 @@ class OllamaProvider:
         images: list[str] = []
         calls: list[dict[str, Any]] = []
         for part in message.parts:
+            if isinstance(part, ReasoningPart) and message.role == "assistant":
+                continue  # Ollama keeps no signatures: earlier thinking is not sent back
             if isinstance(part, TextPart):
                 texts.append(part.text)
             elif isinstance(part, ImagePart) and message.role == "user":
@@ -217,6 +247,8 @@ class _StreamState:
     def __init__(self) -> None:
         self.text_id: str | None = None
         self.text_blocks = 0
+        self.thinking_id: str | None = None
+        self.thinking_blocks = 0
         self.calls = 0
         self.finished = False
 
@@ -228,14 +260,23 @@ class _StreamState:
             raise ProviderError("unavailable", f"error mid-stream: {obj['error']}"[:500], provider=provider)
         events: list[ProviderEvent] = []
         message = obj.get("message") or {}
+        thinking = message.get("thinking")
+        if isinstance(thinking, str) and thinking:
+            if self.thinking_id is None:
+                self.thinking_id = f"thinking-{self.thinking_blocks}"
+                self.thinking_blocks += 1
+                events.append(ReasoningStart(id=self.thinking_id))
+            events.append(ReasoningDelta(id=self.thinking_id, delta=thinking))
         content = message.get("content")
         if isinstance(content, str) and content:
+            events.extend(self._end_thinking())
             if self.text_id is None:
                 self.text_id = f"text-{self.text_blocks}"
                 self.text_blocks += 1
                 events.append(TextStart(id=self.text_id))
             events.append(TextDelta(id=self.text_id, delta=content))
         for call in message.get("tool_calls") or ():
+            events.extend(self._end_thinking())
             events.extend(self._end_text())
             function = call.get("function") or {}
             call_id = call.get("id") or f"call_{self.calls}"
@@ -251,12 +292,19 @@ class _StreamState:
             ]
         if obj.get("done"):
             self.finished = True
+            events.extend(self._end_thinking())
             events.extend(self._end_text())
             prompt, completion = obj.get("prompt_eval_count"), obj.get("eval_count")
             if prompt is not None or completion is not None:
                 events.append(Usage(input_tokens=prompt, output_tokens=completion))
             events.append(Finish(reason=self._reason(obj.get("done_reason"))))
         return events
+
+    def _end_thinking(self) -> list[ProviderEvent]:
+        if self.thinking_id is None:
+            return []
+        thinking_id, self.thinking_id = self.thinking_id, None
+        return [ReasoningEnd(id=thinking_id)]
 
     def _end_text(self) -> list[ProviderEvent]:
         if self.text_id is None:

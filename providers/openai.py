@@ -4,11 +4,19 @@ Also speaks to OpenAI-compatible servers (OpenRouter, vLLM, LM Studio…): point
 name their key variable with ``apiKeyEnv`` or set ``noKey``. The message mapping (:func:`chat_messages`)
 and the chunk decoder (:class:`ChunkDecoder`) are pure and shared with the LiteLLM provider, which takes
 the same OpenAI shapes.
+
+Reasoning: asked to reason, a model that can (o-series and GPT-5 by name, or ``options["reasoning"]``
+on a compatible server) gets ``reasoning_effort``. OpenAI itself streams no reasoning text in Chat
+Completions, but reports ``completion_tokens_details.reasoning_tokens``; compatible servers stream it
+as ``reasoning_content`` (DeepSeek, vLLM) or ``reasoning`` (OpenRouter, Ollama) deltas, and LiteLLM
+adds Anthropic's signed ``thinking_blocks``, which go back unchanged on the assistant turn a tool-use
+continuation answers (only there: DeepSeek refuses ``reasoning_content`` sent back).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +29,10 @@ from providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -42,14 +54,15 @@ from providers.messages import (
     ImagePart,
     Message,
     Part,
+    ReasoningPart,
     RequestOptions,
     TextPart,
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
 )
-from providers.options import API_KEY_ENV, BASE_URL, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext
+from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
+from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -68,6 +81,7 @@ DETAIL = OptionSpec(
     type="string", description="image detail OpenAI-style servers look at", choices=("auto", "low", "high")
 )
 MODEL_OPTIONS: Mapping[str, OptionSpec] = {
+    "reasoning": REASONING,
     "baseUrl": BASE_URL,
     "apiKeyEnv": API_KEY_ENV,
     "noKey": OptionSpec(type="boolean", description="send no Authorization header (local servers)"),
@@ -79,6 +93,17 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
     ),
 }
 _DOWNLOAD_FAILURES = ("Timeout while downloading", "Error while downloading")
+_REASONING_MODELS = re.compile(r"^(o\d|gpt-5)")
+"""OpenAI's reasoning models: the o-series and GPT-5."""
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+
+
+def reasoning_support(model: ModelSpec, *, streamed: bool) -> ReasoningSupport:
+    """Reasoning by model name, unless ``options["reasoning"]`` says otherwise."""
+    thinks = model.options.get("reasoning", bool(_REASONING_MODELS.match(model.model_id)))
+    if thinks is not True:
+        return ReasoningSupport()
+    return ReasoningSupport(supported=True, streamed=streamed, effort=True)
 
 
 def chat_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -100,6 +125,7 @@ def chat_messages(
     provider: str,
     model_id: str,
     detail: str = "auto",
+    replay_thinking: bool = False,
 ) -> list[dict[str, Any]]:
     """Neutral messages as Chat Completions ``messages`` (pure; raises for any part it cannot map).
 
@@ -109,13 +135,14 @@ def chat_messages(
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
-    for message in messages:
+    continued = continued_turn(messages) if replay_thinking else None
+    for position, message in enumerate(messages):
         if message.role == "system":
             out.append({"role": "system", "content": _only_text(message, provider)})
         elif message.role == "user":
             out.append({"role": "user", "content": _user_content(message, caps, provider, model_id, detail)})
         elif message.role == "assistant":
-            out.append(_assistant(message, caps, provider, model_id))
+            out.append(_assistant(message, caps, provider, model_id, replay=position == continued))
         else:
             out.extend(_tool_results(message, caps, provider, model_id))
     return out
@@ -151,11 +178,36 @@ def _user_content(
     return blocks
 
 
-def _assistant(message: Message, caps: Capabilities, provider: str, model_id: str) -> dict[str, Any]:
+def continued_turn(messages: Sequence[Message]) -> int | None:
+    """The position of the assistant turn a tool-use continuation answers (only tool results follow)."""
+    position = len(messages) - 1
+    while position >= 0 and messages[position].role == "tool":
+        position -= 1
+    if position == len(messages) - 1 or position < 0 or messages[position].role != "assistant":
+        return None
+    return position
+
+
+def _thinking_block(part: ReasoningPart) -> dict[str, Any] | None:
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature is None:
+        return None
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+
+
+def _assistant(
+    message: Message, caps: Capabilities, provider: str, model_id: str, *, replay: bool
+) -> dict[str, Any]:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    thinking: list[dict[str, Any]] = []
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, ReasoningPart):
+            block = _thinking_block(part) if replay and part.provider == provider else None
+            if block is not None:
+                thinking.append(block)
+        elif isinstance(part, TextPart):
             texts.append(part.text)
         elif isinstance(part, ToolCallPart):
             if not caps.tools:
@@ -172,6 +224,8 @@ def _assistant(message: Message, caps: Capabilities, provider: str, model_id: st
     out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
     if calls:
         out["tool_calls"] = calls
+    if thinking:
+        out["thinking_blocks"] = thinking
     return out
 
 
@@ -202,6 +256,8 @@ class ChunkDecoder:
         self.reason: FinishReason | None = None
         self._text_id: str | None = None
         self._text_blocks = 0
+        self._reasoning_id: str | None = None
+        self._reasoning_blocks = 0
         self._calls: dict[int, str] = {}
         self._ended: set[int] = set()
         self._usage: Usage | None = None
@@ -225,9 +281,7 @@ class ChunkDecoder:
                 events.extend(self._close_all())
         usage = chunk.get("usage")
         if isinstance(usage, dict):  # the last report wins (some servers send running totals on every chunk)
-            self._usage = Usage(
-                input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")
-            )
+            self._usage = _usage(usage)
         return events
 
     def finish(self) -> list[ProviderEvent]:
@@ -236,10 +290,11 @@ class ChunkDecoder:
         return [*self._close_all(), *usage, Finish(reason=self.reason or "other")]
 
     def _delta(self, delta: Mapping[str, Any]) -> list[ProviderEvent]:
-        events: list[ProviderEvent] = []
+        events: list[ProviderEvent] = self._reasoning(delta)
         for key in ("content", "refusal"):  # a refusal is the model's answer too: show it, never drop it
             text = delta.get(key)
             if isinstance(text, str) and text:
+                events.extend(self._end_reasoning())
                 if self._text_id is None:
                     base = self.response_id or "text"
                     self._text_id = base if self._text_blocks == 0 else f"{base}-{self._text_blocks}"
@@ -250,6 +305,7 @@ class ChunkDecoder:
             index = call.get("index", position)
             function = call.get("function") or {}
             if index not in self._calls and index not in self._ended:
+                events.extend(self._end_reasoning())
                 events.extend(self._end_text())
                 call_id = call.get("id") or f"call_{index}"
                 self._calls[index] = call_id
@@ -259,6 +315,34 @@ class ChunkDecoder:
                 events.append(ToolCallArgs(id=self._calls[index], delta=arguments))
         return events
 
+    def _reasoning(self, delta: Mapping[str, Any]) -> list[ProviderEvent]:
+        """Reasoning text (``reasoning_content`` or ``reasoning``) and LiteLLM's ``thinking_blocks``."""
+        events: list[ProviderEvent] = []
+        text = next((delta[k] for k in _REASONING_KEYS if isinstance(delta.get(k), str) and delta[k]), None)
+        blocks = [b for b in delta.get("thinking_blocks") or () if isinstance(b, Mapping)]
+        if text is None and not blocks:
+            return events
+        if self._reasoning_id is None:
+            self._reasoning_id = f"reasoning-{self._reasoning_blocks}"
+            self._reasoning_blocks += 1
+            events.append(ReasoningStart(id=self._reasoning_id))
+        if text is not None:
+            events.append(ReasoningDelta(id=self._reasoning_id, delta=text))
+        for block in blocks:
+            if block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+                events.append(ReasoningOpaque(id=self._reasoning_id, kind="redacted", value=block["data"]))
+            elif isinstance(block.get("signature"), str) and block["signature"]:
+                events.append(
+                    ReasoningOpaque(id=self._reasoning_id, kind="signature", value=block["signature"])
+                )
+        return events
+
+    def _end_reasoning(self) -> list[ProviderEvent]:
+        if self._reasoning_id is None:
+            return []
+        reasoning_id, self._reasoning_id = self._reasoning_id, None
+        return [ReasoningEnd(id=reasoning_id)]
+
     def _end_text(self) -> list[ProviderEvent]:
         if self._text_id is None:
             return []
@@ -266,12 +350,24 @@ class ChunkDecoder:
         return [TextEnd(id=text_id)]
 
     def _close_all(self) -> list[ProviderEvent]:
-        events = self._end_text()
+        events = [*self._end_reasoning(), *self._end_text()]
         for index in sorted(self._calls):
             events.append(ToolCallEnd(id=self._calls[index]))
             self._ended.add(index)
         self._calls.clear()
         return events
+
+
+def _usage(usage: Mapping[str, Any]) -> Usage:
+    """Chat Completions counts; the reasoning and cached details where the server reports them."""
+    completion = usage.get("completion_tokens_details")
+    prompt = usage.get("prompt_tokens_details")
+    return Usage(
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        reasoning_tokens=completion.get("reasoning_tokens") if isinstance(completion, Mapping) else None,
+        cached_input_tokens=prompt.get("cached_tokens") if isinstance(prompt, Mapping) else None,
+    )
 
 
 def could_not_fetch(status: int, body: str) -> bool:
@@ -312,6 +408,7 @@ def chat_request(
     extra = dict(options.extra.get(provider) or {})
     detail = str(extra.pop("detail", None) or model.options.get("detail") or "auto")
     check_tools(options.tools, caps, provider=provider, model_id=model.model_id)
+    reasoning = options.reasoning if caps.reasoning.supported else None
     body: dict[str, Any] = {
         "model": model.model_id,
         "messages": chat_messages(
@@ -321,6 +418,7 @@ def chat_request(
             provider=provider,
             model_id=model.model_id,
             detail=detail,
+            replay_thinking=reasoning is not None,
         ),
         "stream": True,
         "stream_options": {"include_usage": True},
@@ -331,6 +429,8 @@ def chat_request(
         body[max_tokens_field] = options.max_output_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
+    if reasoning is not None:
+        body["reasoning_effort"] = reasoning.effort
     for key in sorted(extra):  # vendor knobs (seed, reasoning_effort…) never override the mapping
         body.setdefault(key, extra[key])
     return body
@@ -367,6 +467,8 @@ class OpenAIProvider:
             url_fetch="public_https",
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
+            # OpenAI streams no reasoning text here; a compatible server that does declares reasoning.
+            reasoning=reasoning_support(model, streamed="reasoning" in model.options),
         )
 
     def build_request(

@@ -53,6 +53,10 @@ API_KEY_ENV = OptionSpec(
     type="string", description="the environment variable holding this model's API key, instead of the default"
 )
 MAX_TOKENS = OptionSpec(type="integer", description="output token limit when the request sets none")
+REASONING = OptionSpec(
+    type="boolean",
+    description="whether this model reasons (overrides what the provider infers from its name)",
+)
 
 
 def declared_options(provider: object) -> Mapping[str, OptionSpec] | None:

@@ -17,12 +17,26 @@ from providers.events import ProviderEvent
 from providers.messages import Message, RequestOptions
 from providers.wire import WireStruct
 
-SPEC_VERSION = "1"
-"""Bumped on any incompatible change to this module, ``messages``, ``events`` or ``errors``."""
+SPEC_VERSION = "2"
+"""Bumped on any incompatible change to this module, ``messages``, ``events`` or ``errors``.
+
+2: reasoning events, ``ReasoningPart``, ``RequestOptions.reasoning``, ``Capabilities.reasoning``, and
+the reasoning/cached/image counts of ``Usage``."""
 
 UrlFetch = Literal["none", "public_https"]
 ByteMeasure = Literal["raw", "base64"]
 ModelType = Literal["text", "vision", "multimodal"]
+
+
+class ReasoningSupport(WireStruct):
+    """Whether a model reasons, and how: ``streamed`` text, ``encrypted`` (opaque blocks sent back),
+    ``effort`` (low/medium/high) and ``budget`` (a token budget) are what a request can control."""
+
+    supported: bool = False
+    streamed: bool = False
+    encrypted: bool = False
+    effort: bool = False
+    budget: bool = False
 
 
 class Capabilities(WireStruct):
@@ -40,6 +54,7 @@ class Capabilities(WireStruct):
     max_request_bytes: int = 0
     """The vendor's limit on one whole request body (JSON with every inline image base64-encoded,
     the text, tools), 0 when there is none: the core downscales images to fit it, or refuses."""
+    reasoning: ReasoningSupport = msgspec.field(default_factory=ReasoningSupport)
 
 
 class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):

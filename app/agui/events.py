@@ -29,6 +29,8 @@ class TokenUsage(WireStruct, omit_defaults=True, kw_only=True):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
 
 
 class Interrupt(WireStruct, omit_defaults=True, kw_only=True):
@@ -125,6 +127,37 @@ class ToolCallResult(Event, tag="TOOL_CALL_RESULT", kw_only=True):
     role: Literal["tool"] | None = None
 
 
+class ReasoningStart(Event, tag="REASONING_START", kw_only=True):
+    message_id: str
+
+
+class ReasoningEnd(Event, tag="REASONING_END", kw_only=True):
+    message_id: str
+
+
+class ReasoningMessageStart(Event, tag="REASONING_MESSAGE_START", kw_only=True):
+    message_id: str
+    role: Literal["reasoning"]  # required on the wire, so no default (omit_defaults would drop it)
+
+
+class ReasoningMessageContent(Event, tag="REASONING_MESSAGE_CONTENT", kw_only=True):
+    message_id: str
+    delta: str
+
+
+class ReasoningMessageEnd(Event, tag="REASONING_MESSAGE_END", kw_only=True):
+    message_id: str
+
+
+class ReasoningEncryptedValue(Event, tag="REASONING_ENCRYPTED_VALUE", kw_only=True):
+    """A vendor's opaque reasoning artefact: ``subtype`` says whether ``entity_id`` is a reasoning
+    message or a tool call."""
+
+    subtype: Literal["tool-call", "message"]
+    entity_id: str
+    encrypted_value: str
+
+
 class Custom(Event, tag="CUSTOM", kw_only=True):
     name: str
     value: Any  # required; null is allowed
@@ -141,6 +174,12 @@ AgUiEvent = (
     | ToolCallArgs
     | ToolCallEnd
     | ToolCallResult
+    | ReasoningStart
+    | ReasoningEnd
+    | ReasoningMessageStart
+    | ReasoningMessageContent
+    | ReasoningMessageEnd
+    | ReasoningEncryptedValue
     | Custom
 )
 

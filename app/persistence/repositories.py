@@ -252,6 +252,15 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         """The run the client named, or ``None``."""
         return await self.get_one_or_none(external_id=external_id)
 
+    async def usage_for_session(self, session_id: UUID) -> list[dict[str, Any]]:
+        """The recorded usage of every finished run of a session, oldest first (runs without any skipped)."""
+        stmt = (
+            select(Run.usage)
+            .where(Run.session_id == session_id, Run.usage.is_not(None))
+            .order_by(Run.started_at)
+        )
+        return [dict(usage) for usage in (await self.session.scalars(stmt)).all() if usage]
+
     async def active_for_session(self, session_id: UUID) -> Run | None:
         """The session's run that is still going, if any."""
         stmt = (

@@ -28,6 +28,7 @@ from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
 from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
+from app.runs.usage import SessionUsage, session_usage
 from app.schemas.chat import ChatHistory, ChatRequest, SessionList, SessionOut
 from app.settings import Settings
 from app.signing import sign_image_parts
@@ -203,6 +204,24 @@ class ChatController(Controller):
             session_id=session.thread_id,
             messages=[chat_message(row, signed, deleted=deleted) for row in rows],
         )
+
+    @get(
+        "/sessions/{sessionId:str}/usage",
+        operation_id="SessionUsage",
+        operation_class=documented(problems={404: ["agent_not_found", "thread_not_found"]}),
+    )
+    async def usage(
+        self,
+        slug: FromPath[str],
+        sessionId: FromPath[str],
+        principal: NamedDependency[Principal],
+        agent_repo: NamedDependency[AgentRepository],
+        session_repo: NamedDependency[SessionRepository],
+        run_repo: NamedDependency[RunRepository],
+    ) -> SessionUsage:
+        """What the session's runs used, summed per provider+model, with the cost where priced (owner)."""
+        session = await _session(agent_repo, session_repo, principal, slug, sessionId)
+        return session_usage(str(session.id), await run_repo.usage_for_session(session.id))
 
     @delete(
         "/sessions/{sessionId:str}",

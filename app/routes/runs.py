@@ -23,7 +23,7 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.history import history_message, stored_parts
+from app.runs.history import history_messages, stored_parts
 from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
@@ -214,7 +214,9 @@ class RunController(Controller):
         return HistoryPage(
             thread_id=session.thread_id,
             messages=[
-                history_message(row, signed, image_format=image_format, deleted=deleted) for row in rows
+                message
+                for row in rows
+                for message in history_messages(row, signed, image_format=image_format, deleted=deleted)
             ],
             next_cursor=str(rows[-1].position) if len(rows) == limit else None,
         )

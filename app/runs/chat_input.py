@@ -48,6 +48,8 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
         forwarded["modelId"] = body.model_id
     if body.enable_tools is not None:
         forwarded["enableTools"] = body.enable_tools
+    if body.enable_thinking is not None:
+        forwarded["enableThinking"] = body.enable_thinking
     run_input = RunAgentInput(
         thread_id=body.session_id or str(uuid.uuid4()),
         run_id=str(uuid.uuid4()),
@@ -69,6 +71,8 @@ def chat_field(exc: IrisError, parts_field: str = "parts") -> IrisError:
         exc.field = "sessionId"
     elif exc.field == "forwardedProps.modelId":
         exc.field = "modelId"
+    elif exc.field == "forwardedProps.enableThinking":
+        exc.field = "enableThinking"
     return exc
 
 

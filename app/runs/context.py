@@ -17,6 +17,7 @@ import msgspec
 from app.media.pipeline import ImageDelivery, ImageRef, image_budget
 from app.persistence.models import Message as MessageRow
 from app.runs.parts import deleted_note, image_parts
+from app.runs.reasoning import reasoning_from_stored
 from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from providers.messages import Part
 
@@ -85,14 +86,19 @@ async def model_messages(
         if row.role == "user":
             out.append(Message(role="user", parts=tuple(_user_parts(row, by_id, deleted))))
         elif row.role == "assistant":
-            parts: list[Part] = [TextPart(text=row.content)] if row.content else []
+            # Stored reasoning goes back to the vendor that made it (each provider keeps only its own).
+            parts: list[Part] = [
+                reasoning_from_stored(p) for p in row.parts or () if p.get("type") == "reasoning"
+            ]
+            if row.content:
+                parts.append(TextPart(text=row.content))
             calls = [
                 ToolCallPart(id=p["id"], name=p["name"], arguments=p["arguments"])
                 for p in row.parts or ()
                 if p.get("type") == "tool_call"
             ]
             unanswered.update((call.id, call.name) for call in calls)
-            if parts or calls:
+            if row.content or calls:  # reasoning alone (a turn cancelled while thinking) is not a turn
                 out.append(Message(role="assistant", parts=(*parts, *calls)))
         elif row.role == "tool":
             result = stored_tool_result(row)

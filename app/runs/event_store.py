@@ -6,7 +6,9 @@ validated here, and the messages they describe are written when the run ends —
 transaction that records the terminal event:
 
 - ``TEXT_MESSAGE_END`` + ``iris/workerAgentOutput`` → an ``assistant`` row, ``content = answer``,
-  ``metadata.worker_agent_output``, and the tool calls it made (from ``TOOL_CALL_*``) as parts;
+  ``metadata.worker_agent_output``, and as parts the reasoning streamed since the previous answer
+  (``REASONING_MESSAGE_*`` text, ``REASONING_ENCRYPTED_VALUE`` opaque blocks kept for replay) and the
+  tool calls it made (from ``TOOL_CALL_*``);
 - ``TOOL_CALL_RESULT`` + ``iris/toolAgentOutput`` → a ``tool`` row, ``content = resultSummary``,
   ``metadata.tool_agent_output``;
 - ``RUN_ERROR`` → no message rows at all; the run row says ``failed``.
@@ -28,6 +30,9 @@ from app.agui.events import (
     AgUiEvent,
     CancelledOutcome,
     InterruptOutcome,
+    ReasoningEncryptedValue,
+    ReasoningMessageContent,
+    ReasoningMessageStart,
     RunError,
     RunFinished,
     TextMessageEnd,
@@ -46,6 +51,8 @@ from app.persistence.repositories import (
 )
 from app.runs.live import RunChannel
 from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
+from app.runs.reasoning import REASONING_KIND_KEY
+from app.runs.usage import USAGE_KEY
 
 log = logging.getLogger("iris.runs")
 
@@ -159,6 +166,7 @@ class EventStore:
         self._flushed_at = time.monotonic()
         self._rows: list[_Row] = []
         self._calls: dict[str, _ToolCall] = {}
+        self._reasoning: dict[str, dict[str, Any]] = {}  # this answer's reasoning parts, by entity id
         self._writing: asyncio.Future[None] | None = None
         self._unrecorded: RunError | None = None
 
@@ -250,8 +258,16 @@ class EventStore:
             )
         elif isinstance(event, ToolCallArgs) and event.tool_call_id in self._calls:
             self._calls[event.tool_call_id].arguments.append(event.delta)
+        elif isinstance(event, ReasoningMessageStart):
+            self._reasoning[event.message_id] = {"type": "reasoning", "text": ""}
+        elif isinstance(event, ReasoningMessageContent) and event.message_id in self._reasoning:
+            self._reasoning[event.message_id]["text"] += event.delta
+        elif isinstance(event, ReasoningEncryptedValue):
+            self._opaque(event)
         elif isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
             worker = _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
+            reasoning = [{**part, "provider": worker.provider} for part in self._reasoning.values()]
+            self._reasoning = {}
             calls = [
                 {"type": "tool_call", "id": call_id, "name": call.name, "arguments": "".join(call.arguments)}
                 for call_id, call in self._calls.items()
@@ -263,7 +279,7 @@ class EventStore:
                     external_id=event.message_id,
                     content=worker.answer,
                     meta={"worker_agent_output": msgspec.to_builtins(worker)},
-                    parts=calls or None,
+                    parts=[*reasoning, *calls] or None,
                 )
             )
         elif isinstance(event, ToolCallResult) and event.metadata and TOOL_OUTPUT_KEY in event.metadata:
@@ -276,6 +292,15 @@ class EventStore:
                     meta={"tool_agent_output": msgspec.to_builtins(tool)},
                 )
             )
+
+    def _opaque(self, event: ReasoningEncryptedValue) -> None:
+        """An opaque block for replay: a signature of a reasoning message, a Gemini thought signature on
+        a tool call, or a redacted block (whose reasoning message then has no text to show)."""
+        kind = (event.metadata or {}).get(REASONING_KIND_KEY, "signature")
+        part = self._reasoning.setdefault(event.entity_id, {"type": "reasoning", "text": ""})
+        if event.subtype == "tool-call":
+            part["toolCallId"] = event.entity_id
+        part["redacted" if kind == "redacted" else "signature"] = event.encrypted_value
 
     async def _finish(self, event: RunFinished | RunError) -> None:
         if self._writing is not None and not self._writing.done():
@@ -293,7 +318,7 @@ class EventStore:
                     self._run_pk,
                     status=_status(event),
                     error_code=None,
-                    usage={"entries": msgspec.to_builtins(event.usage)} if event.usage else None,
+                    usage=_usage(event),
                     pending_interrupts=msgspec.to_builtins(event.outcome.interrupts)
                     if isinstance(event.outcome, InterruptOutcome)
                     else None,
@@ -318,6 +343,17 @@ class EventStore:
                 ],
             )
             await SessionRepository(session=db).touch_id(self._session_pk)
+
+
+def _usage(event: RunFinished) -> dict[str, Any] | None:
+    """What the run row keeps: AG-UI's entries and, when counted, the billable usage (summed per session)."""
+    if not event.usage:
+        return None
+    out: dict[str, Any] = {"entries": msgspec.to_builtins(event.usage)}
+    billable = (event.metadata or {}).get(USAGE_KEY)
+    if billable is not None:
+        out["billable"] = billable
+    return out
 
 
 def _status(event: RunFinished) -> str:

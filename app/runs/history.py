@@ -7,7 +7,7 @@ from typing import Any, Literal, TypeVar
 
 from app.persistence.models import Message
 from app.runs.parts import deleted_note
-from app.schemas.chat import ChatMessageOut
+from app.schemas.chat import ChatMessageOut, ReasoningPartOut
 from app.schemas.chat import ImagePartOut as ChatImageOut
 from app.schemas.history import (
     BinaryPartOut,
@@ -24,6 +24,33 @@ from app.storage.base import SignedUrl
 
 HistoryFormat = Literal["binary", "ag-ui"]
 P = TypeVar("P")
+
+
+def history_messages(
+    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
+) -> list[HistoryMessage]:
+    """One stored row as the history endpoint shows it; with ``?format=ag-ui`` an assistant row's
+    reasoning comes first as AG-UI ``ReasoningMessage`` entries."""
+    message = history_message(row, signed, image_format=image_format, deleted=deleted)
+    if image_format != "ag-ui" or row.role != "assistant":
+        return [message]
+    reasoning = [
+        HistoryMessage(
+            id=f"{message.id}:reasoning:{index}",
+            role="reasoning",
+            content=str(part.get("text", "")) if part.get("redacted") is None else "",
+            created_at=row.created_at,
+            encrypted_value=part.get("redacted") or part.get("signature"),
+            superseded_at=row.superseded_at,
+        )
+        for index, part in enumerate(_reasoning_parts(row))
+        if part.get("toolCallId") is None
+    ]
+    return [*reasoning, message]
+
+
+def _reasoning_parts(row: Message) -> list[dict[str, Any]]:
+    return [p for p in row.parts or () if p.get("type") == "reasoning"]
 
 
 def history_message(
@@ -48,11 +75,15 @@ def history_message(
         )
     if row.role == "assistant":
         worker = row.meta.get("worker_agent_output")
+        signatures = {
+            p["toolCallId"]: p.get("signature") for p in _reasoning_parts(row) if p.get("toolCallId")
+        }
         calls = [
             ToolCallOut(
                 id=p["id"],
                 type="function",
                 function=FunctionCallOut(name=p["name"], arguments=p["arguments"]),
+                encrypted_value=signatures.get(p["id"]),
             )
             for p in row.parts or ()
             if p.get("type") == "tool_call"
@@ -128,13 +159,21 @@ def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat)
 
 def chat_message(row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[str]) -> ChatMessageOut:
     """One stored row as seed 002's chat history shows it: ``{id, role, content, parts, createdAt}``."""
-    parts = (
-        _parts_out(row.parts, signed, deleted, _chat_image)
+    parts: list[TextPartOut | ChatImageOut | ReasoningPartOut] = (
+        _parts_out(row.parts, signed, deleted, _chat_image)  # type: ignore[assignment]
         if row.role == "user" and row.parts is not None
         else []
     )
-    if not parts and row.content:  # assistant and tool answers, and legacy rows stored without parts
-        parts.append(TextPartOut(text=row.content))
+    if row.role == "assistant":  # what the model thought comes before its answer
+        parts.extend(
+            ReasoningPartOut(text="", redacted=True)
+            if p.get("redacted") is not None
+            else ReasoningPartOut(text=str(p.get("text", "")))
+            for p in _reasoning_parts(row)
+            if p.get("redacted") is not None or p.get("text")
+        )
+    if row.content and not any(isinstance(p, TextPartOut | ChatImageOut) for p in parts):
+        parts.append(TextPartOut(text=row.content))  # answers, and legacy rows stored without parts
     return ChatMessageOut(
         id=row.external_id or str(row.id),
         role=row.role,  # type: ignore[arg-type]  # the column only holds these roles

@@ -41,7 +41,9 @@ from app.persistence.repositories import (
 from app.runs.context import pending_calls, reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision, match_resume
 from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
+from app.runs.reasoning import NO_REASONING, ReasoningControl, reasoning_control
 from app.runs.tools import SERVER_TOOLS, ServerTool
+from app.runs.usage import image_part_estimate
 from app.settings import Settings
 from app.threads import check_thread_id
 from app.url_policy import UrlPolicy
@@ -98,6 +100,7 @@ class RunPlan:
     user_message_id: str | None = None
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
+    reasoning: ReasoningControl = NO_REASONING
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,7 @@ async def prepare_run(
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
     model = await _model(repos.models, registry, agent, session, forwarded, principal, settings)
+    reasoning = reasoning_control(forwarded, model.row.options, model.capabilities, model.row.ref)
     tools_on = forwarded.get("enableTools") is not False
     server_tools = _server_tools(agent, model.capabilities) if tools_on else ()
     frontend_tools = _frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
@@ -207,8 +211,10 @@ async def prepare_run(
         raise Conflict(
             "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
         ) from exc
+    spec = model_spec(model.row)
     for row in new_rows:
         row.run_id = run.id
+        _estimate_images(row, model.provider.id, spec, model.capabilities)
     await repos.messages.append_many(session.id, new_rows)
     history += new_rows
     deleted = await deleted_uploads(repos.uploads, history)
@@ -233,7 +239,7 @@ async def prepare_run(
         thread_id=thread_id,
         owner_id=principal.user_id,
         provider=model.provider,
-        model=model_spec(model.row),
+        model=spec,
         model_ref=model.row.ref,
         capabilities=model.capabilities,
         history=history,
@@ -244,7 +250,16 @@ async def prepare_run(
         resume=tuple(decisions),
         ignored_resume_ids=tuple(ignored),
         user_message_id=(answered[-1].external_id or str(answered[-1].id)) if answered else None,
+        reasoning=reasoning,
     )
+
+
+def _estimate_images(row: Message, provider: str, model: ModelSpec, caps: Capabilities) -> None:
+    """Each new image part records what it will cost this model (the vendor's published formula)."""
+    for part in image_parts(row.parts):
+        estimate = image_part_estimate(part, provider, model, caps)
+        if estimate is not None:
+            part["tokenEstimate"] = estimate
 
 
 async def _new_messages(

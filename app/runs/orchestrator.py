@@ -17,7 +17,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 import uuid_utils
@@ -61,12 +60,18 @@ from app.runs.outputs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
+from app.runs.reasoning import REASONING_NOTE_KEY, ProviderReasoningEvent, ReasoningStream
 from app.runs.tools import ServerTool, ToolContext, ToolFailed
+from app.runs.usage import USAGE_KEY, Counts, billable, request_image_tokens, token_usage
 from app.storage.base import Storage, StorageError
 from providers import (
     Finish,
     Message,
     ProviderError,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     RequestOptions,
     TextDelta,
     TextPart,
@@ -110,14 +115,15 @@ class _Cancelled(Exception):
 
 @dataclass(slots=True)
 class _Turn:
-    """What one model turn produced."""
+    """What one model turn produced. Its text message opens lazily, once its reasoning is closed."""
 
     message_id: str
+    reasoning: ReasoningStream
     text: list[str] = field(default_factory=list)
     calls: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     finish_reason: str = "stop"
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    counts: Counts = field(default_factory=Counts)
+    text_open: bool = False
 
     @property
     def answer(self) -> str:
@@ -127,18 +133,6 @@ class _Turn:
         return "".join(self.calls[call_id][1])
 
 
-@dataclass(slots=True)
-class _Usage:
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-    def add(self, turn: _Turn) -> None:
-        if turn.input_tokens is not None:
-            self.input_tokens = (self.input_tokens or 0) + turn.input_tokens
-        if turn.output_tokens is not None:
-            self.output_tokens = (self.output_tokens or 0) + turn.output_tokens
-
-
 class Orchestrator:
     """Runs one :class:`RunPlan`; see the module docstring."""
 
@@ -146,7 +140,7 @@ class Orchestrator:
         self.plan = plan
         self.services = services
         self.store = store
-        self._usage = _Usage()
+        self._usage = Counts()
         self._cancel_requested = False
         self._turn_task: asyncio.Task[_Turn] | None = None
         self._open_turn: _Turn | None = None
@@ -161,11 +155,13 @@ class Orchestrator:
     async def run(self) -> None:
         plan = self.plan
         try:
-            started: dict[str, Any] = {}
+            started: dict[str, object] = {}
             if plan.ignored_resume_ids:
                 started[IGNORED_RESUME_KEY] = list(plan.ignored_resume_ids)
             if plan.user_message_id is not None:
                 started[USER_MESSAGE_KEY] = plan.user_message_id
+            if plan.reasoning.ignored is not None:
+                started[REASONING_NOTE_KEY] = plan.reasoning.ignored
             await self.store.emit(
                 RunStarted(
                     thread_id=plan.thread_id,
@@ -202,6 +198,7 @@ class Orchestrator:
                 outcome=outcome,
                 usage=self._token_usage(),
                 timestamp=now_ms(),
+                metadata=self._usage_metadata(),
             )
         )
 
@@ -258,20 +255,21 @@ class Orchestrator:
             extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
         # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
         # calls made in the last allowed turn are answered "budget spent" and the run ends.
-        options = RequestOptions(system=plan.system, tools=offered_all)
+        options = RequestOptions(system=plan.system, tools=offered_all, reasoning=plan.reasoning.request)
         turns = max(1, self.services.max_tool_iterations)
         for iteration in range(turns):
             if self._cancel_requested:
                 raise _Cancelled
             spent = iteration == turns - 1
             turn = await self._guarded_turn(build, options, by_url)
-            self._usage.add(turn)
+            self._usage.add(turn.counts)
             if not turn.calls:
                 return SuccessOutcome()
             extra.append(
                 Message(
                     role="assistant",
                     parts=(
+                        *turn.reasoning.parts,  # sent back unchanged on the tool-use continuation
                         *((TextPart(text=turn.answer),) if turn.answer else ()),
                         *(
                             ToolCallPart(id=call_id, name=name, arguments=turn.arguments(call_id))
@@ -316,12 +314,22 @@ class Orchestrator:
 
     async def _model_turn(self, build: _Builder, options: RequestOptions, by_url: bool) -> _Turn:
         plan = self.plan
-        turn = _Turn(message_id=str(uuid_utils.uuid7()))
-        await self.store.emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
+        turn = _Turn(message_id=str(uuid_utils.uuid7()), reasoning=ReasoningStream(provider=plan.provider.id))
         self._open_turn = turn
-        stream = stream_with_inline_fallback(plan.provider, plan.model, options, build, by_url=by_url)
+
+        async def measured(url: bool) -> Sequence[Message]:
+            messages = await build(url)
+            turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
+            return messages
+
+        stream = stream_with_inline_fallback(plan.provider, plan.model, options, measured, by_url=by_url)
         async with contextlib.aclosing(stream):
             async for event in stream:
+                if isinstance(event, ReasoningStart | ReasoningDelta | ReasoningEnd | ReasoningOpaque):
+                    await self._reasoning(turn, event)
+                    continue
+                if isinstance(event, TextDelta | ProviderToolCallStart):
+                    await self._open_text(turn)
                 if isinstance(event, TextDelta):
                     if event.delta:
                         turn.text.append(event.delta)
@@ -345,8 +353,7 @@ class Orchestrator:
                     self._open_calls.discard(event.id)
                     await self.store.emit(ToolCallEnd(tool_call_id=event.id))
                 elif isinstance(event, Usage):
-                    turn.input_tokens = event.input_tokens
-                    turn.output_tokens = event.output_tokens
+                    turn.counts.report(event)
                 elif isinstance(event, Finish):
                     turn.finish_reason = event.reason
                 elif isinstance(event, ProviderWarning):
@@ -357,14 +364,31 @@ class Orchestrator:
         await self._end_message(turn)
         return turn
 
+    async def _reasoning(self, turn: _Turn, event: ProviderReasoningEvent) -> None:
+        for out in turn.reasoning.translate(event):
+            await self.store.emit(out)
+
+    async def _open_text(self, turn: _Turn) -> None:
+        """The answer's message opens once, after the turn's reasoning so far is closed."""
+        if turn.text_open:
+            return
+        for out in turn.reasoning.close():
+            await self.store.emit(out)
+        turn.text_open = True
+        await self.store.emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
+
     async def _end_message(self, turn: _Turn) -> None:
+        await self._open_text(turn)
+        plan = self.plan
         worker = WorkerAgentOutput(
             answer=turn.answer,
-            model=self.plan.model.model_id,
-            provider=self.plan.provider.id,
+            model=plan.model.model_id,
+            provider=plan.provider.id,
             finish_reason=turn.finish_reason,
             tool_call_ids=list(turn.calls),
-            usage=_token_usage(self.plan, turn.input_tokens, turn.output_tokens),
+            usage=billable(turn.counts, provider=plan.provider.id, model=plan.model),
+            reasoning_summary=turn.reasoning.summary,
+            reasoning_tokens=turn.counts.reasoning_tokens,
         )
         self._open_turn = None
         await self.store.emit(
@@ -464,21 +488,12 @@ class Orchestrator:
         return dt.datetime.now(dt.UTC) + dt.timedelta(seconds=self.services.interrupt_ttl_seconds)
 
     def _token_usage(self) -> list[TokenUsage] | None:
-        usage = _token_usage(self.plan, self._usage.input_tokens, self._usage.output_tokens)
+        usage = token_usage(self._usage, provider=self.plan.provider.id, model=self.plan.model.model_id)
         return [usage] if usage is not None else None
 
-
-def _token_usage(plan: RunPlan, input_tokens: int | None, output_tokens: int | None) -> TokenUsage | None:
-    if input_tokens is None and output_tokens is None:
-        return None
-    total = input_tokens + output_tokens if input_tokens is not None and output_tokens is not None else None
-    return TokenUsage(
-        provider=plan.provider.id,
-        model=plan.model.model_id,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=total,
-    )
+    def _usage_metadata(self) -> dict[str, object] | None:
+        usage = billable(self._usage, provider=self.plan.provider.id, model=self.plan.model)
+        return {USAGE_KEY: msgspec.to_builtins(usage)} if usage is not None else None
 
 
 def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from app.agui.events import TokenUsage
+from app.runs.usage import BillableUsage
 from providers.wire import WireStruct
 
 WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
@@ -20,14 +20,18 @@ USER_MESSAGE_KEY = "iris/userMessageId"
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
-    """The worker's answer for one assistant message (``TEXT_MESSAGE_END``)."""
+    """The worker's answer for one assistant message (``TEXT_MESSAGE_END``): ``reasoningSummary`` is
+    the start of what the model thought (redacted blocks never appear), ``reasoningTokens`` what it
+    cost, as the vendor reported it."""
 
     answer: str
     model: str
     provider: str
     finish_reason: str
     tool_call_ids: list[str]
-    usage: TokenUsage | None = None
+    usage: BillableUsage | None = None
+    reasoning_summary: str | None = None
+    reasoning_tokens: int | None = None
 
 
 class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):

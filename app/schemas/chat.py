@@ -13,7 +13,7 @@ from providers.wire import RequestStruct, WireStruct
 
 class ChatRequest(RequestStruct, kw_only=True):
     """``POST /api/agents/{slug}/chat``. ``content`` (a string) is what old clients send instead of
-    ``parts``; ``enableThinking`` is accepted and has no effect (no provider here streams reasoning).
+    ``parts``; ``enableThinking`` asks for the model's reasoning (a model that cannot reason ignores it).
     ``resume`` answers the session's open approval interrupts, as on ``/agent/runs/resume`` (one entry
     per interrupt: ``resolved`` runs the tool, ``cancelled`` skips it); it needs no new message."""
 
@@ -49,11 +49,18 @@ class ImagePartOut(WireStruct, tag="image", tag_field="type"):
     expires_at: dt.datetime
 
 
+class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defaults=True):
+    """What the model thought before an answer; ``redacted`` when the vendor hid it (no text then)."""
+
+    text: str
+    redacted: bool = False
+
+
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     id: str
     role: Literal["user", "assistant", "tool", "system"]
     content: str
-    parts: list[TextPartOut | ImagePartOut]
+    parts: list[TextPartOut | ImagePartOut | ReasoningPartOut]
     created_at: dt.datetime
     superseded_at: dt.datetime | None = None
 

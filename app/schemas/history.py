@@ -52,17 +52,21 @@ class FunctionCallOut(WireStruct):
     arguments: str
 
 
-class ToolCallOut(WireStruct):
-    """AG-UI ``ToolCall``: what an assistant message asked a tool to do."""
+class ToolCallOut(WireStruct, omit_defaults=True):
+    """AG-UI ``ToolCall``: what an assistant message asked a tool to do (``encryptedValue``: the
+    vendor's opaque reasoning artefact on it, a Gemini thought signature)."""
 
     id: str
     type: Literal["function"]
     function: FunctionCallOut
+    encrypted_value: str | None = None
 
 
 class HistoryMessage(WireStruct, omit_defaults=True, kw_only=True):
     """One message. Optional fields are absent when they do not apply (never ``null``); ``createdAt``
-    is absent only with ``?format=ag-ui``, which keeps it in ``metadata["iris/createdAt"]``."""
+    is absent only with ``?format=ag-ui``, which keeps it in ``metadata["iris/createdAt"]``. With
+    ``?format=ag-ui`` an assistant message's reasoning comes first as ``reasoning`` messages (AG-UI
+    ``ReasoningMessage``: the text, and the vendor's opaque block as ``encryptedValue``)."""
 
     id: str
     role: str
@@ -71,6 +75,7 @@ class HistoryMessage(WireStruct, omit_defaults=True, kw_only=True):
     tool_call_id: str | None = None
     tool_calls: list[ToolCallOut] | None = None
     metadata: dict[str, Any] | None = None
+    encrypted_value: str | None = None
     superseded_at: dt.datetime | None = None
 
 

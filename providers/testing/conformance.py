@@ -30,7 +30,17 @@ import pytest
 
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import Finish, ProviderEvent, TextDelta, TextEnd, TextStart, ToolCallEnd, ToolCallStart
-from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolSpec
+from providers.messages import (
+    ImagePart,
+    Message,
+    ReasoningPart,
+    ReasoningRequest,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
 from providers.testing.images import image_bytes
 
@@ -39,6 +49,7 @@ FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
 TOOL = ToolSpec(
     name="current_time", description="The time now.", parameters={"type": "object", "properties": {}}
 )
+THINK = ReasoningRequest(effort="high", budget_tokens=2048)
 SIGNED_URL = "https://storage.example.com/storage/v1/object/sign/iris/derived/ab/x.png?token=t"
 
 
@@ -133,6 +144,45 @@ def check_declared_tools(provider: Provider, vision_model: ModelSpec) -> None:
     assert TOOL.name in _dump(provider.build_request(ask(), model, RequestOptions(tools=(TOOL,))))
 
 
+def _tool_loop(reasoning: ReasoningPart) -> list[Message]:
+    """A tool-use continuation: the assistant's thinking and call, then the call's result."""
+    return [
+        Message(role="user", parts=(TextPart(text="What time is it?"),)),
+        Message(
+            role="assistant",
+            parts=(reasoning, ToolCallPart(id="call_1", name="current_time", arguments="{}")),
+        ),
+        Message(
+            role="tool", parts=(ToolResultPart(tool_call_id="call_1", name="current_time", content="noon"),)
+        ),
+    ]
+
+
+def check_reasoning_requested_only_when_asked(provider: Provider, reasoning_model: ModelSpec) -> None:
+    """A model that declares reasoning asks the vendor for it when asked, and only then."""
+    off = provider.build_request(ask(), reasoning_model, RequestOptions())
+    on = provider.build_request(ask(), reasoning_model, RequestOptions(reasoning=THINK))
+    assert on != off, f"{provider.id} asked for nothing more when asked to reason"
+
+
+def check_foreign_reasoning_never_sent(provider: Provider, reasoning_model: ModelSpec) -> None:
+    """Another vendor's thoughts and signatures are only valid there: they never leave in a request."""
+    foreign = ReasoningPart(provider="elsewhere", text="FOREIGN-THOUGHT", signature="FOREIGN-SIG")
+    options = RequestOptions(reasoning=THINK, tools=(TOOL,))
+    dumped = _dump(provider.build_request(_tool_loop(foreign), reasoning_model, options))
+    assert "FOREIGN-THOUGHT" not in dumped
+    assert "FOREIGN-SIG" not in dumped
+
+
+def check_own_reasoning_goes_back(
+    provider: Provider, reasoning_model: ModelSpec, signed: ReasoningPart
+) -> None:
+    """A provider that declares opaque reasoning sends its own signed block back on a tool continuation."""
+    options = RequestOptions(reasoning=THINK, tools=(TOOL,))
+    assert signed.signature is not None
+    assert signed.signature in _dump(provider.build_request(_tool_loop(signed), reasoning_model, options))
+
+
 def check_stream(events: Sequence[ProviderEvent]) -> None:
     """A well-formed stream: text blocks open before their deltas and close, tool calls close, and one
     ``Finish`` comes last."""
@@ -193,14 +243,17 @@ class ProviderConformance:
     ``text_model`` defaults to the vision model with ``type="text"``; ``environ`` is what the factory's
     :class:`ProviderContext` holds (keys, base URLs). ``stream_model``, when set, is streamed once with
     a text question (point its options at a loopback fake, or leave it ``None`` when streaming needs
-    the vendor). Override the ``provider`` / ``vision_model`` / ``text_model`` fixtures for anything
-    more (Iris parametrises them over its built-ins).
+    the vendor). ``reasoning_model`` (default: the vision model) is checked for reasoning when the
+    provider declares it for that model. Override the ``provider`` / ``vision_model`` /
+    ``text_model`` / ``signed_reasoning`` fixtures for anything more (Iris parametrises them over its
+    built-ins).
     """
 
     factory: ClassVar[staticmethod[[ProviderContext], Provider]]
     vision_model: ClassVar[ModelSpec]
     text_model: ClassVar[ModelSpec | None] = None
     stream_model: ClassVar[ModelSpec | None] = None
+    reasoning_model: ClassVar[ModelSpec | None] = None
     environ: ClassVar[Mapping[str, str]] = {}
 
     @pytest.fixture(name="provider")
@@ -226,6 +279,23 @@ class ProviderConformance:
     def _text_model(self, vision_model: ModelSpec) -> ModelSpec:
         return type(self).text_model or msgspec.structs.replace(vision_model, type="text")
 
+    @pytest.fixture(name="reasoning_model")
+    def _reasoning_model(self, provider: Provider, vision_model: ModelSpec) -> ModelSpec:
+        model = type(self).reasoning_model or vision_model
+        if not provider.capabilities(model).reasoning.supported:
+            pytest.skip(f"{provider.id} declares no reasoning for {model.model_id}")
+        return model
+
+    @pytest.fixture(name="signed_reasoning")
+    def _signed_reasoning(self, provider: Provider) -> ReasoningPart:
+        """A thought of this provider's own with a signature it accepts back (override for a real one)."""
+        return ReasoningPart(
+            provider=provider.id,
+            text="I should call the clock.",
+            signature="OWN-SIGNATURE==",
+            tool_call_id="call_1",
+        )
+
     def test_identity(self, provider: Provider) -> None:
         check_identity(provider)
 
@@ -248,6 +318,23 @@ class ProviderConformance:
 
     def test_declared_tools_reach_the_request(self, provider: Provider, vision_model: ModelSpec) -> None:
         check_declared_tools(provider, vision_model)
+
+    def test_declared_reasoning_is_requested_only_when_asked(
+        self, provider: Provider, reasoning_model: ModelSpec
+    ) -> None:
+        check_reasoning_requested_only_when_asked(provider, reasoning_model)
+
+    def test_another_vendors_reasoning_is_never_sent(
+        self, provider: Provider, reasoning_model: ModelSpec
+    ) -> None:
+        check_foreign_reasoning_never_sent(provider, reasoning_model)
+
+    def test_its_own_signed_reasoning_goes_back_on_a_tool_continuation(
+        self, provider: Provider, reasoning_model: ModelSpec, signed_reasoning: ReasoningPart
+    ) -> None:
+        if not provider.capabilities(reasoning_model).reasoning.encrypted:
+            pytest.skip(f"{provider.id} declares no opaque reasoning for {reasoning_model.model_id}")
+        check_own_reasoning_goes_back(provider, reasoning_model, signed_reasoning)
 
     def test_a_stream_is_well_formed(self, provider: Provider, stream_model: ModelSpec) -> None:
         question = [Message(role="user", parts=(TextPart(text="hello"),))]

@@ -32,7 +32,7 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext
+from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext, ReasoningSupport
 from tests.providers.helpers import KEY, WEATHER, events_and_error, user
 from tests.support import fake_anthropic as fa
 from tests.support.fake_anthropic import FakeAnthropic
@@ -100,7 +100,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: AnthropicProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("anthropic", "1")
+    assert (pure.id, pure.spec_version) == ("anthropic", "2")
 
 
 def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
@@ -115,8 +115,11 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         url_fetch="public_https",
         tools=True,
         max_request_bytes=32_000_000,
+        reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
     )
     assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
+    no_thinking = ModelSpec(provider="anthropic", model_id="claude-3-5-haiku", type="vision")
+    assert pure.capabilities(no_thinking).reasoning.supported is False
     gateway = ModelSpec(provider="anthropic", model_id="c", type="vision", options={"urlFetch": "none"})
     assert pure.capabilities(gateway).url_fetch == "none"
 
@@ -332,7 +335,7 @@ async def test_a_text_answer_streams_in_order(
         TextDelta(id="text-0", delta=" shows a"),
         TextDelta(id="text-0", delta=" red square."),
         TextEnd(id="text-0"),
-        Usage(input_tokens=1534, output_tokens=9),
+        Usage(input_tokens=1534, output_tokens=9, cached_input_tokens=0),
         Finish(reason="stop"),
     ]
     [request] = fake.requests
@@ -376,7 +379,7 @@ async def test_tool_calls_stream_with_ids_names_and_arguments(
         ToolCallStart(id="toolu_01B", name="now"),
         ToolCallArgs(id="toolu_01B", delta="{}"),
         ToolCallEnd(id="toolu_01B"),
-        Usage(input_tokens=412, output_tokens=88),
+        Usage(input_tokens=412, output_tokens=88, cached_input_tokens=0),
         Finish(reason="tool_calls"),
     ]
     args = "".join(e.delta for e in events if isinstance(e, ToolCallArgs) and e.id == call)
@@ -412,7 +415,10 @@ async def test_usage_counts_cached_prompt_tokens(
     start["message"]["usage"] |= {"cache_creation_input_tokens": 200, "cache_read_input_tokens": 1000}
     fake.reply([(name, start), *fa.text_block(0, ["ok"]), *fa.message_end("end_turn", 2)])
     events, _ = await run(live(http, base_url))
-    assert events[-2:] == [Usage(input_tokens=1203, output_tokens=2), Finish(reason="stop")]
+    assert events[-2:] == [
+        Usage(input_tokens=1203, output_tokens=2, cached_input_tokens=1000),
+        Finish(reason="stop"),
+    ]
 
 
 async def test_base_url_from_the_model_row_wins_over_the_environment(

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 
-from providers import ModelSpec, Provider, ProviderContext
+from providers import ModelSpec, Provider, ProviderContext, ReasoningPart, RequestOptions
+from providers.local import sign
 from providers.registry import ProviderRegistry
 from providers.testing import ProviderConformance, check_provider
+from providers.testing.conformance import THINK, ask
 
 BUILT_INS = ("local", "openai", "anthropic", "gemini", "ollama", "litellm")
 # A representative vision model id per vendor (capabilities may depend on it).
@@ -23,6 +26,22 @@ MODEL_IDS = {
     "ollama": "llava",
     "litellm": "gpt-4o",
 }
+# A model per vendor that reasons (by name, or declared in its options).
+REASONING_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
+    "local": ("vision", {}),
+    "openai": ("o3", {}),
+    "anthropic": ("claude-sonnet-4-5", {}),
+    "gemini": ("gemini-2.5-flash", {}),
+    "ollama": ("qwen3", {"reasoning": True}),
+    "litellm": ("anthropic/claude-sonnet-4-5", {"reasoning": True}),
+}
+
+
+def reasoning_model(provider_id: str, **options: Any) -> ModelSpec:
+    model_id, declared = REASONING_MODELS[provider_id]
+    return ModelSpec(
+        provider=provider_id, model_id=model_id, type="text", supports_tools=True, options=declared | options
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +74,27 @@ class TestBuiltIns(ProviderConformance):
         if provider.id != "local":
             pytest.skip(f"{provider.id} streams against its loopback fake in its own test module")
         return vision_model
+
+    @pytest.fixture(name="reasoning_model")
+    def _reasoning_model(self, provider: Provider) -> ModelSpec:
+        model = reasoning_model(provider.id)
+        assert provider.capabilities(model).reasoning.supported, f"{provider.id} should reason with {model}"
+        return model
+
+    @pytest.fixture(name="signed_reasoning")
+    def _signed_reasoning(self, provider: Provider) -> ReasoningPart:
+        thought = "I should call the clock."
+        signature = sign(thought) if provider.id == "local" else "OWN-SIGNATURE=="  # local checks its own
+        return ReasoningPart(provider=provider.id, text=thought, signature=signature, tool_call_id="call_1")
+
+
+@pytest.mark.parametrize("provider_id", BUILT_INS)
+def test_a_model_that_cannot_reason_is_asked_for_none(registry: ProviderRegistry, provider_id: str) -> None:
+    provider = registry.get(provider_id)
+    model = reasoning_model(provider_id, reasoning=False)
+    assert not provider.capabilities(model).reasoning.supported
+    off = provider.build_request(ask(), model, RequestOptions())
+    assert provider.build_request(ask(), model, RequestOptions(reasoning=THINK)) == off
 
 
 def test_the_suite_fails_a_provider_that_drops_what_it_cannot_take(registry: ProviderRegistry) -> None:

@@ -14,6 +14,9 @@ from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
     ProviderEvent,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -33,7 +36,7 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext
+from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext, ReasoningSupport
 from tests.providers.helpers import KEY, events_and_error, user
 from tests.support import fake_gemini as fg
 from tests.support.fake_gemini import FakeGemini
@@ -137,7 +140,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: GeminiProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("gemini", "1")
+    assert (pure.id, pure.spec_version) == ("gemini", "2")
 
 
 def test_capabilities(pure: GeminiProvider) -> None:
@@ -152,7 +155,9 @@ def test_capabilities(pure: GeminiProvider) -> None:
         url_fetch="public_https",
         tools=True,
         max_request_bytes=20_000_000,
+        reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
     )
+    assert pure.capabilities(OLD_FLASH).reasoning.supported is False
     assert pure.capabilities(OLD_FLASH).url_fetch == "none"
     assert pure.capabilities(OLD_FLASH).tools is False
     assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
@@ -464,7 +469,7 @@ async def test_a_blocked_prompt_finishes_as_content_filter(
     assert events == [Usage(input_tokens=7, output_tokens=None), Finish(reason="content_filter")]
 
 
-async def test_thoughts_are_not_text_but_count_as_output(
+async def test_thoughts_are_reasoning_not_text_and_count_as_output(
     fake: FakeGemini, base_url: str, http: httpx.AsyncClient
 ) -> None:
     fake.reply(
@@ -477,10 +482,13 @@ async def test_thoughts_are_not_text_but_count_as_output(
     )
     events, _ = await run(live(http, base_url))
     assert events == [
+        ReasoningStart(id="thought-0"),
+        ReasoningDelta(id="thought-0", delta="Let me think about squares."),
+        ReasoningEnd(id="thought-0"),
         TextStart(id="text-0"),
         TextDelta(id="text-0", delta="A square."),
         TextEnd(id="text-0"),
-        Usage(input_tokens=10, output_tokens=43),
+        Usage(input_tokens=10, output_tokens=43, reasoning_tokens=40),
         Finish(reason="stop"),
     ]
 

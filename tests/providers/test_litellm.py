@@ -165,7 +165,7 @@ async def test_text_stream_with_a_native_image_block(
         TextDelta(id="chatcmpl-fake1", delta="A red "),
         TextDelta(id="chatcmpl-fake1", delta="square."),
         TextEnd(id="chatcmpl-fake1"),
-        Usage(input_tokens=90, output_tokens=4),
+        Usage(input_tokens=90, output_tokens=4, reasoning_tokens=0, cached_input_tokens=0),
         Finish(reason="stop"),
     ]
     [request] = server.requests
@@ -208,7 +208,7 @@ async def test_tool_call_stream(fake: tuple[FakeOpenAI, str], http: httpx.AsyncC
         ToolCallArgs(id="call_W1", delta='{"city":'),
         ToolCallArgs(id="call_W1", delta=' "Oslo"}'),
         ToolCallEnd(id="call_W1"),
-        Usage(input_tokens=40, output_tokens=18),
+        Usage(input_tokens=40, output_tokens=18, reasoning_tokens=0, cached_input_tokens=0),
         Finish(reason="tool_calls"),
     ]
     assert json.loads("".join(e.delta for e in events if isinstance(e, ToolCallArgs))) == {"city": "Oslo"}

@@ -331,7 +331,7 @@ async def test_text_stream_events_request_and_auth(
         TextDelta(id="chatcmpl-fake1", delta="a red "),
         TextDelta(id="chatcmpl-fake1", delta="square."),
         TextEnd(id="chatcmpl-fake1"),
-        Usage(input_tokens=85, output_tokens=6),
+        Usage(input_tokens=85, output_tokens=6, reasoning_tokens=0, cached_input_tokens=0),
         Finish(reason="stop"),
     ]
     [request] = server.requests
@@ -375,7 +375,7 @@ async def test_tool_call_stream(fake: tuple[FakeOpenAI, str], http: httpx.AsyncC
         ToolCallArgs(id="call_Rome2", delta=' "Europe/Rome"}'),
         ToolCallEnd(id="call_Oslo1"),
         ToolCallEnd(id="call_Rome2"),
-        Usage(input_tokens=120, output_tokens=44),
+        Usage(input_tokens=120, output_tokens=44, reasoning_tokens=0, cached_input_tokens=0),
         Finish(reason="tool_calls"),
     ]
     args = "".join(e.delta for e in events if isinstance(e, ToolCallArgs) and e.id == "call_Oslo1")

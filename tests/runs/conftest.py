@@ -67,6 +67,16 @@ class Stored:
             run: Run | None = await db.scalar(select(Run).where(Run.external_id == run_id))
             return run
 
+    async def edit_reasoning(self, thread_id: str, text: str) -> None:
+        """Change the stored text of the thread's reasoning (keeping its signature)."""
+        async with self._session() as db:
+            stmt = select(Message).where(Message.session_id == UUID(thread_id), Message.role == "assistant")
+            for row in (await db.scalars(stmt)).all():
+                row.parts = [
+                    {**p, "text": text} if p.get("type") == "reasoning" else p for p in row.parts or ()
+                ]
+            await db.commit()
+
     async def add_legacy_message(self, thread_id: str, content: str) -> None:
         """A row as older versions stored it: text content, no parts."""
         async with self._session() as db:

@@ -85,7 +85,15 @@ async def test_openai_receives_a_native_image_url_block(
 
     assert answer_text(events) == "A red rectangle."
     assert events[-1]["usage"] == [
-        {"provider": "openai", "model": "gpt-4o", "inputTokens": 21, "outputTokens": 7, "totalTokens": 28}
+        {
+            "provider": "openai",
+            "model": "gpt-4o",
+            "inputTokens": 21,
+            "outputTokens": 7,
+            "totalTokens": 28,
+            "reasoningTokens": 0,
+            "cachedInputTokens": 0,
+        }
     ]
     sent = fake.requests[0].json
     user = sent["messages"][-1]

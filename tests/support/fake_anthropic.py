@@ -126,6 +126,27 @@ def tool_block(index: int, call_id: str, name: str, json_pieces: Sequence[str]) 
     ]
 
 
+def thinking_block(index: int, pieces: Sequence[str], signature: str) -> list[Event]:
+    """A ``thinking`` block: ``thinking_delta`` pieces, then its ``signature_delta``, as Claude streams it."""
+    return [
+        _event("content_block_start", index=index, content_block={"type": "thinking", "thinking": ""}),
+        *(
+            _event("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": piece})
+            for piece in pieces
+        ),
+        _event("content_block_delta", index=index, delta={"type": "signature_delta", "signature": signature}),
+        _event("content_block_stop", index=index),
+    ]
+
+
+def redacted_thinking_block(index: int, data: str) -> list[Event]:
+    """A ``redacted_thinking`` block: encrypted, all of it in the start event, no deltas."""
+    return [
+        _event("content_block_start", index=index, content_block={"type": "redacted_thinking", "data": data}),
+        _event("content_block_stop", index=index),
+    ]
+
+
 def message_end(stop_reason: str, output_tokens: int) -> list[Event]:
     return [
         (
@@ -234,6 +255,35 @@ def _invalid(body: Any) -> str | None:
     for name in ("model", "messages", "max_tokens"):
         if name not in body:
             return f"{name}: Field required"
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        return _invalid_thinking(body, thinking)
+    return None
+
+
+def _invalid_thinking(body: dict[str, Any], thinking: dict[str, Any]) -> str | None:
+    """Extended thinking's rules: a budget of at least 1024 below ``max_tokens``, no temperature, and the
+    assistant turn a tool-use continuation answers starts with its thinking block."""
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    if body["max_tokens"] <= budget:
+        return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    if "temperature" in body:
+        return "`temperature` may only be set to 1 when thinking is enabled"
+    messages = body["messages"]
+    last_user = messages[-1] if messages else {}
+    continuing = isinstance(last_user.get("content"), list) and any(
+        block.get("type") == "tool_result" for block in last_user["content"]
+    )
+    if continuing and len(messages) >= 2:
+        first = messages[-2]["content"][0].get("type")
+        if first not in ("thinking", "redacted_thinking"):
+            return (
+                "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                f"`{first}`. When `thinking` is enabled, a final `assistant` message must start with a "
+                "thinking block."
+            )
     return None
 
 

@@ -1,4 +1,9 @@
-"""Echo: answers with what it was sent (text, and the size of each image). A template for real plugins."""
+"""Echo: answers with what it was sent (text, and the size of each image). A template for real plugins.
+
+It declares no reasoning (``Capabilities.reasoning`` keeps its default), so it never gets
+``RequestOptions.reasoning``; reasoning parts another model left in the history are skipped, since
+they are only ever valid for the vendor that made them.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from providers import (
     ModelSpec,
     ProviderContext,
     ProviderEvent,
+    ReasoningPart,
     RequestOptions,
     TextDelta,
     TextEnd,
@@ -47,6 +53,8 @@ class EchoProvider:
         for message in messages:
             parts: list[dict[str, Any]] = []
             for part in message.parts:
+                if isinstance(part, ReasoningPart):
+                    continue  # another vendor's thinking: never sent anywhere else
                 if isinstance(part, TextPart):
                     parts.append({"text": part.text})
                 elif isinstance(part, ImagePart):

@@ -1,0 +1,270 @@
+"""Usage you can bill on: token counts per turn and per run, image estimates, and a cost.
+
+AG-UI's ``TokenUsage`` is closed, so it carries only what it defines (input, output, total, reasoning,
+cached input); the fuller :class:`BillableUsage` — image tokens (as the vendor reported them, and as
+estimated from the images sent), and a ``cost`` from the model's ``options.pricing`` (per million
+tokens) — rides in ``WorkerAgentOutput.usage`` and in ``RUN_FINISHED.metadata["iris/usage"]``, and is
+what the run row stores and the session usage endpoint sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.agui.events import TokenUsage
+from app.image_tokens import DEFAULT_FORMULA, FORMULAS, Formula, fitted, image_tokens
+from providers import Capabilities, ImagePart, Message, ModelSpec, Usage
+from providers.wire import WireStruct
+
+USAGE_KEY = "iris/usage"
+"""``RUN_FINISHED.metadata`` key of the run's :class:`BillableUsage`."""
+_PRICE_KEYS = ("input", "output", "reasoning", "cachedInput", "image")
+
+
+class Cost(WireStruct, kw_only=True):
+    """What the counted tokens cost at the model's prices (``options.pricing``, per million tokens)."""
+
+    currency: str
+    input: float
+    output: float
+    total: float
+
+
+class BillableUsage(WireStruct, omit_defaults=True, kw_only=True):
+    """Counts for one provider+model; unknown counts are absent, never 0. ``inputTokens`` and
+    ``outputTokens`` are totals: cached and image tokens are part of the input, reasoning of the output.
+    ``estimatedImageTokens`` sums the published-formula estimate of every image sent (each request)."""
+
+    provider: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    image_tokens: int | None = None
+    estimated_image_tokens: int | None = None
+    cost: Cost | None = None
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+@dataclass(slots=True)
+class Counts:
+    """Running counts (a turn's, or a run's)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    image_tokens: int | None = None
+    estimated_image_tokens: int | None = None
+
+    def report(self, usage: Usage) -> None:
+        """A provider's ``Usage`` event (the last report of a turn wins)."""
+        self.input_tokens = usage.input_tokens
+        self.output_tokens = usage.output_tokens
+        self.reasoning_tokens = usage.reasoning_tokens
+        self.cached_input_tokens = usage.cached_input_tokens
+        self.image_tokens = usage.image_tokens
+
+    def add(self, other: Counts) -> None:
+        self.input_tokens = _add(self.input_tokens, other.input_tokens)
+        self.output_tokens = _add(self.output_tokens, other.output_tokens)
+        self.reasoning_tokens = _add(self.reasoning_tokens, other.reasoning_tokens)
+        self.cached_input_tokens = _add(self.cached_input_tokens, other.cached_input_tokens)
+        self.image_tokens = _add(self.image_tokens, other.image_tokens)
+        self.estimated_image_tokens = _add(self.estimated_image_tokens, other.estimated_image_tokens)
+
+    @property
+    def empty(self) -> bool:
+        return all(
+            value is None
+            for value in (
+                self.input_tokens,
+                self.output_tokens,
+                self.reasoning_tokens,
+                self.cached_input_tokens,
+                self.image_tokens,
+                self.estimated_image_tokens,
+            )
+        )
+
+
+def token_usage(counts: Counts, *, provider: str, model: str) -> TokenUsage | None:
+    """The AG-UI ``TokenUsage`` entry (``None`` when nothing was counted)."""
+    if counts.input_tokens is None and counts.output_tokens is None:
+        return None
+    return TokenUsage(
+        provider=provider,
+        model=model,
+        input_tokens=counts.input_tokens,
+        output_tokens=counts.output_tokens,
+        total_tokens=_total(counts),
+        reasoning_tokens=counts.reasoning_tokens,
+        cached_input_tokens=counts.cached_input_tokens,
+    )
+
+
+def billable(counts: Counts, *, provider: str, model: ModelSpec) -> BillableUsage | None:
+    """The full usage with a cost when the model has prices (``None`` when nothing was counted)."""
+    if counts.empty:
+        return None
+    return BillableUsage(
+        provider=provider,
+        model=model.model_id,
+        input_tokens=counts.input_tokens,
+        output_tokens=counts.output_tokens,
+        total_tokens=_total(counts),
+        reasoning_tokens=counts.reasoning_tokens,
+        cached_input_tokens=counts.cached_input_tokens,
+        image_tokens=counts.image_tokens,
+        estimated_image_tokens=counts.estimated_image_tokens,
+        cost=cost(counts, model.options.get("pricing")),
+    )
+
+
+def _total(counts: Counts) -> int | None:
+    if counts.input_tokens is None or counts.output_tokens is None:
+        return None
+    return counts.input_tokens + counts.output_tokens
+
+
+def cost(counts: Counts, pricing: Any) -> Cost | None:
+    """``pricing`` (per million tokens: ``input``, ``output``, optional ``reasoning``, ``cachedInput``,
+    ``image``, ``currency``) applied to the counts; ``None`` without prices or without counts.
+
+    Cached, image and reasoning tokens are priced as parts of the totals (never counted twice); image
+    tokens the vendor did not report are the estimate, bounded by the input."""
+    if not isinstance(pricing, Mapping) or counts.input_tokens is None or counts.output_tokens is None:
+        return None
+    price = {key: pricing.get(key) for key in _PRICE_KEYS}
+    if not all(isinstance(v, int | float) for v in (price["input"], price["output"])):
+        return None
+    p_in, p_out = float(price["input"]), float(price["output"])  # type: ignore[arg-type]
+    p_cached = float(price["cachedInput"]) if isinstance(price["cachedInput"], int | float) else p_in
+    p_image = float(price["image"]) if isinstance(price["image"], int | float) else p_in
+    p_reason = float(price["reasoning"]) if isinstance(price["reasoning"], int | float) else p_out
+    cached = min(counts.cached_input_tokens or 0, counts.input_tokens)
+    images = counts.image_tokens if counts.image_tokens is not None else counts.estimated_image_tokens or 0
+    images = min(images, counts.input_tokens - cached)
+    plain_in = counts.input_tokens - cached - images
+    reasoning = min(counts.reasoning_tokens or 0, counts.output_tokens)
+    input_cost = (plain_in * p_in + cached * p_cached + images * p_image) / 1_000_000
+    output_cost = ((counts.output_tokens - reasoning) * p_out + reasoning * p_reason) / 1_000_000
+    return Cost(
+        currency=str(pricing.get("currency", "USD")),
+        input=round(input_cost, 8),
+        output=round(output_cost, 8),
+        total=round(input_cost + output_cost, 8),
+    )
+
+
+def image_formula(provider: str, options: Mapping[str, Any]) -> Formula | None:
+    """The estimate formula for a model: ``options.imageCostFormula``, else its vendor's own."""
+    chosen = options.get("imageCostFormula")
+    if chosen in FORMULAS:
+        return chosen  # type: ignore[no-any-return]
+    if chosen == "none":
+        return None
+    return DEFAULT_FORMULA.get(provider)
+
+
+def _detail(options: Mapping[str, Any]) -> str:
+    return str(options.get("detail") or options.get("mediaResolution") or "high")
+
+
+def request_image_tokens(messages: Sequence[Message], provider: str, model: ModelSpec) -> int | None:
+    """The estimate for every image in one request, at the size delivered (``None``: no formula)."""
+    formula = image_formula(provider, model.options)
+    if formula is None:
+        return None
+    images: Iterable[ImagePart] = (image for message in messages for image in message.images)
+    return sum(
+        image_tokens(formula, i.width, i.height, model_id=model.model_id, detail=_detail(model.options))
+        for i in images
+    )
+
+
+def image_part_estimate(
+    part: Mapping[str, Any], provider: str, model: ModelSpec, caps: Capabilities
+) -> dict[str, Any] | None:
+    """What a stored image part will cost this model, for its metadata (``None``: no formula or size)."""
+    formula = image_formula(provider, model.options)
+    width, height = part.get("width"), part.get("height")
+    if formula is None or not isinstance(width, int) or not isinstance(height, int):
+        return None
+    edges = [e for e in (caps.recommended_long_edge_px, caps.max_image_edge_px) if e]
+    w, h = fitted(width, height, min(edges) if edges else None)
+    tokens = image_tokens(formula, w, h, model_id=model.model_id, detail=_detail(model.options))
+    return {
+        "provider": provider,
+        "model": model.model_id,
+        "formula": formula,
+        "width": w,
+        "height": h,
+        "tokens": tokens,
+    }
+
+
+class SessionUsage(WireStruct, kw_only=True):
+    """``GET /api/agents/{slug}/sessions/{id}/usage``: every run's billable usage summed per
+    provider+model (costs in their own currency), and how many runs reported any."""
+
+    session_id: str
+    runs: int
+    usage: list[BillableUsage]
+
+
+def session_usage(session_id: str, recorded: Sequence[Mapping[str, Any]]) -> SessionUsage:
+    """Sum the runs' stored usage (``billable`` where recorded, else AG-UI's entries)."""
+    totals: dict[tuple[str | None, str | None], tuple[Counts, dict[str, float], str | None]] = {}
+    runs = 0
+    for usage in recorded:
+        entries = [usage["billable"]] if usage.get("billable") else list(usage.get("entries") or ())
+        runs += bool(entries)
+        for entry in entries:
+            key = (entry.get("provider"), entry.get("model"))
+            counts, money, _ = totals.setdefault(key, (Counts(), {}, None))
+            counts.add(
+                Counts(
+                    input_tokens=entry.get("inputTokens"),
+                    output_tokens=entry.get("outputTokens"),
+                    reasoning_tokens=entry.get("reasoningTokens"),
+                    cached_input_tokens=entry.get("cachedInputTokens"),
+                    image_tokens=entry.get("imageTokens"),
+                    estimated_image_tokens=entry.get("estimatedImageTokens"),
+                )
+            )
+            spent = entry.get("cost")
+            if isinstance(spent, Mapping):
+                for part in ("input", "output", "total"):
+                    money[part] = money.get(part, 0.0) + float(spent.get(part, 0.0))
+                totals[key] = (counts, money, str(spent.get("currency", "USD")))
+    out = [
+        BillableUsage(
+            provider=provider,
+            model=model,
+            input_tokens=counts.input_tokens,
+            output_tokens=counts.output_tokens,
+            total_tokens=_total(counts),
+            reasoning_tokens=counts.reasoning_tokens,
+            cached_input_tokens=counts.cached_input_tokens,
+            image_tokens=counts.image_tokens,
+            estimated_image_tokens=counts.estimated_image_tokens,
+            cost=Cost(
+                currency=currency,
+                input=round(money["input"], 8),
+                output=round(money["output"], 8),
+                total=round(money["total"], 8),
+            )
+            if currency is not None
+            else None,
+        )
+        for (provider, model), (counts, money, currency) in totals.items()
+    ]
+    return SessionUsage(session_id=session_id, runs=runs, usage=out)
