@@ -574,6 +574,52 @@ def test_steps_and_subagents(middle: list[Event], match: str) -> None:
     _fails(run(*middle), match)
 
 
+R_START: Event = {"type": "REASONING_START", "messageId": "r1"}
+R_END: Event = {"type": "REASONING_END", "messageId": "r1"}
+RM_START: Event = {"type": "REASONING_MESSAGE_START", "messageId": "rm1", "role": "reasoning"}
+RM_END: Event = {"type": "REASONING_MESSAGE_END", "messageId": "rm1"}
+
+
+def _encrypted(subtype: str, entity: str) -> Event:
+    return {
+        "type": "REASONING_ENCRYPTED_VALUE",
+        "subtype": subtype,
+        "entityId": entity,
+        "encryptedValue": "x",
+    }
+
+
+def test_reasoning_with_encrypted_values_passes() -> None:
+    check_lifecycle(
+        run(
+            R_START,
+            RM_START,
+            {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm1", "delta": "hmm"},
+            RM_END,
+            _encrypted("message", "rm1"),
+            R_END,
+            {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "lookup"},
+            {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+            _encrypted("tool-call", "c1"),
+            {"type": "TOOL_CALL_RESULT", "messageId": "tm1", "toolCallId": "c1", "content": "42"},
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("middle", "match"),
+    [
+        ([RM_START, RM_END], r"event #1 REASONING_MESSAGE_START: a reasoning message outside any open"),
+        ([R_START, RM_START, R_END], r"event #3 REASONING_END: reasoning span closed with its message"),
+        ([R_START, RM_START, RM_END], r"event #4 RUN_FINISHED: reasoning span\(s\) still open"),
+        ([_encrypted("message", "nope")], r"encrypted value for message 'nope', never started"),
+        ([_encrypted("tool-call", "c9")], r"encrypted value for tool call 'c9', never started"),
+    ],
+)
+def test_reasoning_rules(middle: list[Event], match: str) -> None:
+    _fails(run(*middle), match)
+
+
 def test_a_result_may_answer_a_call_of_an_earlier_run() -> None:
     check_lifecycle(run(result()))
 

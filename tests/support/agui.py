@@ -295,6 +295,7 @@ class _Run:
         self.tools = _Triads("tool call")
         self.reasoning = _Triads("reasoning message")
         self.spans = _Triads("reasoning span")
+        self.span_of: dict[str, str] = {}  # reasoning messageId -> the span it was opened in
         self.steps: set[str] = set()
         self.subagents: set[str] = set()
         self.results: dict[str, str] = {}  # toolCallId -> result messageId
@@ -419,7 +420,10 @@ class _Run:
             event["messageId"] not in self.result_message_ids,
             f"messageId {event['messageId']!r} is already the id of a TOOL_CALL_RESULT tool message",
         )
+        # A span "may contain several reasoning messages": a reasoning message lives inside one.
+        self.check(bool(self.spans.open), "a reasoning message outside any open REASONING_START span")
         self._open(self.reasoning, "messageId", event, ())
+        self.span_of[event["messageId"]] = list(self.spans.open)[-1]
 
     def on_reasoning_message_content(self, event: dict[str, Any]) -> None:
         self._extend(self.reasoning, "messageId")
@@ -431,7 +435,19 @@ class _Run:
         self._open(self.spans, "messageId", event, ())
 
     def on_reasoning_end(self, event: dict[str, Any]) -> None:
+        inside = sorted(m for m in self.reasoning.open if self.span_of.get(m) == event["messageId"])
+        self.check(not inside, f"reasoning span closed with its message(s) {inside} still open")
         self._close(self.spans, "messageId")
+
+    def on_reasoning_encrypted_value(self, event: dict[str, Any]) -> None:
+        entity = event["entityId"]
+        if event["subtype"] == "tool-call":
+            self.check(
+                entity in self.tools.first_start, f"encrypted value for tool call {entity!r}, never started"
+            )
+        else:
+            known = entity in self.reasoning.first_start or entity in self.text.first_start
+            self.check(known, f"encrypted value for message {entity!r}, never started in this run")
 
     # tool calls
 
