@@ -13,7 +13,7 @@ from app.persistence.db import session_scope
 from app.persistence.models import Agent, ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import AgentModel, AgentModels, ModelOut
-from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, required_key_env
+from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, ReasoningSupport, required_key_env
 from providers.registry import ProviderRegistry
 
 log = logging.getLogger("iris.catalogue")
@@ -134,6 +134,19 @@ def availability(
     variable = missing_key(row, provider, registry)
     caps = effective_capabilities(row, provider, max_images_per_message=max_images_per_message)
     return caps, f"{variable} is not set" if variable else None
+
+
+async def reasoning_by_model(
+    models: ModelRepository, registry: ProviderRegistry
+) -> dict[str, ReasoningSupport]:
+    """How each enabled model with an installed provider reasons (``GET /agent/capabilities``)."""
+    out: dict[str, ReasoningSupport] = {}
+    for row in await models.list_catalogue(include_disabled=False):
+        try:
+            out[row.ref] = effective_capabilities(row, registry.get(row.provider)).reasoning
+        except NoSuchProvider:
+            continue  # not runnable, so nothing to declare
+    return out
 
 
 def model_out(

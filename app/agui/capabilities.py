@@ -6,10 +6,10 @@ is an extension, not the protocol's ``resumable`` mechanism.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers import ToolSpec
+from providers import ReasoningSupport, ToolSpec
 from providers.wire import WireStruct
 
 
@@ -62,6 +62,12 @@ class HumanInTheLoopCapabilities(_Group, kw_only=True):
     interrupts: bool
 
 
+class ReasoningCapabilities(_Group, kw_only=True):
+    supported: bool
+    streaming: bool
+    encrypted: bool
+
+
 class AgentCapabilities(_Group, kw_only=True):
     identity: IdentityCapabilities
     transport: TransportCapabilities
@@ -69,14 +75,24 @@ class AgentCapabilities(_Group, kw_only=True):
     multimodal: MultimodalCapabilities
     execution: ExecutionCapabilities
     human_in_the_loop: HumanInTheLoopCapabilities
+    reasoning: ReasoningCapabilities
+    custom: dict[str, Any] | None = None
 
 
 def agent_capabilities(
-    *, version: str, server_tools: Sequence[ToolSpec], max_iterations: int
+    *,
+    version: str,
+    server_tools: Sequence[ToolSpec],
+    max_iterations: int,
+    reasoning: Mapping[str, ReasoningSupport],
 ) -> AgentCapabilities:
     """What ``POST /agent/runs`` does: streams over SSE, takes images (no audio, video or documents),
     executes the listed server tools up to ``max_iterations`` model turns, leaves the client's own
-    tools to the client, and asks for approval (an interrupt) before tools with side effects."""
+    tools to the client, and asks for approval (an interrupt) before tools with side effects.
+
+    Reasoning depends on the model a run uses: ``reasoning`` says what at least one enabled model does
+    (``forwardedProps.enableThinking`` asks for it), and ``custom["iris/reasoningByModel"]`` says it
+    per model ref, as ``GET /api/models`` does."""
     return AgentCapabilities(
         identity=IdentityCapabilities(
             name="Iris",
@@ -97,4 +113,10 @@ def agent_capabilities(
         ),
         execution=ExecutionCapabilities(max_iterations=max_iterations),
         human_in_the_loop=HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True),
+        reasoning=ReasoningCapabilities(
+            supported=any(r.supported for r in reasoning.values()),
+            streaming=any(r.supported and r.streamed for r in reasoning.values()),
+            encrypted=any(r.supported and r.encrypted for r in reasoning.values()),
+        ),
+        custom={"iris/reasoningByModel": dict(sorted(reasoning.items()))},
     )

@@ -15,10 +15,12 @@ from app.access import owned_run, owned_session
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.auth import Principal
+from app.catalogue import reasoning_by_model
 from app.errors import Conflict, Unprocessable
 from app.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
 from app.persistence.repositories import (
     MessageRepository,
+    ModelRepository,
     RunRepository,
     SessionRepository,
     UploadRepository,
@@ -56,6 +58,7 @@ class RunController(Controller):
         ProviderRegistry,
         UrlPolicy,
         RunManager,
+        ModelRepository,
         SessionRepository,
         MessageRepository,
         RunRepository,
@@ -222,10 +225,16 @@ class RunController(Controller):
         )
 
     @get("/capabilities", operation_id="AgentCapabilities", operation_class=documented())
-    async def capabilities(self, settings: NamedDependency[Settings]) -> AgentCapabilities:
-        """AG-UI ``AgentCapabilities``: what ``POST /agent/runs`` honours."""
+    async def capabilities(
+        self,
+        settings: NamedDependency[Settings],
+        model_repo: NamedDependency[ModelRepository],
+        registry: NamedDependency[ProviderRegistry],
+    ) -> AgentCapabilities:
+        """AG-UI ``AgentCapabilities``: what ``POST /agent/runs`` honours (reasoning per enabled model)."""
         return agent_capabilities(
             version=version("iris"),
             server_tools=[tool.spec for tool in SERVER_TOOLS.values()],
             max_iterations=settings.max_tool_iterations,
+            reasoning=await reasoning_by_model(model_repo, registry),
         )

@@ -288,6 +288,11 @@ async def test_capabilities_declare_what_is_honoured(client: Client) -> None:
     assert body["tools"]["clientProvided"] is True
     assert body["humanInTheLoop"] == {"supported": True, "approvals": True, "interrupts": True}
     assert "resumable" not in body["transport"]
+    # The seeded local models reason, stream it and sign it; per model in the custom group.
+    assert body["reasoning"] == {"supported": True, "streaming": True, "encrypted": True}
+    by_model = body["custom"]["iris/reasoningByModel"]
+    assert by_model["local/vision"]["supported"] is True
+    assert by_model["local/vision"]["effort"] is True
 
 
 @pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
