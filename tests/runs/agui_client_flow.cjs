@@ -1,5 +1,6 @@
 // Drives Iris with the AG-UI reference client (@ag-ui/client 1.0): a run that stops for approval,
-// then a resume built with the client's own buildResumeArray. Prints one JSON report on stdout.
+// then a resume built with the client's own buildResumeArray, then a run that reasons
+// (forwardedProps.enableThinking). Prints one JSON report on stdout.
 const { HttpAgent, buildResumeArray } = require("@ag-ui/client");
 
 const warnings = [];
@@ -31,12 +32,19 @@ async function main() {
   );
   const second = [];
   await agent.runAgent({ runId: `r2-${threadId}`, resume }, { onEvent: ({ event }) => second.push(event) });
+  agent.addMessage({ id: `m3-${threadId}`, role: "user", content: "Think first, then answer." });
+  const third = [];
+  await agent.runAgent(
+    { runId: `r3-${threadId}`, forwardedProps: { enableThinking: true, reasoningEffort: "low" } },
+    { onEvent: ({ event }) => third.push(event) },
+  );
   return {
     first: first.map((e) => e.type),
     firstOutcome: first[first.length - 1].outcome,
     interrupts,
     second: second.map((e) => e.type),
     pendingAfter: agent.pendingInterrupts,
+    third: third.map((e) => e.type),
     messages: agent.messages,
   };
 }

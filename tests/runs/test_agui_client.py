@@ -1,5 +1,6 @@
 """The AG-UI reference client (`@ag-ui/client` 1.0, under Node) through an approval interrupt and a
-resume built with its own ``buildResumeArray``: no `[ag-ui]` warning, no rejected stream."""
+resume built with its own ``buildResumeArray``, then a run that reasons: no `[ag-ui]` warning, no
+rejected stream."""
 
 from __future__ import annotations
 
@@ -97,6 +98,13 @@ def test_the_reference_client_goes_through_an_interrupt_and_a_resume(
     assert report["pendingAfter"] == []
     tool_messages = [m for m in report["messages"] if m["role"] == "tool"]
     assert tool_messages[0]["toolCallId"] == report["interrupts"][0]["toolCallId"]
+    third = report["third"]
+    assert third[0] == "RUN_STARTED"
+    assert third[-1] == "RUN_FINISHED"
+    assert third.index("REASONING_START") < third.index("REASONING_END") < third.index("TEXT_MESSAGE_START")
+    assert "REASONING_ENCRYPTED_VALUE" in third
+    reasoning = [m for m in report["messages"] if m["role"] == "reasoning"]
+    assert reasoning[-1]["content"].startswith("Thinking (low effort)")
 
 
 @pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
