@@ -15,6 +15,10 @@ import pytest
 from providers.errors import UnsupportedPartError
 from providers.events import (
     Finish,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
     TextDelta,
     TextEnd,
     TextStart,
@@ -24,7 +28,7 @@ from providers.events import (
     Usage,
 )
 from providers.litellm import LiteLLMProvider, create
-from providers.messages import ImagePart, Message, RequestOptions, TextPart
+from providers.messages import ImagePart, Message, ReasoningRequest, RequestOptions, TextPart
 from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
 from tests.providers.helpers import (
     HI,
@@ -36,6 +40,8 @@ from tests.providers.helpers import (
     collect_until_error,
     png,
 )
+from tests.support import fake_anthropic as fa
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI, ToolCallScript
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
@@ -269,3 +275,50 @@ async def test_other_failures_map_to_kinds(
         else []
     )
     assert KEY not in str(error)
+
+
+# -- reasoning ---------------------------------------------------------------------------------------
+
+
+async def test_reasoning_effort_goes_through_and_reasoning_content_streams(
+    fake: tuple[FakeOpenAI, str], http: httpx.AsyncClient
+) -> None:
+    server, url = fake
+    server.reasoning(["Short ", "thought."], ["Answer."], reasoning_tokens=12)
+    spec = model("openai/deepseek-reasoner", apiBase=f"{url}/v1", apiKeyEnv="FAKE_OPENAI_KEY", reasoning=True)
+    events = await collect(
+        make(http).stream(HI, spec, RequestOptions(reasoning=ReasoningRequest(effort="low")))
+    )
+    assert server.requests[0].json["reasoning_effort"] == "low"
+    assert events[:4] == [
+        ReasoningStart(id="reasoning-0"),
+        ReasoningDelta(id="reasoning-0", delta="Short "),
+        ReasoningDelta(id="reasoning-0", delta="thought."),
+        ReasoningEnd(id="reasoning-0"),
+    ]
+    usage = next(e for e in events if isinstance(e, Usage))
+    assert usage.reasoning_tokens == 12
+
+
+async def test_claude_through_litellm_gets_thinking_and_its_signed_blocks_come_back(
+    http: httpx.AsyncClient,
+) -> None:
+    anthropic = FakeAnthropic(api_key=KEY)
+    anthropic.reply(
+        [
+            fa.message_start(20),
+            *fa.thinking_block(0, ["Hmm, ", "a greeting."], "SIGNED-THOUGHT=="),
+            *fa.text_block(1, ["Hello."]),
+            *fa.message_end("end_turn", 30),
+        ]
+    )
+    with serve_asgi(anthropic.app) as url:
+        spec = model("anthropic/claude-sonnet-4-5", apiBase=url, apiKeyEnv="FAKE_OPENAI_KEY", reasoning=True)
+        options = RequestOptions(reasoning=ReasoningRequest(effort="medium", budget_tokens=2048))
+        events = await collect(make(http).stream(HI, spec, options))
+    sent = anthropic.requests[0].json
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    thought = "".join(e.delta for e in events if isinstance(e, ReasoningDelta))
+    assert thought == "Hmm, a greeting."
+    signatures = [e.value for e in events if isinstance(e, ReasoningOpaque) and e.kind == "signature"]
+    assert signatures == ["SIGNED-THOUGHT=="]

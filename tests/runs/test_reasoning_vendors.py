@@ -20,10 +20,13 @@ from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
+from tests.support.fake_ollama import FakeOllama
+from tests.support.fake_openai import FakeOpenAI, ToolCallScript
 from tests.support.http_server import serve_asgi
 
 ANTHROPIC_KEY = "sk-ant-test-456"
 GEMINI_KEY = "AIza-test-789"
+OPENAI_KEY = "sk-test-123"
 CLAUDE = "anthropic/claude-sonnet-4-5"
 GEMINI = "gemini/gemini-2.5-flash"
 Client = AsyncTestClient[Litestar]
@@ -40,17 +43,40 @@ def gemini() -> FakeGemini:
 
 
 @pytest.fixture
+def openai() -> FakeOpenAI:
+    return FakeOpenAI(api_key=OPENAI_KEY)
+
+
+@pytest.fixture
+def ollama() -> FakeOllama:
+    return FakeOllama(model="qwen3")
+
+
+@pytest.fixture
 async def vendor_client(
-    settings: Settings, anthropic: FakeAnthropic, gemini: FakeGemini, auth: Callable[..., dict[str, str]]
+    settings: Settings,
+    anthropic: FakeAnthropic,
+    gemini: FakeGemini,
+    openai: FakeOpenAI,
+    ollama: FakeOllama,
+    auth: Callable[..., dict[str, str]],
 ) -> AsyncIterator[Client]:
     """Iris with vendor keys in its environment and one catalogue model per fake."""
-    environ = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "GEMINI_API_KEY": GEMINI_KEY}
-    with serve_asgi(anthropic.app) as anthropic_base, serve_asgi(gemini.app) as gemini_base:
+    environ = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "GEMINI_API_KEY": GEMINI_KEY, "OPENAI_API_KEY": OPENAI_KEY}
+    with (
+        serve_asgi(anthropic.app) as anthropic_base,
+        serve_asgi(gemini.app) as gemini_base,
+        serve_asgi(openai.app) as openai_base,
+        serve_asgi(ollama.app) as ollama_base,
+    ):
         async with AsyncTestClient(app=create_app(settings, environ=environ)) as client:
             admin = auth("root", role="admin")
-            for provider, model_id, base in (
-                ("anthropic", "claude-sonnet-4-5", anthropic_base),
-                ("gemini", "gemini-2.5-flash", gemini_base),
+            for provider, model_id, options in (
+                ("anthropic", "claude-sonnet-4-5", {"baseUrl": anthropic_base}),
+                ("gemini", "gemini-2.5-flash", {"baseUrl": gemini_base}),
+                ("openai", "o3", {"baseUrl": openai_base + "/v1"}),
+                ("openai", "deepseek-reasoner", {"baseUrl": openai_base + "/v1", "reasoning": True}),
+                ("ollama", "qwen3", {"baseUrl": ollama_base, "reasoning": True}),
             ):
                 body = {
                     "name": model_id,
@@ -58,7 +84,7 @@ async def vendor_client(
                     "modelId": model_id,
                     "type": "vision",
                     "supportsTools": True,
-                    "options": {"baseUrl": base},
+                    "options": options,
                 }
                 created = await client.post("/api/models", json=body, headers=admin)
                 assert created.status_code == 201, created.text
@@ -202,3 +228,64 @@ async def test_gemini_thoughts_stream_and_thought_signatures_ride_on_their_calls
     assert "thinkingConfig" not in third.get("generationConfig", {})  # reasoning off: none requested
     replayed = [p for c in third["contents"] for p in c["parts"] if "functionCall" in p]
     assert replayed[0]["thoughtSignature"] == signature
+
+
+async def test_openai_reasoning_effort_and_token_counts(
+    vendor_client: Client, openai: FakeOpenAI, alice: dict[str, str]
+) -> None:
+    """OpenAI's reasoning models take ``reasoning_effort`` and stream no reasoning text, but count it."""
+    openai.reasoning([], ["Four."], reasoning_tokens=192)
+    events = await run(
+        vendor_client, alice, thinking_input(str(uuid.uuid4()), "2+2?", "openai/o3", reasoningEffort="high")
+    )
+    assert openai.requests[0].json["reasoning_effort"] == "high"
+    assert not [k for k in kinds(events) if k.startswith("REASONING")]
+    (usage,) = of_type(events, "RUN_FINISHED")[0]["usage"]
+    assert usage["reasoningTokens"] == 192
+    assert usage["outputTokens"] == 197
+
+    openai.text("Plain.")
+    await run(vendor_client, alice, thinking_input(str(uuid.uuid4()), "hi", "openai/o3"))
+    assert "reasoning_effort" not in openai.requests[-1].json  # reasoning off: none requested
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])
+async def test_compatible_servers_stream_reasoning_text(
+    vendor_client: Client, openai: FakeOpenAI, alice: dict[str, str], key: str
+) -> None:
+    openai.reasoning(["The user ", "greets me."], ["Hello!"], key=key)
+    thread = str(uuid.uuid4())
+    model = "openai/deepseek-reasoner"
+    events = await run(vendor_client, alice, thinking_input(thread, "hi", model, enableThinking=True))
+    assert openai.requests[0].json["reasoning_effort"] == "medium"
+    assert reasoning_text(events) == "The user greets me."
+    order = kinds(events)
+    assert order.index("REASONING_END") < order.index("TEXT_MESSAGE_START")
+    assert answer_text(events) == "Hello!"
+
+    # A tool loop: the reasoning is never sent back as reasoning_content (such servers refuse it).
+    openai.tool_calls([ToolCallScript(id="call_1", name="current_time", argument_pieces=["{}"])])
+    openai.text("Noon.")
+    await run(vendor_client, alice, thinking_input(thread, "time?", model, enableThinking=True))
+    sent = json.dumps(openai.requests[-1].json)
+    assert "greets me" not in sent
+    assert "reasoning_content" not in sent
+
+
+async def test_ollama_think_streams_message_thinking(
+    vendor_client: Client, ollama: FakeOllama, alice: dict[str, str]
+) -> None:
+    ollama.thinking(["Okay, ", "a greeting."], ["Hi ", "there."])
+    events = await run(
+        vendor_client, alice, thinking_input(str(uuid.uuid4()), "hi", "ollama/qwen3", enableThinking=True)
+    )
+    assert ollama.requests[0].json["think"] is True
+    assert reasoning_text(events) == "Okay, a greeting."
+    assert answer_text(events) == "Hi there."
+    order = kinds(events)
+    assert order.index("REASONING_END") < order.index("TEXT_MESSAGE_START")
+
+    ollama.text("Plain.")
+    events = await run(vendor_client, alice, thinking_input(str(uuid.uuid4()), "hi", "ollama/qwen3"))
+    assert "think" not in ollama.requests[-1].json
+    assert not [k for k in kinds(events) if k.startswith("REASONING")]

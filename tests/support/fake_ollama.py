@@ -8,6 +8,7 @@ host). Requests are recorded, then the next scripted reply is played:
   ``id`` and ``function.index`` as current servers send them, or without, as older ones did), and a last
   object with ``"done": true``, ``done_reason`` and the statistics (``prompt_eval_count``,
   ``eval_count`` and the durations in nanoseconds);
+- ``think: true`` answers stream ``message.thinking`` before ``message.content``;
 - errors are ``{"error": "…"}`` with the HTTP status, or such an object as a line mid-stream;
 - broken streams send some lines, then cut the connection, end without the ``done`` object, or send a
   line that is not JSON.
@@ -74,6 +75,14 @@ class FakeOllama:
         """A streamed answer; ``done_reason=None`` omits it, as servers before mid-2024 did."""
         lines = [self._line(piece) for piece in pieces]
         lines.append(self._done(done_reason, prompt_eval_count, eval_count))
+        self._replies.append(_stream(lines))
+
+    def thinking(self, thoughts: Sequence[str], pieces: Sequence[str], *, eval_count: int = 120) -> None:
+        """A thinking model's answer to ``think: true``: ``message.thinking`` pieces (with empty
+        ``content``) first, then the answer's ``content`` pieces, as Ollama streams them."""
+        lines = [self._line("", thinking=thought) for thought in thoughts]
+        lines += [self._line(piece) for piece in pieces]
+        lines.append(self._done("stop", 26, eval_count))
         self._replies.append(_stream(lines))
 
     def tool_calls(

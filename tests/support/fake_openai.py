@@ -88,6 +88,25 @@ class FakeOpenAI:
             chunks.append(self._usage_chunk(completion_id, *usage))
         self._replies.append(self._sse([*chunks, "[DONE]"]))
 
+    def reasoning(
+        self,
+        thoughts: Sequence[str],
+        pieces: Sequence[str],
+        *,
+        key: str = "reasoning_content",
+        reasoning_tokens: int = 64,
+        completion_id: str = "chatcmpl-fake5",
+    ) -> None:
+        """A compatible server's reasoning answer: ``reasoning_content`` (DeepSeek, vLLM) or
+        ``reasoning`` (OpenRouter) deltas with ``content: null`` first, then the answer, and usage with
+        ``completion_tokens_details.reasoning_tokens``."""
+        chunks = [self._chunk(completion_id, {"role": "assistant", "content": None, key: ""})]
+        chunks += [self._chunk(completion_id, {"content": None, key: thought}) for thought in thoughts]
+        chunks += [self._chunk(completion_id, {"content": piece}) for piece in pieces]
+        chunks.append(self._chunk(completion_id, {}, finish_reason="stop"))
+        chunks.append(self._usage_chunk(completion_id, 30, reasoning_tokens + 5, reasoning=reasoning_tokens))
+        self._replies.append(self._sse([*chunks, "[DONE]"]))
+
     def tool_calls(
         self,
         calls: Sequence[ToolCallScript],
@@ -276,7 +295,9 @@ class FakeOpenAI:
             "obfuscation": "x" * (self._count % 7),
         }
 
-    def _usage_chunk(self, completion_id: str, prompt: int, completion: int) -> dict[str, Any]:
+    def _usage_chunk(
+        self, completion_id: str, prompt: int, completion: int, *, reasoning: int = 0
+    ) -> dict[str, Any]:
         return {
             "id": completion_id,
             "object": "chat.completion.chunk",
@@ -291,7 +312,7 @@ class FakeOpenAI:
                 "total_tokens": prompt + completion,
                 "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
                 "completion_tokens_details": {
-                    "reasoning_tokens": 0,
+                    "reasoning_tokens": reasoning,
                     "audio_tokens": 0,
                     "accepted_prediction_tokens": 0,
                     "rejected_prediction_tokens": 0,
