@@ -146,13 +146,21 @@ def _chat_image(part: Mapping[str, Any], url: SignedUrl) -> ChatImageOut:
     )
 
 
+def _estimate(part: Mapping[str, Any]) -> int | None:
+    estimate = part.get("tokenEstimate")
+    tokens = estimate.get("tokens") if isinstance(estimate, Mapping) else None
+    return tokens if isinstance(tokens, int) else None
+
+
 def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat) -> PartOut:
     name = str(part.get("name", ""))
     mime = str(part["mimeType"])
     if image_format == "ag-ui":
         return ImagePartOut(
             source=UrlSourceOut(type="url", value=url.url, mime_type=mime),
-            metadata=ImageMetadataOut(filename=name, expires_at=url.expires_at),
+            metadata=ImageMetadataOut(
+                filename=name, expires_at=url.expires_at, estimated_tokens=_estimate(part)
+            ),
         )
     return BinaryPartOut(mime_type=mime, url=url.url, filename=name, expires_at=url.expires_at)
 

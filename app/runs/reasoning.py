@@ -88,7 +88,8 @@ def reasoning_control(
         return ReasoningControl(ignored=f"{model_ref} cannot reason: reasoning was not requested")
     chosen: ReasoningEffort = effort or _option_effort(options)
     budget = options.get("thinkingBudget")
-    budget_tokens = budget if isinstance(budget, int) and budget > 0 else BUDGET_BY_EFFORT[chosen]
+    given = isinstance(budget, int) and not isinstance(budget, bool) and budget > 0
+    budget_tokens = budget if given else BUDGET_BY_EFFORT[chosen]
     return ReasoningControl(request=ReasoningRequest(effort=chosen, budget_tokens=budget_tokens))
 
 

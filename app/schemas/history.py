@@ -32,9 +32,12 @@ class UrlSourceOut(WireStruct):
     mime_type: str
 
 
-class ImageMetadataOut(WireStruct):
+class ImageMetadataOut(WireStruct, omit_defaults=True):
+    """``estimatedTokens``: what the image costs the model of the run that sent it (vendor formula)."""
+
     filename: str
     expires_at: dt.datetime
+    estimated_tokens: int | None = None
 
 
 class ImagePartOut(WireStruct, tag="image", tag_field="type"):

@@ -219,6 +219,8 @@ async def test_usage_estimates_images_prices_the_run_and_sums_the_session(
     estimate = user.parts[0]["tokenEstimate"]
     assert estimate["formula"] == "anthropic"
     assert estimate["tokens"] == 1590
+    agui = await client.get(f"/agent/threads/{session}/messages?format=ag-ui", headers=alice)
+    assert agui.json()["messages"][0]["content"][0]["metadata"]["estimatedTokens"] == 1590
     finished = of_type(events, "RUN_FINISHED")[0]
     billed = finished["metadata"]["iris/usage"]
     assert billed["estimatedImageTokens"] == 1590
@@ -236,3 +238,15 @@ async def test_usage_estimates_images_prices_the_run_and_sums_the_session(
     assert entry["cost"]["total"] > billed["cost"]["total"]
     other = await client.get(f"/api/agents/default/sessions/{session}/usage", headers=auth("mallory"))
     assert other.status_code == 404
+
+
+async def test_a_models_options_set_the_default(
+    client: Client, alice: dict[str, str], auth: Callable[..., dict[str, str]]
+) -> None:
+    ref = await add_model(client, auth, "eager", enableThinking=True, reasoningEffort="low")
+    events = await chat(client, alice, {"content": "hi", "modelId": ref})
+    assert "".join(e["delta"] for e in of_type(events, "REASONING_MESSAGE_CONTENT")).startswith(
+        "Thinking (low effort)"
+    )
+    quiet = await chat(client, alice, {"content": "hi", "modelId": ref, "enableThinking": False})
+    assert not [k for k in kinds(quiet) if k.startswith("REASONING")]
