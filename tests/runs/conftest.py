@@ -70,8 +70,11 @@ class Stored:
     async def edit_reasoning(self, thread_id: str, text: str) -> None:
         """Change the stored text of the thread's reasoning (keeping its signature)."""
         async with self._session() as db:
-            stmt = select(Message).where(Message.session_id == UUID(thread_id), Message.role == "assistant")
-            for row in (await db.scalars(stmt)).all():
+            session_pk = await db.scalar(select(ChatSession.id).where(ChatSession.thread_id == thread_id))
+            stmt = select(Message).where(Message.session_id == session_pk, Message.role == "assistant")
+            rows = (await db.scalars(stmt)).all()
+            assert rows, f"no assistant message in thread {thread_id}"
+            for row in rows:
                 row.parts = [
                     {**p, "text": text} if p.get("type") == "reasoning" else p for p in row.parts or ()
                 ]
