@@ -32,6 +32,7 @@ from app.problems import EXCEPTION_HANDLERS
 from app.routes import ROUTE_HANDLERS
 from app.routes.debug import DebugController
 from app.routes.web import static_routers, swagger_plugin
+from app.runs.deadlines import Deadlines
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
 from app.runs.orchestrator import RunServices
@@ -52,11 +53,13 @@ def vendor_http_client() -> httpx.AsyncClient:
     HTTP/2 is offered by ALPN on TLS (one multiplexed connection per vendor) while plain-HTTP servers
     (local Ollama, loopback fakes) keep speaking HTTP/1.1. Connections go back to the pool only when a
     provider reads each body to its end (:func:`providers.http.drain`). The connection count is not
-    capped here (a vendor's own rate limits are the real cap); idle ones stay warm for 30 s.
+    capped here (a vendor's own rate limits are the real cap); idle ones stay warm for 30 s. No read
+    timeout: waiting on a vendor is bounded by the run deadlines (app/runs/deadlines.py), which apply
+    to every provider, plugins included, with their own codes.
     """
     return httpx.AsyncClient(
         http2=True,
-        timeout=httpx.Timeout(connect=10, read=120, write=60, pool=10),
+        timeout=httpx.Timeout(connect=10, read=None, write=60, pool=10),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=30),
     )
 
@@ -112,6 +115,11 @@ def create_app(
                 delivery=delivery,
                 max_tool_iterations=settings.max_tool_iterations,
                 interrupt_ttl_seconds=settings.interrupt_ttl_seconds,
+                deadlines=Deadlines(
+                    first_token=settings.first_token_timeout_seconds,
+                    idle=settings.idle_timeout_seconds,
+                    run=settings.run_timeout_seconds,
+                ),
             ),
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,

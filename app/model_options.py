@@ -15,14 +15,17 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from app.errors import Unprocessable
+from app.runs.deadlines import FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION, check_deadline_options
 from providers import NoSuchProvider, OptionSpec, declared_options
 from providers.registry import ProviderRegistry
 
 CORE_OPTIONS: dict[str, OptionSpec] = {
-    # Run deadlines (the run's watchdog reads them).
-    "firstTokenTimeoutSeconds": OptionSpec(type="number", description="longest wait for the first token"),
-    "idleTimeoutSeconds": OptionSpec(type="number", description="longest silence between two stream events"),
-    "runTimeoutSeconds": OptionSpec(type="number", description="longest one model turn may take"),
+    # Run deadlines (app/runs/deadlines.py reads them; check_deadline_options bounds them).
+    FIRST_TOKEN_OPTION: OptionSpec(type="number", description="seconds to wait for the first content"),
+    IDLE_OPTION: OptionSpec(
+        type="number", description="seconds of silence allowed between two pieces of content"
+    ),
+    RUN_OPTION: OptionSpec(type="number", description="seconds a whole run may take"),
     # Reasoning and cost.
     "enableThinking": OptionSpec(type="boolean", description="ask the model to reason before it answers"),
     "thinkingBudget": OptionSpec(type="integer", description="token budget for the model's reasoning"),
@@ -104,3 +107,4 @@ def check_options(options: Mapping[str, Any], provider_id: str, registry: Provid
                 code="invalid_option",
                 field=f"options.{key}",
             )
+    check_deadline_options(options)

@@ -94,6 +94,16 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """SQLite only: the longest a request or run waits for its turn to write (behind this process's
     other writers, or another process holding the database) before it answers 503
     ``database_unavailable`` (IRIS_SQLITE_LOCK_TIMEOUT_SECONDS)."""
+    first_token_timeout_seconds: float = 60.0
+    """A model turn whose vendor has sent no content (text, tool call, usage, finish) this long after the
+    request ends the run with ``RUN_ERROR`` ``provider_timeout``; a model's ``options`` may set
+    ``firstTokenTimeoutSeconds`` (IRIS_FIRST_TOKEN_TIMEOUT_SECONDS)."""
+    idle_timeout_seconds: float = 60.0
+    """Once content flows, this long without more (keep-alives and SSE comments do not count) ends the run
+    with ``provider_idle_timeout``; per model: ``idleTimeoutSeconds`` (IRIS_IDLE_TIMEOUT_SECONDS)."""
+    run_timeout_seconds: float = 600.0
+    """A run still going this long after it started (all model turns and tools) ends with ``run_timeout``;
+    per model: ``runTimeoutSeconds`` (IRIS_RUN_TIMEOUT_SECONDS)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
 

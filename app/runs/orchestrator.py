@@ -49,6 +49,8 @@ from app.persistence.availability import database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
 from app.runs.context import model_messages, reserved_bytes, thread_images, tool_result
+from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
+from app.runs.deadlines import RUN_CODE, DeadlineExceeded, Deadlines, paced
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.interrupts import ResumeDecision, approval_interrupt
@@ -107,6 +109,8 @@ class RunServices:
     delivery: ImageDelivery
     max_tool_iterations: int
     interrupt_ttl_seconds: int
+    deadlines: Deadlines
+    """The deadline settings; a model's ``options`` may override them."""
 
 
 class _Cancelled(Exception):
@@ -145,6 +149,7 @@ class Orchestrator:
         self._turn_task: asyncio.Task[_Turn] | None = None
         self._open_turn: _Turn | None = None
         self._open_calls: set[str] = set()
+        self._deadlines = services.deadlines.for_model(plan.model.options)
 
     def request_cancel(self) -> None:
         """Stop at once: the model's stream is dropped, open items are closed, the outcome is cancelled."""
@@ -171,7 +176,7 @@ class Orchestrator:
                     metadata=started or None,
                 )
             )
-            outcome = await self._turns()
+            outcome = await self._bounded_turns()
             await self._finish(outcome)
         except _Cancelled:
             await self._finish_cancelled()
@@ -180,7 +185,11 @@ class Orchestrator:
             raise
         except Exception as exc:
             code, message = _describe(exc, plan)
-            expected = code.startswith("provider_") or code == "database_unavailable"
+            expected = (
+                code.startswith("provider_")
+                or code == "database_unavailable"
+                or isinstance(exc, DeadlineExceeded)
+            )
             log.log(
                 logging.WARNING if expected else logging.ERROR,
                 "run %s failed: %s",
@@ -221,6 +230,17 @@ class Orchestrator:
         except Exception:
             log.exception("run %s: could not record its failure", self.plan.run_id)
             self.store.abandon(event)
+
+    async def _bounded_turns(self) -> Outcome:
+        """The run's turns within its overall deadline."""
+        seconds = self._deadlines.run
+        try:
+            async with asyncio.timeout(seconds) as timer:
+                return await self._turns()
+        except TimeoutError:
+            if timer.expired():
+                raise DeadlineExceeded(RUN_CODE, seconds) from None
+            raise
 
     async def _turns(self) -> Outcome:
         plan = self.plan
@@ -322,7 +342,10 @@ class Orchestrator:
             turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
             return messages
 
-        stream = stream_with_inline_fallback(plan.provider, plan.model, options, measured, by_url=by_url)
+        stream = paced(
+            stream_with_inline_fallback(plan.provider, plan.model, options, measured, by_url=by_url),
+            self._deadlines,
+        )
         async with contextlib.aclosing(stream):
             async for event in stream:
                 if isinstance(event, ReasoningStart | ReasoningDelta | ReasoningEnd | ReasoningOpaque):
@@ -498,6 +521,8 @@ class Orchestrator:
 
 def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:
     """A stable code and a message safe to show for a failure after the stream started."""
+    if isinstance(exc, DeadlineExceeded):
+        return exc.code, DEADLINE_MESSAGES[exc.code]
     if isinstance(exc, ProviderError):
         message = _PROVIDER_MESSAGES.get(exc.kind, _PROVIDER_MESSAGES["other"])
         if exc.kind == "auth":  # the variable's name tells the operator what to fix; its value never shows

@@ -10,13 +10,16 @@ then the next scripted reply is played:
   ``finish_reason``, the ``stream_options.include_usage`` chunk (``choices: []``), then ``data: [DONE]``;
   every chunk carries ``"usage": null`` until the last one, and an ``obfuscation`` padding field;
 - errors are OpenAI's JSON ``{"error": {"message", "type", "param", "code"}}`` with its statuses;
-- broken streams send some chunks, then either cut the connection or end cleanly without ``[DONE]``.
+- broken streams send some chunks, then either cut the connection or end cleanly without ``[DONE]``;
+- stalled answers never end: no headers at all, or (after some chunks) silence, SSE keep-alive comments,
+  or content trickling forever — until the client goes away.
 
 With no reply scripted, a request gets a 500 saying so (tests script every answer).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
 from collections.abc import Sequence
@@ -48,12 +51,16 @@ class ToolCallScript:
     argument_pieces: Sequence[str]
 
 
+Stall = Literal["no_headers", "silent", "keepalive", "trickle"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Reply:
     status: int
     headers: list[tuple[bytes, bytes]]
     frames: list[bytes] = field(default_factory=list)
     end: Literal["complete", "cut"] = "complete"
+    stall: Stall | None = None
 
 
 class FakeOpenAI:
@@ -65,6 +72,7 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self._replies: deque[_Reply] = deque()
         self._count = 0
+        self._stall_every = 0.1
 
     def reset(self) -> None:
         """Forget recorded requests and unplayed replies (one server can then serve a whole test module)."""
@@ -148,6 +156,16 @@ class FakeOpenAI:
             _Reply(status=200, headers=reply.headers, frames=reply.frames, end="cut" if cut else "complete")
         )
 
+    def stalled(self, stall: Stall, *pieces: str, every: float = 0.1) -> None:
+        """An answer that never ends: ``no_headers`` never answers at all; the others send 200 and
+        ``pieces`` of text, then ``silent`` sends nothing more, ``keepalive`` only ``: keep-alive``
+        comments every ``every`` seconds, ``trickle`` another content chunk every ``every`` seconds."""
+        chunks = [self._chunk("chatcmpl-stall", {"role": "assistant", "content": "", "refusal": None})]
+        chunks += [self._chunk("chatcmpl-stall", {"content": piece}) for piece in pieces]
+        reply = self._sse(chunks)
+        self._replies.append(_Reply(status=200, headers=reply.headers, frames=reply.frames, stall=stall))
+        self._stall_every = every
+
     def malformed(self, *pieces: str, completion_id: str = "chatcmpl-fake4") -> None:
         """Some text, then a frame whose data is not JSON (a proxy mangling the stream)."""
         chunks = [self._chunk(completion_id, {"content": piece}) for piece in pieces]
@@ -212,7 +230,35 @@ class FakeOpenAI:
                 method=incoming.method, path=incoming.path, headers=incoming.headers, json=incoming.json
             )
         )
-        await self._play(self._answer(incoming.method, incoming.path, incoming.headers), send)
+        reply = self._answer(incoming.method, incoming.path, incoming.headers)
+        if reply.stall is not None:
+            await self._stall(reply, receive, send)
+            return
+        await self._play(reply, send)
+
+    async def _stall(self, reply: _Reply, receive: Receive, send: Send) -> None:
+        """Play a stalled reply until the client disconnects."""
+        gone = asyncio.ensure_future(receive())  # the request is read: the next message is the disconnect
+        try:
+            if reply.stall == "no_headers":
+                await gone
+                return
+            await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
+            for frame in reply.frames:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+            while not gone.done():
+                await asyncio.wait([gone], timeout=self._stall_every)
+                if gone.done():
+                    break
+                if reply.stall == "keepalive":
+                    frame = b": keep-alive\n\n"
+                elif reply.stall == "trickle":
+                    frame = self._sse([self._chunk("chatcmpl-stall", {"content": "."})]).frames[0]
+                else:
+                    continue
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+        finally:
+            gone.cancel()
 
     def _answer(self, method: str, path: str, headers: dict[str, str]) -> _Reply:
         if method != "POST" or path != "/v1/chat/completions":
