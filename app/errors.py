@@ -93,6 +93,18 @@ class Unprocessable(IrisError):
     title = "Unprocessable content"
 
 
+class QuotaExceeded(IrisError):
+    """A per-principal (or per-address) quota is used up; ``Retry-After`` says when it frees up."""
+
+    status_code = 429
+    default_code = "quota_exceeded"
+    title = "Quota exceeded"
+
+    def __init__(self, detail: str, *, limit: str, allowed: int, retry_after: int) -> None:
+        super().__init__(detail, extra={"limit": limit, "allowed": allowed, "retryAfterSeconds": retry_after})
+        self.retry_after = retry_after
+
+
 class BadGateway(IrisError):
     """A model provider failed a request that is answered whole, not streamed."""
 

@@ -18,7 +18,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from app.errors import Conflict, DatabaseUnavailable, IrisError, NotFound, ServiceUnavailable
+from app.errors import Conflict, DatabaseUnavailable, IrisError, NotFound, QuotaExceeded, ServiceUnavailable
 from app.persistence.availability import RETRY_AFTER_SECONDS, database_unavailable
 from app.storage.base import StorageError
 from providers.wire import WireStruct
@@ -102,6 +102,8 @@ def _iris_error(request: Request[Any, Any, Any], exc: IrisError) -> Response[byt
         headers = {"WWW-Authenticate": 'Bearer realm="iris"'}
     elif isinstance(exc, DatabaseUnavailable):
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    elif isinstance(exc, QuotaExceeded):
+        headers = {"Retry-After": str(exc.retry_after)}
     body = problem(
         request,
         status=exc.status_code,

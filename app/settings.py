@@ -104,6 +104,24 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     run_timeout_seconds: float = 600.0
     """A run still going this long after it started (all model turns and tools) ends with ``run_timeout``;
     per model: ``runTimeoutSeconds`` (IRIS_RUN_TIMEOUT_SECONDS)."""
+    quota_user_runs_per_minute: int = 600
+    """Runs a user may start per minute, over all processes; 0: no limit (IRIS_QUOTA_USER_RUNS_PER_MINUTE)."""
+    quota_user_concurrent_runs: int = 200
+    """Runs a user may have going at once (IRIS_QUOTA_USER_CONCURRENT_RUNS)."""
+    quota_user_uploads_per_minute: int = 300
+    """Uploads a user may send per minute (IRIS_QUOTA_USER_UPLOADS_PER_MINUTE)."""
+    quota_user_upload_bytes_per_day: int = 10 * 1024**3
+    """Upload bytes a user may send per UTC day (IRIS_QUOTA_USER_UPLOAD_BYTES_PER_DAY)."""
+    quota_guest_runs_per_minute: int = 5
+    """Runs a guest may start per minute (IRIS_QUOTA_GUEST_RUNS_PER_MINUTE)."""
+    quota_guest_concurrent_runs: int = 1
+    """Runs a guest may have going at once (IRIS_QUOTA_GUEST_CONCURRENT_RUNS)."""
+    quota_guest_uploads_per_minute: int = 5
+    """Uploads a guest may send per minute (IRIS_QUOTA_GUEST_UPLOADS_PER_MINUTE)."""
+    quota_guest_upload_bytes_per_day: int = 25 * 1024**2
+    """Upload bytes a guest may send per UTC day (IRIS_QUOTA_GUEST_UPLOAD_BYTES_PER_DAY)."""
+    quota_guest_tokens_per_hour: int = 20
+    """Guest tokens one client address may get per hour (IRIS_QUOTA_GUEST_TOKENS_PER_HOUR)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
 

@@ -16,6 +16,7 @@ from app.images import ImageInfo, inspect_image
 from app.multipart import SpooledFile, read_upload_form
 from app.persistence.models import Upload
 from app.persistence.repositories import SessionRepository, UploadRepository
+from app.quotas import admit_upload
 from app.schemas.uploads import (
     AgUiImageMetadata,
     AgUiImagePart,
@@ -122,6 +123,9 @@ async def receive_upload(
     try:
         if file is None or file.size == 0:
             raise Unprocessable("Send the image in the 'file' field.", code="file_missing", field="file")
+        # Counted once received (decoding costs, whatever the outcome), committed before storage is touched.
+        await admit_upload(db, principal, settings, file.size)
+        await db.commit()
         thread_id = parse_thread_id(form.fields.get("threadId"))
         sessions, uploads = SessionRepository(session=db), UploadRepository(session=db)
         thread = await sessions.get_for_owner(thread_id, principal.user_id)

@@ -23,7 +23,7 @@ from app.migrations import REPO_ROOT, alembic_config
 from app.persistence.db import create_engine
 
 T = TypeVar("T")
-TABLES = {"agents", "models", "sessions", "messages", "runs", "run_events", "uploads"}
+TABLES = {"agents", "models", "sessions", "messages", "runs", "run_events", "uploads", "quota_usage"}
 
 
 def _tables(url: str) -> set[str]:

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 
@@ -80,7 +80,10 @@ class Run(UUIDv7AuditBase):
     """One agent run on a thread; its events live in ``run_events``."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_session_status", "session_id", "status"),)
+    __table_args__ = (
+        Index("ix_runs_session_status", "session_id", "status"),
+        Index("ix_runs_owner_status", "owner_id", "status"),  # the concurrent-runs quota counts by owner
+    )
 
     external_id: Mapped[str] = mapped_column(String(128), unique=True)
     session_id: Mapped[UUID] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
@@ -145,3 +148,23 @@ class Upload(UUIDv7AuditBase):
     width: Mapped[int] = mapped_column(Integer)
     height: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
+
+
+class QuotaUsage(BigIntBase):
+    """How much of one quota a subject used in one fixed window; shared by every process.
+
+    ``subject`` is a user id, or ``addr:<ip>`` for limits on client addresses. Windows are aligned to
+    multiples of their length in Unix seconds (``window_start``); rows past ``window_end`` are pruned.
+    """
+
+    __tablename__ = "quota_usage"
+    __table_args__ = (
+        UniqueConstraint("subject", "quota", "window_start", name="uq_quota_usage_subject_quota_window"),
+        Index("ix_quota_usage_window_end", "window_end"),
+    )
+
+    subject: Mapped[str] = mapped_column(String(200))
+    quota: Mapped[str] = mapped_column(String(32))
+    window_start: Mapped[int] = mapped_column(BigInteger)
+    window_end: Mapped[int] = mapped_column(BigInteger)
+    amount: Mapped[int] = mapped_column(BigInteger)

@@ -11,9 +11,10 @@ from typing import Any, cast
 from uuid import UUID
 
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
-from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run, RunEvent, Upload
+from app.persistence.models import Agent, ChatSession, Message, ModelRow, QuotaUsage, Run, RunEvent, Upload
 
 
 def utcnow() -> dt.datetime:
@@ -322,6 +323,11 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         stmt = select(Run).where(Run.session_id == session_id).order_by(Run.started_at.desc()).limit(1)
         return (await self.session.scalars(stmt)).first()
 
+    async def running_count(self, owner_id: str) -> int:
+        """How many of this owner's runs are going now (on any process)."""
+        stmt = select(func.count()).select_from(Run).where(Run.owner_id == owner_id, Run.status == "running")
+        return int(await self.session.scalar(stmt) or 0)
+
     async def stale(self, cutoff: dt.datetime) -> Sequence[Run]:
         """Runs still marked running whose heartbeat stopped before ``cutoff``."""
         stmt = select(Run).where(Run.status == "running", Run.heartbeat_at < cutoff)
@@ -405,3 +411,31 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
         if not wanted:
             return set()
         return set((await self.session.scalars(select(Upload.id).where(Upload.id.in_(wanted)))).all())
+
+class QuotaRepository(SQLAlchemyAsyncRepository[QuotaUsage]):
+    """Quota counters: one atomic add per use, shared by every process through the database."""
+
+    model_type = QuotaUsage
+
+    async def add_usage(self, subject: str, quota: str, window: tuple[int, int], amount: int) -> int:
+        """Add ``amount`` to the subject's use of ``quota`` in ``window`` (start, end); the new total.
+
+        One ``INSERT … ON CONFLICT DO UPDATE … RETURNING``: atomic on both engines, and it holds the row
+        (PostgreSQL) or the write lock (SQLite) until the caller's transaction ends.
+        """
+        dialect = postgresql if self.session.get_bind().dialect.name == "postgresql" else sqlite
+        stmt = dialect.insert(QuotaUsage).values(
+            subject=subject, quota=quota, window_start=window[0], window_end=window[1], amount=amount
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["subject", "quota", "window_start"],
+            set_={"amount": QuotaUsage.amount + stmt.excluded.amount},
+        ).returning(QuotaUsage.amount)
+        return int((await self.session.execute(stmt)).scalar_one())
+
+    async def prune(self, now: int, *, subject: str | None = None, quota: str | None = None) -> None:
+        """Forget windows that have ended: all of them, or one subject's of one quota."""
+        stmt = delete(QuotaUsage).where(QuotaUsage.window_end <= now)
+        if subject is not None and quota is not None:
+            stmt = stmt.where(QuotaUsage.subject == subject, QuotaUsage.quota == quota)
+        await self.session.execute(stmt.execution_options(synchronize_session=False))

@@ -9,10 +9,12 @@ from litestar.di import NamedDependency
 from litestar.openapi.spec import Reference
 from litestar.params import JSONBody
 from litestar.response import Stream
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import Principal
 from app.openapi import STATELESS_CHECKS, documented
 from app.persistence.repositories import ModelRepository, UploadRepository
+from app.quotas import admit_run
 from app.runs.manager import RunManager
 from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
@@ -34,6 +36,7 @@ class LlmController(Controller):
         RunManager,
         ModelRepository,
         UploadRepository,
+        AsyncSession,
     ]
 
     @post(
@@ -58,6 +61,7 @@ class LlmController(Controller):
         run_manager: NamedDependency[RunManager],
         model_repo: NamedDependency[ModelRepository],
         upload_repo: NamedDependency[UploadRepository],
+        db_session: NamedDependency[AsyncSession],
     ) -> Stream | Response[LlmChatAnswer]:
         """Answer ``parts`` (or ``content``) after the given ``messages``: AG-UI events when ``stream``
         (the default), else ``{content, usage}``. Same URL policy and capability checks as every run."""
@@ -70,6 +74,8 @@ class LlmController(Controller):
             settings=settings,
             policy=url_policy,
         )
+        await admit_run(db_session, principal, settings, stored=False)
+        await db_session.commit()  # counted before the vendor is called, whatever happens next
         if data.stream:
             return stream_stateless(plan, run_manager.services, ping_seconds=settings.sse_ping_seconds)
         # Both branches are responses, so the handler imposes no media type of its own (a handler

@@ -38,6 +38,7 @@ from app.persistence.repositories import (
     UploadRepository,
     utcnow,
 )
+from app.quotas import admit_run
 from app.runs.context import pending_calls, reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision, match_resume
 from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
@@ -184,6 +185,7 @@ async def prepare_run(
             field="messages",
         )
 
+    await admit_run(repos.runs.session, principal, settings)  # last check: refusals use no quota
     if session is None:
         session = await repos.sessions.create_for_owner(
             thread_id, principal.user_id, agent.id, model.row.id, title=_title(new_rows)
