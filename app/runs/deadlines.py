@@ -85,27 +85,74 @@ def is_progress(event: ProviderEvent) -> bool:
     return getattr(event, "delta", None) != ""
 
 
+class _Watchdog:
+    """One timer for a whole stream, armed only while the stream is awaited.
+
+    Progress just moves ``deadline``; a timer that fires before it re-arms itself for the new time, so
+    a fast stream costs a clock read per event, not a timer. Firing while the consumer (not the vendor)
+    has the task does nothing: the next wait checks the deadline itself.
+    """
+
+    def __init__(self, task: asyncio.Task[Any], code: str, seconds: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = task
+        self.code, self.seconds = code, seconds
+        self.deadline = self.loop.time() + seconds
+        self.waiting = False
+        self.fired = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def restart(self, code: str, seconds: float) -> None:
+        self.code, self.seconds = code, seconds
+        self.deadline = self.loop.time() + seconds
+
+    def wait(self) -> None:
+        """About to await the stream: fail if the deadline passed meanwhile, else make sure a timer runs."""
+        if self.loop.time() >= self.deadline:
+            raise DeadlineExceeded(self.code, self.seconds)
+        self.waiting = True
+        if self._timer is None:
+            self._timer = self.loop.call_at(self.deadline, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self.loop.time() < self.deadline:
+            self._timer = self.loop.call_at(self.deadline, self._fire)
+        elif self.waiting:
+            self.fired = True
+            self.task.cancel()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
 async def paced(
     events: AsyncGenerator[ProviderEvent, None], deadlines: Deadlines
 ) -> AsyncGenerator[ProviderEvent, None]:
     """``events``, failing with :class:`DeadlineExceeded` when the first progress takes longer than
     ``first_token`` or the next one longer than ``idle``. The wait is cancelled on the spot and the
     provider's stream closed, which drops the vendor's connection."""
-    loop = asyncio.get_running_loop()
-    code, seconds = FIRST_TOKEN_CODE, deadlines.first_token
-    deadline = loop.time() + seconds
-    async with contextlib.aclosing(events):
-        while True:
-            try:
-                async with asyncio.timeout_at(deadline) as timer:
+    task = asyncio.current_task()
+    assert task is not None
+    watchdog = _Watchdog(task, FIRST_TOKEN_CODE, deadlines.first_token)
+    try:
+        async with contextlib.aclosing(events):
+            while True:
+                watchdog.wait()
+                cancelling = task.cancelling()
+                try:
                     event = await anext(events)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                if timer.expired():
-                    raise DeadlineExceeded(code, seconds) from None
-                raise
-            yield event
-            if is_progress(event):
-                code, seconds = IDLE_CODE, deadlines.idle
-                deadline = loop.time() + seconds
+                except StopAsyncIteration:
+                    return
+                except asyncio.CancelledError:
+                    if watchdog.fired and task.uncancel() <= cancelling:
+                        raise DeadlineExceeded(watchdog.code, watchdog.seconds) from None
+                    raise
+                finally:
+                    watchdog.waiting = False
+                yield event
+                if is_progress(event):
+                    watchdog.restart(IDLE_CODE, deadlines.idle)
+    finally:
+        watchdog.close()

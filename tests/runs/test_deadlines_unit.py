@@ -1,0 +1,45 @@
+"""The deadline watchdog on its own: progress keeps a stream alive past many idle windows, non-progress
+does not, and a cancel from outside stays a cancel."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from app.runs.deadlines import DeadlineExceeded, Deadlines, paced
+from providers import ProviderEvent, TextDelta, TextStart
+
+
+async def _every(seconds: float, count: int, event: ProviderEvent) -> AsyncGenerator[ProviderEvent, None]:
+    for _ in range(count):
+        await asyncio.sleep(seconds)
+        yield event
+
+
+async def _drain(events: AsyncGenerator[ProviderEvent, None]) -> int:
+    return len([event async for event in events])
+
+
+async def test_progress_faster_than_the_idle_deadline_keeps_the_stream_going() -> None:
+    stream = paced(
+        _every(0.05, 12, TextDelta(id="t", delta="x")), Deadlines(first_token=0.2, idle=0.2, run=9)
+    )
+    assert await _drain(stream) == 12  # 0.6 s in all: three idle windows, each reset by progress
+
+
+async def test_events_that_are_not_progress_do_not_reset_the_first_token_deadline() -> None:
+    stream = paced(_every(0.05, 12, TextStart(id="t")), Deadlines(first_token=0.2, idle=9, run=9))
+    with pytest.raises(DeadlineExceeded) as failed:
+        await _drain(stream)
+    assert failed.value.code == "provider_timeout"
+
+
+async def test_a_cancel_from_outside_is_not_taken_for_a_deadline() -> None:
+    stream = paced(_every(10, 1, TextDelta(id="t", delta="x")), Deadlines(first_token=0.1, idle=9, run=9))
+    task = asyncio.create_task(_drain(stream))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
