@@ -116,6 +116,12 @@ def site(
             "IRIS_JWT_SECRET": JWT_SECRET,
             "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
             "IRIS_CORS_ORIGINS": allowed,
+            # Every test signs in as a new guest from 127.0.0.1 on this one server: guest quotas are
+            # tested elsewhere (tests/test_quotas.py), here they would only ration the page's tests.
+            "IRIS_QUOTA_GUEST_TOKENS_PER_HOUR": "0",
+            "IRIS_QUOTA_GUEST_RUNS_PER_MINUTE": "0",
+            "IRIS_QUOTA_GUEST_CONCURRENT_RUNS": "0",
+            "IRIS_QUOTA_GUEST_UPLOADS_PER_MINUTE": "0",
         }
         with iris_process(env, port, root / "iris.log") as iris:
             admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
