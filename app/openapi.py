@@ -56,6 +56,7 @@ from app.agui.events import (
 )
 from app.agui.input import RunAgentInput
 from app.problems import PROBLEM_JSON, Problem
+from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
     IGNORED_RESUME_KEY,
@@ -403,6 +404,8 @@ AGUI_INPUT_CODES = (
 )
 """Part shapes ``RunAgentInput`` messages may not carry (:mod:`app.agui.input`)."""
 
+_DEADLINE_CODES = tuple(DEADLINE_MESSAGES)
+
 _IMAGE_CHECKS = (
     "attachment_url_rejected",
     "image_type_unsupported",
@@ -426,6 +429,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "no_new_message",
         "request_too_large",
     ),
+    429: ("quota_exceeded",),
     503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
 """What a run is checked for before its stream opens (:mod:`app.runs.intake`), on either surface."""
@@ -433,9 +437,11 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     403: ("model_not_for_guests",),
     422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported", "request_too_large"),
+    429: ("quota_exceeded",),
     # Without streaming, a failed run is a 502 with the code its RUN_ERROR would carry.
     502: (
         *(f"provider_{kind}" for kind in get_args(ProviderErrorKind)),
+        *_DEADLINE_CODES,
         "internal_error",
         "invalid_output",
         "request_too_large",

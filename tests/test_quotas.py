@@ -32,6 +32,7 @@ from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
+from tests.support.openapi import ProblemLog
 
 Headers = dict[str, str]
 PNG = image_bytes("PNG", (64, 48))
@@ -78,8 +79,12 @@ def instances(
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=30) as client:
+    """A client of the instances; afterwards, every problem it was answered must be documented."""
+    problems = ProblemLog()
+    async with httpx.AsyncClient(timeout=30, event_hooks={"response": [problems]}) as client:
         yield client
+    assert problems.seen, "no refusal was seen"
+    assert problems.undocumented() == [], "answered but not in the OpenAPI document"
 
 
 async def clear_of_window_end(window: int, margin: float = 5.0) -> None:

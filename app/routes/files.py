@@ -70,6 +70,7 @@ class FileController(Controller):
                     "unexpected_file",
                     "validation_failed",
                 ],
+                429: ["quota_exceeded"],
                 503: ["storage_unavailable"],
             },
         ),
