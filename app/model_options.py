@@ -22,9 +22,7 @@ from providers.registry import ProviderRegistry
 CORE_OPTIONS: dict[str, OptionSpec] = {
     # Run deadlines (app/runs/deadlines.py reads them; check_deadline_options bounds them).
     FIRST_TOKEN_OPTION: OptionSpec(type="number", description="seconds to wait for the first content"),
-    IDLE_OPTION: OptionSpec(
-        type="number", description="seconds of silence allowed between two pieces of content"
-    ),
+    IDLE_OPTION: OptionSpec(type="number", description="seconds allowed between two pieces of content"),
     RUN_OPTION: OptionSpec(type="number", description="seconds a whole run may take"),
     # Reasoning and cost.
     "enableThinking": OptionSpec(type="boolean", description="ask the model to reason before it answers"),
