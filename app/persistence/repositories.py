@@ -412,6 +412,7 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
             return set()
         return set((await self.session.scalars(select(Upload.id).where(Upload.id.in_(wanted)))).all())
 
+
 class QuotaRepository(SQLAlchemyAsyncRepository[QuotaUsage]):
     """Quota counters: one atomic add per use, shared by every process through the database."""
 
