@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import Unprocessable
-from providers import ProviderEvent, TextStart
+from providers import ProviderEvent, ReasoningStart, TextStart
 from providers import Warning as ProviderWarning
 
 FIRST_TOKEN_OPTION = "firstTokenTimeoutSeconds"  # noqa: S105 (seconds, not a credential)
@@ -78,9 +78,9 @@ def check_deadline_options(options: Mapping[str, Any]) -> None:
 
 
 def is_progress(event: ProviderEvent) -> bool:
-    """Whether an event is real progress: content, a tool call, usage or the finish. A bare start, an
-    empty delta or a warning is not (a vendor could send those forever)."""
-    if isinstance(event, TextStart | ProviderWarning):
+    """Whether an event is real progress: content (thinking included), a tool call, usage or the finish.
+    A bare start, an empty delta or a warning is not (a vendor could send those forever)."""
+    if isinstance(event, TextStart | ReasoningStart | ProviderWarning):
         return False
     return getattr(event, "delta", None) != ""
 

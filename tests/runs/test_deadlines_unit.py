@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator
 import pytest
 
 from app.runs.deadlines import DeadlineExceeded, Deadlines, paced
-from providers import ProviderEvent, TextDelta, TextStart
+from providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart
 
 
 async def _every(seconds: float, count: int, event: ProviderEvent) -> AsyncGenerator[ProviderEvent, None]:
@@ -22,15 +22,26 @@ async def _drain(events: AsyncGenerator[ProviderEvent, None]) -> int:
     return len([event async for event in events])
 
 
-async def test_progress_faster_than_the_idle_deadline_keeps_the_stream_going() -> None:
-    stream = paced(
-        _every(0.05, 12, TextDelta(id="t", delta="x")), Deadlines(first_token=0.2, idle=0.2, run=9)
-    )
+@pytest.mark.parametrize("event", [TextDelta(id="t", delta="x"), ReasoningDelta(id="r", delta="hmm")])
+async def test_progress_faster_than_the_idle_deadline_keeps_the_stream_going(event: ProviderEvent) -> None:
+    # A model that thinks for a long time is making progress: its thoughts count like its answer.
+    stream = paced(_every(0.05, 12, event), Deadlines(first_token=0.2, idle=0.2, run=9))
     assert await _drain(stream) == 12  # 0.6 s in all: three idle windows, each reset by progress
 
 
-async def test_events_that_are_not_progress_do_not_reset_the_first_token_deadline() -> None:
-    stream = paced(_every(0.05, 12, TextStart(id="t")), Deadlines(first_token=0.2, idle=9, run=9))
+@pytest.mark.parametrize(
+    "event",
+    [
+        TextStart(id="t"),
+        ReasoningStart(id="r"),
+        TextDelta(id="t", delta=""),
+        ReasoningDelta(id="r", delta=""),
+    ],
+)
+async def test_events_that_are_not_progress_do_not_reset_the_first_token_deadline(
+    event: ProviderEvent,
+) -> None:
+    stream = paced(_every(0.05, 12, event), Deadlines(first_token=0.2, idle=9, run=9))
     with pytest.raises(DeadlineExceeded) as failed:
         await _drain(stream)
     assert failed.value.code == "provider_timeout"
