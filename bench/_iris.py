@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from app.settings import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -26,7 +28,7 @@ def free_port() -> int:
 
 def iris_env(data_dir: str, port: int, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of an Iris on ``port`` with its data in ``data_dir``, migrated: the embedded
-    default (SQLite in the data dir) unless ``environ`` (added last) names another database."""
+    default (SQLite in the data dir) unless ``environ`` (added last) names another database; quotas off."""
     env = {
         **os.environ,
         "IRIS_DATA_DIR": data_dir,
@@ -35,6 +37,10 @@ def iris_env(data_dir: str, port: int, environ: Mapping[str, str] | None = None)
         "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",  # signed upload URLs must point at this server
     }
     env.pop("IRIS_DATABASE_URL", None)
+    # Benches measure speed, not quotas: every per-principal limit off (0), unless ``environ`` sets one.
+    env.update(
+        {f"IRIS_{field.upper()}": "0" for field in Settings.__struct_fields__ if field.startswith("quota_")}
+    )
     env.update(environ or {})
     subprocess.run(
         [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
