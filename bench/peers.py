@@ -346,9 +346,12 @@ async def closed_loop(target: Target, upstream: str, figures: Figures) -> None:
         cpu_before = cpu_seconds(target.pid) if target.pid else 0.0
         results: list[Timing] = []
         deadline = time.perf_counter() + LOOP_SECONDS
+        started = 0  # counted before each request: the supply of /agent/runs threads is LOOP_MAX
 
         async def worker() -> None:
-            while time.perf_counter() < deadline and len(results) < LOOP_MAX:
+            nonlocal started
+            while time.perf_counter() < deadline and started < LOOP_MAX:
+                started += 1
                 results.append(await one(client, target))
 
         start = time.perf_counter()
