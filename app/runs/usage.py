@@ -32,18 +32,12 @@ class Cost(WireStruct, kw_only=True):
     total: float
 
 
-class BillableUsage(WireStruct, omit_defaults=True, kw_only=True):
-    """Counts for one provider+model; unknown counts are absent, never 0. ``inputTokens`` and
-    ``outputTokens`` are totals: cached and image tokens are part of the input, reasoning of the output.
-    ``estimatedImageTokens`` sums the published-formula estimate of every image sent (each request)."""
+class BillableUsage(TokenUsage, omit_defaults=True, kw_only=True):
+    """AG-UI's counts for one provider+model and what it has no room for; unknown counts are absent,
+    never 0. ``inputTokens`` and ``outputTokens`` are totals: cached and image tokens are part of the
+    input, reasoning of the output. ``estimatedImageTokens`` sums the published-formula estimate of
+    every image sent (each request)."""
 
-    provider: str | None = None
-    model: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
     image_tokens: int | None = None
     estimated_image_tokens: int | None = None
     cost: Cost | None = None
@@ -114,9 +108,15 @@ def billable(counts: Counts, *, provider: str, model: ModelSpec) -> BillableUsag
     """The full usage with a cost when the model has prices (``None`` when nothing was counted)."""
     if counts.empty:
         return None
+    return _billable_usage(counts, provider, model.model_id, cost(counts, model.options.get("pricing")))
+
+
+def _billable_usage(
+    counts: Counts, provider: str | None, model: str | None, spent: Cost | None
+) -> BillableUsage:
     return BillableUsage(
         provider=provider,
-        model=model.model_id,
+        model=model,
         input_tokens=counts.input_tokens,
         output_tokens=counts.output_tokens,
         total_tokens=_total(counts),
@@ -124,7 +124,7 @@ def billable(counts: Counts, *, provider: str, model: ModelSpec) -> BillableUsag
         cached_input_tokens=counts.cached_input_tokens,
         image_tokens=counts.image_tokens,
         estimated_image_tokens=counts.estimated_image_tokens,
-        cost=cost(counts, model.options.get("pricing")),
+        cost=spent,
     )
 
 
@@ -246,17 +246,11 @@ def session_usage(session_id: str, recorded: Sequence[Mapping[str, Any]]) -> Ses
                     money[part] = money.get(part, 0.0) + float(spent.get(part, 0.0))
                 totals[key] = (counts, money, str(spent.get("currency", "USD")))
     out = [
-        BillableUsage(
-            provider=provider,
-            model=model,
-            input_tokens=counts.input_tokens,
-            output_tokens=counts.output_tokens,
-            total_tokens=_total(counts),
-            reasoning_tokens=counts.reasoning_tokens,
-            cached_input_tokens=counts.cached_input_tokens,
-            image_tokens=counts.image_tokens,
-            estimated_image_tokens=counts.estimated_image_tokens,
-            cost=Cost(
+        _billable_usage(
+            counts,
+            provider,
+            model,
+            Cost(
                 currency=currency,
                 input=round(money["input"], 8),
                 output=round(money["output"], 8),
