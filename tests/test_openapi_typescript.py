@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.npm import npm_install
 from tests.test_openapi import document
 
 __all__ = ["document"]  # the module-scoped fixture, shared
@@ -26,29 +26,9 @@ _STRING = re.compile(r'"[^"]*"')  # string literal types ("tool_call_unknown" is
 @pytest.fixture(scope="session")
 def generator(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A temp dir with `openapi-typescript` installed from npm; skipped (with the reason) without Node."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are not installed: the openapi-typescript test needs them")
-    where = tmp_path_factory.mktemp("openapi-typescript")
-    (where / "package.json").write_text('{"name": "iris-openapi-check", "private": true}')
-    installed = subprocess.run(
-        [
-            npm,
-            "install",
-            "--no-audit",
-            "--no-fund",
-            f"openapi-typescript@{GENERATOR_VERSION}",
-            "typescript@5",
-        ],
-        cwd=where,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    return npm_install(
+        tmp_path_factory, "openapi-typescript", f"openapi-typescript@{GENERATOR_VERSION}", "typescript@5"
     )
-    if installed.returncode != 0:
-        pytest.skip(f"npm could not install openapi-typescript: {installed.stderr[-500:]}")
-    return where
 
 
 def test_the_generated_client_types_have_no_unknown(generator: Path, document: dict[str, Any]) -> None:

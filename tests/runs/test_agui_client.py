@@ -20,6 +20,7 @@ from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
+from tests.support.npm import npm_install
 
 CLIENT_VERSION = "1.0.0"
 FLOW = Path(__file__).with_name("agui_client_flow.cjs")
@@ -29,21 +30,7 @@ ROUND_TRIP = Path(__file__).with_name("agui_history_roundtrip.cjs")
 @pytest.fixture(scope="session")
 def agui_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A temp dir with `@ag-ui/client` installed from npm; skipped (with the reason) without Node."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are not installed: the @ag-ui/client test needs them")
-    where = tmp_path_factory.mktemp("agui-client")
-    (where / "package.json").write_text('{"name": "iris-agui-check", "private": true}')
-    installed = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", f"@ag-ui/client@{CLIENT_VERSION}"],
-        cwd=where,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if installed.returncode != 0:
-        pytest.skip(f"npm could not install @ag-ui/client@{CLIENT_VERSION}: {installed.stderr[-500:]}")
+    where = npm_install(tmp_path_factory, "@ag-ui/client", f"@ag-ui/client@{CLIENT_VERSION}")
     for script in (FLOW, ROUND_TRIP):
         shutil.copy(script, where / script.name)
     return where
