@@ -221,7 +221,7 @@ class ChatController(Controller):
     ) -> SessionUsage:
         """What the session's runs used, summed per provider+model, with the cost where priced (owner)."""
         session = await _session(agent_repo, session_repo, principal, slug, sessionId)
-        return session_usage(str(session.id), await run_repo.usage_for_session(session.id))
+        return session_usage(session.thread_id, await run_repo.usage_for_session(session.id))
 
     @delete(
         "/sessions/{sessionId:str}",

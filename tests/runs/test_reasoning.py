@@ -232,6 +232,7 @@ async def test_usage_estimates_images_prices_the_run_and_sums_the_session(
     response = await client.get(f"/api/agents/default/sessions/{session}/usage", headers=alice)
     assert response.status_code == 200, response.text
     summed = response.json()
+    assert summed["sessionId"] == session  # the client's own id, echoed
     assert summed["runs"] == 2
     (entry,) = summed["usage"]
     assert entry["estimatedImageTokens"] == 2 * 1590  # the image went with both requests
