@@ -1,45 +1,61 @@
-"""SQLite connections that can never block the event loop: writers are serialised in-process, without
-busy-waiting, and every cursor is closed on its connection's own thread.
+"""SQLite connections for the async engine, run on the event-loop thread and never waiting there.
 
-Why (issue 13, defect 1): aiosqlite runs each ``sqlite3.Connection`` on a worker thread. SQLAlchemy's
-adapter closes a cursor only when its statement succeeds; a failed or cancelled one was left to the
-garbage collector, which may run on the event-loop thread. Finalising a cursor whose statement is still
-active resets it, which takes the connection's mutex — held by the worker thread while that connection
-sits in SQLite's busy handler waiting for the write lock. The lock was held by a coroutine that could
-not run while the loop thread was blocked: the whole process froze until the busy timeout expired.
+A SQLite statement on a local file takes tens of microseconds. aiosqlite, which SQLAlchemy's async
+SQLite dialect drives, runs each connection on a worker thread, and its adapter makes four hand-offs
+to that thread and back per query (open a cursor, execute, fetch, close): measured in a running server,
+about a third of a millisecond each, most of a run's time before its first token, and the workers'
+wake-ups and GIL hand-overs crowded out the loop under load. Here the same interface runs each
+statement inline, from cursor to close, in one call. What made the worker thread worth having is
+handled without it:
 
-The two halves of the fix, each sufficient to break that cycle:
-
-- **Cursors close on their own thread.** :class:`IrisCursor` closes itself (queued on the worker thread)
-  whenever ``execute``/``fetch*`` fails or is cancelled, so the collector only ever frees closed cursors,
-  which touch no SQLite state.
+- **Waiting for a lock never blocks.** SQLite's own busy handler sleeps in the calling thread, so it is
+  off (``busy_timeout = 0``); a statement that finds the database busy is retried from the loop, with
+  ``asyncio.sleep`` between tries, until ``lock_timeout`` has passed. Then it raises
+  ``sqlite3.OperationalError("database is locked …")``, which the API answers with 503
+  ``database_unavailable``.
 - **One writer per process, queued on the loop.** Before its first writing statement a connection takes
-  the engine's :class:`WriteLock` (an asyncio lock: waiting for it blocks no thread), and holds it until
-  ``commit``/``rollback``/``close``. In-process writers therefore never meet in SQLite's busy handler;
-  only another process (or another engine) can make a connection busy-wait, for at most
-  ``lock_timeout`` seconds, and waiting for the in-process lock is bounded by the same deadline. A
-  deadline that passes raises ``sqlite3.OperationalError("database is locked")``, which the API answers
-  with 503 ``database_unavailable``.
+  the engine's :class:`WriteLock` (an asyncio lock, waited for with the same deadline) and holds it
+  until ``commit``/``rollback``/``close``, so in-process writers never find each other busy; only
+  another process can.
+- **No fsync on the loop.** In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL without
+  syncing; only a checkpoint syncs. Automatic checkpoints (which run inside a committing connection)
+  are off, and :class:`Checkpoints` runs a passive one on a thread of its own every
+  :data:`CHECKPOINT_EVERY` write commits.
 
-Reads take no lock: in WAL mode they never wait for a writer.
+Issue 13's freeze (a cursor finalised by the garbage collector on the loop thread while its worker
+thread waited in the busy handler) cannot happen: there is no worker thread, and every ``sqlite3``
+cursor is closed by the call that opened it. Reads take no lock: in WAL mode they never wait for a
+writer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
-import aiosqlite
-
 T = TypeVar("T")
+log = logging.getLogger("iris.db")
+
 _READS = ("SELECT", "PRAGMA", "EXPLAIN")
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+RETRY_FIRST_SECONDS = 0.001
+RETRY_MAX_SECONDS = 0.05
+CHECKPOINT_EVERY = 200
+"""Write commits between WAL checkpoints (each commit of a run appends a few pages)."""
 
 
 def is_write(sql: str) -> bool:
     """Whether a statement may write (anything that is not a plain read takes the write lock)."""
     return not sql.lstrip().upper().startswith(_READS)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    # Only plain BUSY/LOCKED clear up by waiting: BUSY_SNAPSHOT (a stale read snapshot) never does.
+    return getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) in _BUSY
 
 
 class WriteLock:
@@ -60,7 +76,7 @@ class WriteLock:
             ) from None
 
     def release(self) -> None:
-        """Release; from another thread (a connection finalised there) it is handed to the loop."""
+        """Release; from another thread (a connection the pool dropped there) it is handed to the loop."""
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -71,54 +87,160 @@ class WriteLock:
             self._loop.call_soon_threadsafe(self._lock.release)
 
 
-class IrisCursor(aiosqlite.Cursor):
-    """An aiosqlite cursor that is closed on its worker thread whenever an operation fails or is cancelled."""
+class Checkpoints:
+    """Passive WAL checkpoints on a thread, one at a time, every :data:`CHECKPOINT_EVERY` write commits."""
 
-    _conn: IrisConnection
+    def __init__(self, database: str, timeout: float) -> None:
+        self._database = database
+        self._timeout = timeout
+        self._commits = 0
+        self._running: asyncio.Future[None] | None = None
+
+    def committed(self) -> None:
+        if self._database in ("", ":memory:"):
+            return
+        self._commits += 1
+        if self._commits < CHECKPOINT_EVERY or (self._running is not None and not self._running.done()):
+            return
+        self._commits = 0
+        self._running = asyncio.get_running_loop().run_in_executor(None, self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        try:
+            connection = sqlite3.connect(self._database, timeout=self._timeout)
+            try:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            finally:
+                connection.close()
+        except sqlite3.Error:
+            log.warning("WAL checkpoint failed; the next one retries", exc_info=True)
+
+
+class IrisCursor:
+    """What SQLAlchemy's adapter expects of an aiosqlite cursor. Each statement runs in one call that
+    opens a ``sqlite3`` cursor, executes, reads every row and closes it; the rows are kept here."""
+
+    arraysize = 1
+
+    def __init__(self, connection: IrisConnection) -> None:
+        self._conn = connection
+        self.description: Any = None
+        self.rowcount = -1
+        self.lastrowid: int | None = None
+        self._rows: list[Any] = []
 
     async def execute(self, sql: str, parameters: Iterable[Any] | None = None) -> IrisCursor:
         await self._conn.before(sql)
-        await self._guarded(super().execute(sql, parameters))
+        self._take(await self._conn.run(_statement, sql, parameters, many=False))
         return self
 
     async def executemany(self, sql: str, parameters: Iterable[Iterable[Any]]) -> IrisCursor:
         await self._conn.before(sql)
-        await self._guarded(super().executemany(sql, parameters))
+        self._take(await self._conn.run(_statement, sql, list(parameters), many=True))
         return self
 
-    async def fetchall(self) -> Iterable[sqlite3.Row]:
-        return await self._guarded(super().fetchall())
+    async def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
 
-    async def fetchone(self) -> sqlite3.Row | None:
-        return await self._guarded(super().fetchone())
+    async def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
 
-    async def fetchmany(self, size: int | None = None) -> Iterable[sqlite3.Row]:
-        return await self._guarded(super().fetchmany(size))
+    async def fetchmany(self, size: int | None = None) -> list[Any]:
+        count = self.arraysize if size is None else size
+        rows, self._rows = self._rows[:count], self._rows[count:]
+        return rows
 
-    async def _guarded(self, operation: Awaitable[T]) -> T:
+    async def close(self) -> None:
+        self._rows = []
+
+    def _take(self, result: tuple[Any, list[Any], int | None, int]) -> None:
+        self.description, self._rows, self.lastrowid, self.rowcount = result
+
+
+def _statement(
+    connection: sqlite3.Connection, sql: str, parameters: Any, *, many: bool
+) -> tuple[Any, list[Any], int | None, int]:
+    """One statement from cursor to close."""
+    cursor = connection.cursor()
+    try:
+        if many:
+            cursor.executemany(sql, parameters)
+        elif parameters is None:
+            cursor.execute(sql)
+        else:
+            cursor.execute(sql, parameters)
+        rows = cursor.fetchall() if cursor.description else []
+        return cursor.description, rows, cursor.lastrowid, cursor.rowcount
+    finally:
+        cursor.close()
+
+
+class _Inline:
+    """aiosqlite's request queue, as SQLAlchemy's adapter uses it directly (to set the isolation
+    level): the call runs now and settles the future."""
+
+    def put_nowait(self, item: tuple[asyncio.Future[Any] | None, Callable[[], Any]]) -> None:
+        future, function = item
         try:
-            return await operation
-        except BaseException:
-            # Queued behind the operation (which a cancel does not stop), on the same thread.
-            self._conn.close_on_worker(self._cursor.close)
-            raise
+            result = function()
+        except Exception as exc:
+            if future is not None:
+                future.set_exception(exc)
+        else:
+            if future is not None:
+                future.set_result(result)
 
 
-class IrisConnection(aiosqlite.Connection):
-    """An aiosqlite connection that hands out :class:`IrisCursor` and takes the engine's write lock."""
+class IrisConnection:
+    """The aiosqlite connection interface SQLAlchemy's aiosqlite dialect drives, run inline (see the
+    module docstring): busy statements retried from the loop, the engine's write lock taken before the
+    first write of a transaction."""
 
-    def __init__(self, connector: Callable[[], sqlite3.Connection], write_lock: WriteLock) -> None:
-        super().__init__(connector, iter_chunk_size=64)
+    def __init__(
+        self, connection: sqlite3.Connection, write_lock: WriteLock, checkpoints: Checkpoints
+    ) -> None:
+        self._connection: sqlite3.Connection | None = connection
         self._write_lock = write_lock
+        self._checkpoints = checkpoints
         self._writing = False
-        self._thread.daemon = True  # like SQLAlchemy's own aiosqlite connect: never hold up exit
+        self._tx = _Inline()
 
-    async def cursor(self) -> IrisCursor:  # type: ignore[override]  # aiosqlite wraps it in a context helper
-        return IrisCursor(self, await self._execute(self._conn.cursor))  # type: ignore[no-untyped-call]
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise ValueError("no active connection")
+        return self._connection
 
-    async def execute(self, sql: str, parameters: Iterable[Any] | None = None) -> IrisCursor:  # type: ignore[override]
-        cursor = await self.cursor()
-        return await cursor.execute(sql, parameters)
+    @property
+    def isolation_level(self) -> str | None:
+        return self._conn.isolation_level
+
+    async def cursor(self) -> IrisCursor:
+        return IrisCursor(self)
+
+    async def execute(self, sql: str, parameters: Iterable[Any] | None = None) -> IrisCursor:
+        return await IrisCursor(self).execute(sql, parameters)
+
+    async def create_function(self, *args: Any, **kwargs: Any) -> None:
+        self._conn.create_function(*args, **kwargs)
+
+    async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy."""
+        deadline = time.monotonic() + self._write_lock.timeout
+        delay = RETRY_FIRST_SECONDS
+        while True:
+            try:
+                return function(self._conn, *args, **kwargs)
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise sqlite3.OperationalError(
+                        f"database is locked (busy for {self._write_lock.timeout:g} s)"
+                    ) from exc
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_SECONDS)
 
     async def before(self, sql: str) -> None:
         """Take the write lock before the first statement of a transaction that may write."""
@@ -126,32 +248,32 @@ class IrisConnection(aiosqlite.Connection):
             await self._write_lock.acquire()
             self._writing = True
 
-    def close_on_worker(self, close: Callable[[], None]) -> None:
-        """Run ``close`` on the worker thread after whatever is queued there; nobody waits for it."""
-        if self._running:
-            self._tx.put_nowait((None, close))
-
     async def commit(self) -> None:
+        wrote = self._writing
         try:
-            await super().commit()
+            await self.run(sqlite3.Connection.commit)
         finally:
             self._end_write()
+        if wrote:
+            self._checkpoints.committed()
 
     async def rollback(self) -> None:
         try:
-            await super().rollback()
+            await self.run(sqlite3.Connection.rollback)
         finally:
             self._end_write()
 
     async def close(self) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Close now (also SQLAlchemy's forced terminate); a connection never keeps the write lock."""
         try:
-            await super().close()
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
         finally:
             self._end_write()
-
-    def stop(self) -> asyncio.Future[Any] | None:
-        self._end_write()  # a connection dropped without closing must not keep the lock
-        return super().stop()
 
     def _end_write(self) -> None:
         if self._writing:
@@ -160,15 +282,14 @@ class IrisConnection(aiosqlite.Connection):
 
 
 def async_creator(database: str, *, lock_timeout: float) -> Callable[[], Awaitable[IrisConnection]]:
-    """SQLAlchemy's ``async_creator`` for one SQLite file: connections sharing one :class:`WriteLock`."""
+    """SQLAlchemy's ``async_creator`` for one SQLite file: connections sharing one :class:`WriteLock`
+    and one :class:`Checkpoints`."""
     write_lock = WriteLock(lock_timeout)
-
-    def connector() -> sqlite3.Connection:
-        return sqlite3.connect(database, timeout=lock_timeout)
+    checkpoints = Checkpoints(database, lock_timeout)
 
     async def create() -> IrisConnection:
-        connection = IrisConnection(connector, write_lock)
-        await connection  # starts its worker thread and opens the file there
-        return connection
+        # busy_timeout 0: SQLite's busy handler would sleep on the loop thread; IrisConnection.run waits.
+        connection = sqlite3.connect(database, timeout=0, check_same_thread=False)
+        return IrisConnection(connection, write_lock, checkpoints)
 
     return create
