@@ -184,6 +184,35 @@ async def test_variant_cache_second_turn_reuses_the_variant(tmp_path: Path) -> N
     assert cache.misses == 2
 
 
+async def test_recent_variants_come_from_memory_within_its_budget(tmp_path: Path) -> None:
+    storage = LocalStorage(tmp_path, "iris", public_url="http://127.0.0.1:8000", secret="s" * 40)
+    refs = []
+    for name, color in (("a", (200, 30, 30)), ("b", (30, 30, 200))):
+        original = image_bytes("PNG", size=(400, 300), color=color)
+        ref = ImageRef(
+            path=f"agent-inputs/u/t/uploads/{name}.png",
+            mime_type="image/png",
+            sha256=hashlib.sha256(original).hexdigest(),
+        )
+        await _store(storage, ref.path, original)
+        refs.append(ref)
+    first = VariantCache(storage, anyio.CapacityLimiter(1))
+    made = [await first.get(r.path, r.mime_type, r.sha256, target_for(ANTHROPIC_CAPS)) for r in refs]
+    budget = max(len(variant.data) for _, variant in made)  # room for one variant, not two
+
+    cache = VariantCache(storage, anyio.CapacityLimiter(1), memory_bytes=budget)
+    target = target_for(ANTHROPIC_CAPS)
+    a_path, a_variant = await cache.get(refs[0].path, "image/png", refs[0].sha256, target)
+    (tmp_path / "iris" / a_path).unlink()  # gone from storage: only memory can answer now
+    assert await cache.get(refs[0].path, "image/png", refs[0].sha256, target) == (a_path, a_variant)
+    assert (cache.hits, cache.misses) == (2, 0)
+
+    await cache.get(refs[1].path, "image/png", refs[1].sha256, target)  # pushes "a" out of memory
+    again = await cache.get(refs[0].path, "image/png", refs[0].sha256, target)
+    assert cache.misses == 1  # made again: neither memory nor storage had it
+    assert again[1].data == a_variant.data
+
+
 async def test_url_delivery_signs_the_variant(tmp_path: Path) -> None:
     storage = LocalStorage(tmp_path, "iris", public_url="http://127.0.0.1:8000", secret="s" * 40)
     data = image_bytes("PNG")

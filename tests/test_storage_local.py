@@ -29,6 +29,7 @@ def storage(tmp_path: Path) -> LocalStorage:
 async def test_put_open_delete_round_trip(storage: LocalStorage) -> None:
     await storage.put("a/b/c.png", _chunks(b"one", b"two"), content_type="image/png")
     assert b"".join([c async for c in storage.open("a/b/c.png")]) == b"onetwo"
+    assert await storage.read("a/b/c.png") == b"onetwo"
     assert not list(storage.root.rglob("*.part"))  # the temp file is gone
     with pytest.raises(StorageError):
         await storage.put("a/b/c.png", _chunks(b"again"), content_type="image/png")
@@ -36,6 +37,8 @@ async def test_put_open_delete_round_trip(storage: LocalStorage) -> None:
     await storage.delete("a/b/c.png")  # absent: fine
     with pytest.raises(ObjectNotFound):
         [c async for c in storage.open("a/b/c.png")]
+    with pytest.raises(ObjectNotFound):
+        await storage.read("a/b/c.png")
 
 
 async def test_put_file_adopts_the_file_without_copying(storage: LocalStorage, tmp_path: Path) -> None:

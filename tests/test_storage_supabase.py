@@ -65,10 +65,6 @@ def payload(size: int, seed: int = 7) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
-async def read_all(storage: SupabaseStorage, path: str) -> bytes:
-    return b"".join([chunk async for chunk in storage.open(path)])
-
-
 async def put_bytes(
     storage: SupabaseStorage, path: str, data: bytes, content_type: str = "text/plain"
 ) -> None:
@@ -113,7 +109,7 @@ async def test_put_of_an_empty_object(storage: SupabaseStorage, fake: FakeSupaba
     await put_bytes(storage, "empty.txt", b"")
 
     assert fake.objects[(BUCKET, "empty.txt")] == StoredObject(b"", "text/plain")
-    assert await read_all(storage, "empty.txt") == b""
+    assert await storage.read("empty.txt") == b""
 
 
 @pytest.mark.parametrize("fake", STYLES, indirect=True)
@@ -153,7 +149,7 @@ async def test_open_of_a_missing_object_is_object_not_found(
     storage: SupabaseStorage, fake: FakeSupabase
 ) -> None:
     with pytest.raises(ObjectNotFound):
-        await read_all(storage, "nobody/here.png")
+        await storage.read("nobody/here.png")
     assert len(fake.requests_to("GET", f"/storage/v1/object/authenticated/{BUCKET}/nobody/here.png")) == 1
 
 
@@ -163,7 +159,7 @@ async def test_a_missing_bucket_is_a_storage_error_not_a_missing_object(
 ) -> None:
     backend = SupabaseStorage(base_url, SERVICE_KEY, "no-such-bucket")
     attempts: list[Attempt] = [
-        lambda: read_all(backend, "x.txt"),
+        lambda: backend.read("x.txt"),
         lambda: backend.sign(["x.txt"], 60),
         lambda: backend.sign(["x.txt", "y.txt"], 60),
         lambda: backend.delete("x.txt"),
@@ -183,7 +179,7 @@ async def test_paths_are_percent_encoded(storage: SupabaseStorage, fake: FakeSup
 
     assert fake.requests[-1].raw_path == f"/storage/v1/object/{BUCKET}/user%201/my%20photo%20%231%3F.png"
     assert fake.objects[(BUCKET, path)] == StoredObject(b"odd name", "image/png")
-    assert await read_all(storage, path) == b"odd name"
+    assert await storage.read(path) == b"odd name"
 
     [signed] = await storage.sign([path], 60)
     assert signed.url.startswith(
@@ -341,7 +337,7 @@ async def test_delete_then_open_is_object_not_found(storage: SupabaseStorage, fa
     assert request.json == {"prefixes": ["d/gone.txt"]}
     assert (BUCKET, "d/gone.txt") not in fake.objects
     with pytest.raises(ObjectNotFound):
-        await read_all(storage, "d/gone.txt")
+        await storage.read("d/gone.txt")
 
 
 async def test_delete_of_a_missing_object_is_fine(storage: SupabaseStorage, fake: FakeSupabase) -> None:
@@ -366,7 +362,7 @@ async def test_a_wrong_service_key_is_a_storage_error_that_does_not_leak_it(
     try:
         attempts: list[Attempt] = [
             lambda: put_bytes(backend, "y.txt", b"y"),
-            lambda: read_all(backend, "x.txt"),
+            lambda: backend.read("x.txt"),
             lambda: backend.sign(["x.txt"], 60),
             lambda: backend.sign(["x.txt", "y.txt"], 60),
             lambda: backend.delete("x.txt"),
@@ -390,7 +386,7 @@ async def test_a_server_error_is_a_storage_error(storage: SupabaseStorage, fake:
 
     attempts: list[Attempt] = [
         lambda: put_bytes(storage, "s/new.txt", b"new"),
-        lambda: read_all(storage, "s/ok.txt"),
+        lambda: storage.read("s/ok.txt"),
         lambda: storage.sign(["s/ok.txt"], 60),
         lambda: storage.sign(["s/ok.txt", "s/new.txt"], 60),
         lambda: storage.delete("s/ok.txt"),
@@ -401,7 +397,7 @@ async def test_a_server_error_is_a_storage_error(storage: SupabaseStorage, fake:
         assert not isinstance(caught.value, ObjectNotFound)
         assert SERVICE_KEY not in str(caught.value)
 
-    assert await read_all(storage, "s/ok.txt") == b"ok"  # the faults are used up
+    assert await storage.read("s/ok.txt") == b"ok"  # the faults are used up
     assert (BUCKET, "s/new.txt") not in fake.objects
 
 
@@ -411,10 +407,10 @@ async def test_a_hanging_server_times_out_as_a_storage_error(base_url: str, fake
     fake.hang_next(2)
     try:
         with pytest.raises(StorageError, match="ReadTimeout"):
-            await read_all(backend, "slow.txt")
+            await backend.read("slow.txt")
         with pytest.raises(StorageError, match="ReadTimeout"):
             await backend.sign(["slow.txt"], 60)
-        assert await read_all(backend, "slow.txt") == b"slow"
+        assert await backend.read("slow.txt") == b"slow"
     finally:
         await backend.aclose()
 
@@ -425,7 +421,7 @@ async def test_an_unreachable_server_is_a_storage_error() -> None:
         with pytest.raises(StorageError, match="ConnectError"):
             await put_bytes(backend, "x.txt", b"x")
         with pytest.raises(StorageError, match="ConnectError"):
-            await read_all(backend, "x.txt")
+            await backend.read("x.txt")
     finally:
         await backend.aclose()
 
@@ -452,5 +448,5 @@ async def test_aclose_leaves_an_injected_client_open(base_url: str, fake: FakeSu
 
         assert not client.is_closed
         again = SupabaseStorage(base_url, SERVICE_KEY, BUCKET, client=client)
-        assert await read_all(again, "shared.txt") == b"shared"
+        assert await again.read("shared.txt") == b"shared"
     assert fake.objects[(BUCKET, "shared.txt")] == StoredObject(b"shared", "text/plain")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 
 import anyio
@@ -21,38 +22,41 @@ def variant_path(sha256: str, target: Target) -> str:
     return f"derived/{sha256[:2]}/{sha256}/{target.key}"
 
 
-async def read_all(storage: Storage, path: str) -> bytes:
-    """A whole (small) object; images here are bounded by the upload limit."""
-    return b"".join([chunk async for chunk in storage.open(path)])
+MEMORY_BYTES = 16 * 1024 * 1024
+"""The most variant bytes kept in memory: the images a process's recent runs sent (a conversation sends
+its images again every turn), so those turns read neither storage nor an image header."""
 
 
 class VariantCache:
-    """Get-or-make normalised variants. ``hits``/``misses`` make the cache observable (tests, bench)."""
+    """Get-or-make normalised variants: from memory (the most recently used, up to ``memory_bytes``),
+    else from storage, else made once and stored. ``hits``/``misses`` make it observable (tests, bench)."""
 
-    def __init__(self, storage: Storage, limiter: anyio.CapacityLimiter) -> None:
+    def __init__(
+        self, storage: Storage, limiter: anyio.CapacityLimiter, *, memory_bytes: int = MEMORY_BYTES
+    ) -> None:
         self.storage = storage
         self._limiter = limiter
         self.hits = 0
         self.misses = 0
+        self._memory_bytes = memory_bytes
+        self._recent: OrderedDict[str, tuple[str, Normalised]] = OrderedDict()
+        self._recent_bytes = 0
 
     async def get(
         self, original_path: str, source_mime: str, sha256: str, target: Target
     ) -> tuple[str, Normalised]:
         """``(stored path, variant)`` for the original at ``original_path``."""
         base = variant_path(sha256, target)
-        likely = [m for m in (source_mime, *target.mime_types) if m in target.mime_types]
-        for mime in dict.fromkeys(likely):  # the source's own type first: usually the only read
-            ext = EXTENSION_BY_MIME[mime]
-            try:
-                data = await read_all(self.storage, f"{base}.{ext}")
-            except ObjectNotFound:
-                continue
+        if (recent := self._recent.get(base)) is not None:  # variants never change: no need to ask storage
+            self._recent.move_to_end(base)
             self.hits += 1
-            with Image.open(io.BytesIO(data)) as header:
-                width, height = header.size
-            return f"{base}.{ext}", Normalised(data=data, mime_type=mime, width=width, height=height)
+            return recent
+        found = await self._stored(base, source_mime, target)
+        if found is not None:
+            self.hits += 1
+            return self._remember(base, found)
         self.misses += 1
-        original = await read_all(self.storage, original_path)
+        original = await self.storage.read(original_path)
         variant = await anyio.to_thread.run_sync(lambda: normalise(original, target), limiter=self._limiter)
         path = f"{base}.{EXTENSION_BY_MIME[variant.mime_type]}"
         try:
@@ -61,7 +65,32 @@ class VariantCache:
             # Another process may have stored the same variant first (identical bytes), or storage is
             # failing: either way this turn has its variant; only the caching is lost.
             log.info("variant %s not cached: %s", path, exc)
-        return path, variant
+        return self._remember(base, (path, variant))
+
+    async def _stored(self, base: str, source_mime: str, target: Target) -> tuple[str, Normalised] | None:
+        likely = [m for m in (source_mime, *target.mime_types) if m in target.mime_types]
+        for mime in dict.fromkeys(likely):  # the source's own type first: usually the only read
+            ext = EXTENSION_BY_MIME[mime]
+            try:
+                data = await self.storage.read(f"{base}.{ext}")
+            except ObjectNotFound:
+                continue
+            with Image.open(io.BytesIO(data)) as header:
+                width, height = header.size
+            return f"{base}.{ext}", Normalised(data=data, mime_type=mime, width=width, height=height)
+        return None
+
+    def _remember(self, base: str, entry: tuple[str, Normalised]) -> tuple[str, Normalised]:
+        size = len(entry[1].data)
+        if size <= self._memory_bytes:
+            if (replaced := self._recent.pop(base, None)) is not None:  # two turns made it at once
+                self._recent_bytes -= len(replaced[1].data)
+            self._recent[base] = entry
+            self._recent_bytes += size
+            while self._recent_bytes > self._memory_bytes:
+                _, (_, evicted) = self._recent.popitem(last=False)
+                self._recent_bytes -= len(evicted.data)
+        return entry
 
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:

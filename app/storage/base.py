@@ -52,6 +52,11 @@ class Storage(Protocol):
         """Stream the object's bytes; raises :class:`ObjectNotFound` when absent."""
         ...
 
+    async def read(self, path: str) -> bytes:
+        """A whole small object (an image within the upload limit) at once; :class:`ObjectNotFound`
+        when absent."""
+        ...
+
     async def sign(self, paths: Sequence[str], expires_in: int) -> list[SignedUrl]:
         """Signed URLs for many paths at once, in order (one round trip where the backend allows)."""
         ...

@@ -109,6 +109,9 @@ class SupabaseStorage:
         except httpx.HTTPError as exc:
             raise self._transport_failure("download", path, exc) from exc
 
+    async def read(self, path: str) -> bytes:
+        return b"".join([chunk async for chunk in self.open(path)])
+
     async def sign(self, paths: Sequence[str], expires_in: int) -> list[SignedUrl]:
         unique = list(dict.fromkeys(paths))
         if not unique:
