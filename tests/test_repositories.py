@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.access import owned_session, owned_upload
@@ -67,25 +68,26 @@ async def test_provider_model_pair_is_unique(db_session: AsyncSession) -> None:
 async def test_sessions_are_owner_scoped_and_sorted_by_activity(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
     repo = SessionRepository(session=db_session)
-    older = await repo.create_for_owner("thread_a", "alice", agent_id, None)
-    newer = await repo.create_for_owner("Thread_A", "alice", agent_id, None)  # ids are case-sensitive
-    bobs = await repo.create_for_owner("thread_a", "bob", agent_id, None)  # scoped to their owner
+    older = repo.create_for_owner("thread_a", "alice", agent_id, None)
+    newer = repo.create_for_owner("Thread_A", "alice", agent_id, None)  # ids are case-sensitive
+    bobs = repo.create_for_owner("thread_a", "bob", agent_id, None)  # scoped to their owner
     older.last_activity_at = utcnow() - dt.timedelta(hours=1)
-    await repo.touch(newer)
+    repo.touch(newer)
 
     assert [s.id for s in await repo.list_for_owner("alice", agent_id)] == [newer.id, older.id]
     assert (await repo.get_owned("thread_a", "alice")) is older
     assert (await repo.get_owned("thread_a", "bob")) is bobs
     assert await repo.get_owned("thread_b", "alice") is None
-    with pytest.raises((DuplicateKeyError, IntegrityError)):
-        await repo.create_for_owner("thread_a", "alice", agent_id, None)
+    repo.create_for_owner("thread_a", "alice", agent_id, None)  # written with the transaction
+    with pytest.raises((DuplicateKeyError, IntegrityError, sa_exc.IntegrityError)):
+        await db_session.flush()
     await db_session.rollback()
 
 
 async def test_deleted_sessions_keep_their_thread_id(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
     repo = SessionRepository(session=db_session)
-    older = await repo.create_for_owner("t1", "alice", agent_id, None)
+    older = repo.create_for_owner("t1", "alice", agent_id, None)
     await repo.soft_delete(older)
     assert await repo.list_for_owner("alice", agent_id) == []
     assert await repo.get_owned("t1", "alice") is None
@@ -95,7 +97,7 @@ async def test_deleted_sessions_keep_their_thread_id(db_session: AsyncSession) -
 async def test_access_check_hides_other_users_sessions(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
     sessions = SessionRepository(session=db_session)
-    mine = await sessions.create_for_owner("mine", "alice", agent_id, None)
+    mine = sessions.create_for_owner("mine", "alice", agent_id, None)
     alice, bob = Principal(user_id="alice", role="user"), Principal(user_id="bob", role="user")
     assert (await owned_session(sessions, alice, "mine")).id == mine.id
     with pytest.raises(NotFound) as caught:
@@ -107,9 +109,7 @@ async def test_access_check_hides_other_users_sessions(db_session: AsyncSession)
 
 async def test_messages_append_in_order_and_supersede(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
-    session = await SessionRepository(session=db_session).create_for_owner(
-        str(uuid.uuid4()), "u", agent_id, None
-    )
+    session = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
     repo = MessageRepository(session=db_session)
     parts: list[dict[str, Any]] = [
         {"type": "text", "text": "què és això? 🖼"},
@@ -148,9 +148,7 @@ async def test_messages_append_in_order_and_supersede(db_session: AsyncSession) 
 
 async def test_runs_and_event_log(db_session: AsyncSession) -> None:
     agent_id = await _agent(db_session)
-    session = await SessionRepository(session=db_session).create_for_owner(
-        str(uuid.uuid4()), "u", agent_id, None
-    )
+    session = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
     runs = RunRepository(session=db_session)
     run = await runs.add(
         Run(external_id="run-1", session_id=session.id, owner_id="u", status="running", started_at=utcnow())

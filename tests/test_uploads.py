@@ -237,7 +237,7 @@ async def test_thread_ids_are_scoped_to_their_owner(client: Client, auth: Auth, 
             agent = await AgentRepository(session=db).get_by_slug("default")
             assert agent is not None
             repo = SessionRepository(session=db)
-            session = await repo.create_for_owner("bobs-thread", "bob", agent.id, None)
+            session = repo.create_for_owner("bobs-thread", "bob", agent.id, None)
             await repo.soft_delete(session)
             await db.commit()
     finally:

@@ -14,7 +14,7 @@ from uuid import UUID
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 
 class ModelRow(UUIDv7AuditBase):
@@ -99,6 +99,9 @@ class Run(UUIDv7AuditBase):
     usage: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
     pending_interrupts: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonB, nullable=True)
 
+    # Never loaded (lazy="raise"): declared so that one flush inserts a new session before its run.
+    session: Mapped[ChatSession] = relationship(lazy="raise")
+
 
 class Message(UUIDv7AuditBase):
     """One message of a session. ``parts`` holds canonical parts only, never a signed URL."""
@@ -118,6 +121,10 @@ class Message(UUIDv7AuditBase):
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JsonB, default=dict)
     run_id: Mapped[UUID | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"), nullable=True)
     position: Mapped[int] = mapped_column(Integer)
+
+    # Never loaded (lazy="raise"): declared so that one flush inserts a message's session and run first.
+    session: Mapped[ChatSession] = relationship(lazy="raise")
+    run: Mapped[Run | None] = relationship(lazy="raise")
     superseded_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
 
 

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import Table, delete, func, insert, select, update
+from sqlalchemy import Select, Table, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from uuid_utils.compat import uuid7
 
 from app.persistence.models import Agent, ChatSession, Message, ModelRow, QuotaUsage, Run, RunEvent, Upload
+
+T = TypeVar("T")
 
 
 def utcnow() -> dt.datetime:
@@ -28,6 +31,66 @@ def parse_uuid(value: str) -> UUID | None:
         return UUID(value)
     except (ValueError, AttributeError, TypeError):
         return None
+
+
+# The lookups every run makes, built once: building a statement costs as much as running it on SQLite,
+# and a statement object also keeps its cache key (values come in as bound parameters).
+_MODEL_BY_ID = select(ModelRow).where(ModelRow.id == bindparam("id"))
+_MODEL_BY_REF = select(ModelRow).where(
+    ModelRow.provider == bindparam("provider"), ModelRow.model_id == bindparam("model_id")
+)
+_AGENT_BY_ID = select(Agent).where(Agent.id == bindparam("id"))
+_AGENT_BY_SLUG = select(Agent).where(Agent.slug == bindparam("slug"))
+_SESSION_FOR_OWNER = select(ChatSession).where(
+    ChatSession.thread_id == bindparam("thread_id"), ChatSession.owner_id == bindparam("owner_id")
+)
+_ACTIVE_HISTORY = (
+    select(Message)
+    .where(Message.session_id == bindparam("session_id"), Message.superseded_at.is_(None))
+    .order_by(Message.position)
+)
+_NEXT_POSITION = select(func.max(Message.position)).where(Message.session_id == bindparam("session_id"))
+_RUN_ID_TAKEN = select(Run.id).where(Run.external_id == bindparam("external_id")).limit(1)
+_LATEST_RUN = (
+    select(Run).where(Run.session_id == bindparam("session_id")).order_by(Run.started_at.desc()).limit(1)
+)
+_RUNS = cast("Table", Run.__table__)
+_SESSIONS = cast("Table", ChatSession.__table__)
+_MESSAGES = cast("Table", Message.__table__)
+_FINISH_RUN = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("run_id", type_=_RUNS.c.id.type), _RUNS.c.status == "running")
+    .values(
+        {
+            column: bindparam(f"new_{column}", type_=_RUNS.c[column].type)
+            for column in (
+                "status",
+                "error_code",
+                "usage",
+                "pending_interrupts",
+                "finished_at",
+                "heartbeat_at",
+            )
+        }
+    )
+)
+_TOUCH_SESSION = (
+    update(_SESSIONS)
+    .where(_SESSIONS.c.id == bindparam("session_id", type_=_SESSIONS.c.id.type))
+    .values(last_activity_at=bindparam("now", type_=_SESSIONS.c.last_activity_at.type))
+)
+_UPLOAD_AT = select(Upload).where(
+    Upload.owner_id == bindparam("owner_id"),
+    Upload.thread_id == bindparam("thread_id"),
+    Upload.bucket == bindparam("bucket"),
+    Upload.path == bindparam("path"),
+)
+
+
+async def _one(session: Any, stmt: Select[tuple[T]], params: dict[str, Any]) -> T | None:
+    """The first row's entity of a prebuilt statement, or ``None`` (typed, unlike ``session.scalar``)."""
+    row: T | None = await session.scalar(stmt, params)
+    return row
 
 
 class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
@@ -59,11 +122,15 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
         """A model by its UUID or by ``provider/modelId`` (split on the first slash)."""
         as_uuid = parse_uuid(ref)
         if as_uuid is not None:
-            return await self.get_one_or_none(id=as_uuid)
+            return await self.get_by_id(as_uuid)
         provider, sep, model_id = ref.partition("/")
         if not sep or not provider or not model_id:
             return None
-        return await self.get_one_or_none(provider=provider, model_id=model_id)
+        return await _one(self.session, _MODEL_BY_REF, {"provider": provider, "model_id": model_id})
+
+    async def get_by_id(self, model_id: UUID) -> ModelRow | None:
+        """A model by its primary key, or ``None``."""
+        return await _one(self.session, _MODEL_BY_ID, {"id": model_id})
 
 
 class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
@@ -73,7 +140,11 @@ class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
 
     async def get_by_slug(self, slug: str) -> Agent | None:
         """The agent with this slug, or ``None``."""
-        return await self.get_one_or_none(slug=slug)
+        return await _one(self.session, _AGENT_BY_SLUG, {"slug": slug})
+
+    async def get_by_id(self, agent_id: UUID) -> Agent | None:
+        """The agent with this primary key, or ``None``."""
+        return await _one(self.session, _AGENT_BY_ID, {"id": agent_id})
 
     async def uses_model(self, model_id: UUID) -> bool:
         """Whether any agent has this model as its default (it may then not be deleted)."""
@@ -95,9 +166,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
 
     async def get_for_owner(self, thread_id: str, owner_id: str) -> ChatSession | None:
         """The owner's session with this ``threadId``, deleted or not (a deleted one keeps its id)."""
-        return await self.get_one_or_none(
-            ChatSession.thread_id == thread_id, ChatSession.owner_id == owner_id
-        )
+        return await _one(self.session, _SESSION_FOR_OWNER, {"thread_id": thread_id, "owner_id": owner_id})
 
     async def list_for_owner(
         self, owner_id: str, agent_id: UUID, *, limit: int = 50, offset: int = 0
@@ -116,7 +185,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         )
         return (await self.session.scalars(stmt)).all()
 
-    async def create_for_owner(
+    def create_for_owner(
         self,
         thread_id: str,
         owner_id: str,
@@ -125,29 +194,28 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         *,
         title: str | None = None,
     ) -> ChatSession:
-        """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``)."""
-        return await self.add(
-            ChatSession(
-                thread_id=thread_id,
-                owner_id=owner_id,
-                agent_id=agent_id,
-                model_id=model_id,
-                title=title,
-                last_activity_at=utcnow(),
-            ),
-            auto_refresh=False,  # every column is set here: reading the row back is a wasted round trip
+        """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``), its primary key
+        assigned; it is written at the transaction's next flush (its commit at the latest), which is
+        also when a duplicate ``threadId`` fails."""
+        session = ChatSession(
+            id=uuid7(),
+            thread_id=thread_id,
+            owner_id=owner_id,
+            agent_id=agent_id,
+            model_id=model_id,
+            title=title,
+            last_activity_at=utcnow(),
         )
+        self.session.add(session)
+        return session
 
-    async def touch(self, session: ChatSession) -> None:
-        """Record activity now (the sessions list sorts by it)."""
+    def touch(self, session: ChatSession) -> None:
+        """Record activity now (the sessions list sorts by it); written with the transaction."""
         session.last_activity_at = utcnow()
-        await self.session.flush()
 
     async def touch_id(self, session_id: UUID) -> None:
         """:meth:`touch` by id, for writers that hold no loaded row."""
-        await self.session.execute(
-            update(ChatSession).where(ChatSession.id == session_id).values(last_activity_at=utcnow())
-        )
+        await self.session.execute(_TOUCH_SESSION, {"session_id": session_id, "now": utcnow()})
 
     async def soft_delete(self, session: ChatSession) -> None:
         """Hide the session; nothing is hard-deleted."""
@@ -185,24 +253,41 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
 
     async def append_many(self, session_id: UUID, messages: Sequence[Message]) -> None:
         """Add ``messages`` (unsaved, no ``session_id``/``position`` yet) after the last one, in order."""
-        last = await self.session.scalar(
-            select(func.max(Message.position)).where(Message.session_id == session_id)
+        self.add_at(session_id, messages, await self.next_position(session_id))
+        await self.session.flush()
+
+    async def next_position(self, session_id: UUID) -> int:
+        """The position after the session's last message, superseded ones included."""
+        last = await self.session.scalar(_NEXT_POSITION, {"session_id": session_id})
+        return 0 if last is None else last + 1
+
+    async def append_values(self, session_id: UUID, values: Sequence[dict[str, Any]]) -> None:
+        """Insert messages given as column values (``role``, ``content``, ``parts``, ``metadata``,
+        ``run_id``, ``external_id``) after the last one, in order, in one statement: for writers that
+        never read the rows back (no ORM objects to track)."""
+        if not values:
+            return
+        start = await self.next_position(session_id)
+        await self.session.execute(
+            insert(_MESSAGES),
+            [
+                {**value, "session_id": session_id, "position": start + offset}
+                for offset, value in enumerate(values)
+            ],
         )
-        start = 0 if last is None else last + 1
+
+    def add_at(self, session_id: UUID, messages: Sequence[Message], start: int) -> None:
+        """Add ``messages`` from position ``start`` on, written with the transaction (see
+        :meth:`next_position`; the unique position makes a concurrent writer's commit fail)."""
         for offset, message in enumerate(messages):
+            message.id = message.id or uuid7()
             message.session_id = session_id
             message.position = start + offset
         self.session.add_all(messages)
-        await self.session.flush()
 
     async def active_history(self, session_id: UUID) -> Sequence[Message]:
         """Every message that still counts (not superseded), oldest first: the model's context."""
-        stmt = (
-            select(Message)
-            .where(Message.session_id == session_id, Message.superseded_at.is_(None))
-            .order_by(Message.position)
-        )
-        return (await self.session.scalars(stmt)).all()
+        return (await self.session.scalars(_ACTIVE_HISTORY, {"session_id": session_id})).all()
 
     async def list_page(
         self,
@@ -252,6 +337,28 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
     async def get_by_external_id(self, external_id: str) -> Run | None:
         """The run the client named, or ``None``."""
         return await self.get_one_or_none(external_id=external_id)
+
+    def add_running(self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow) -> Run:
+        """A new ``running`` run, its primary key assigned, written with the transaction (where a
+        concurrent request that took the same ``runId`` first makes the commit fail)."""
+        now = utcnow()
+        run = Run(
+            id=uuid7(),
+            external_id=external_id,
+            session_id=session_id,
+            owner_id=owner_id,
+            status="running",
+            model_id=model.id,
+            model_ref=model.ref,
+            started_at=now,
+            heartbeat_at=now,
+        )
+        self.session.add(run)
+        return run
+
+    async def external_id_taken(self, external_id: str) -> bool:
+        """Whether a run with this client ``runId`` exists (any owner: run ids are global)."""
+        return await _one(self.session, _RUN_ID_TAKEN, {"external_id": external_id}) is not None
 
     async def usage_for_session(self, session_id: UUID) -> list[dict[str, Any]]:
         """The recorded usage of every finished run of a session, oldest first (runs without any skipped)."""
@@ -303,25 +410,21 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
     ) -> bool:
         """Record how a running run ended; ``False`` if it was no longer running (declared lost)."""
         now = utcnow()
-        result = await self.session.execute(
-            update(Run)
-            .where(Run.id == run_id, Run.status == "running")
-            .values(
-                status=status,
-                error_code=error_code,
-                usage=usage,
-                pending_interrupts=pending_interrupts,
-                finished_at=now,
-                heartbeat_at=now,
-            )
-            .execution_options(synchronize_session=False)
-        )
+        values = {
+            "run_id": run_id,
+            "new_status": status,
+            "new_error_code": error_code,
+            "new_usage": usage,
+            "new_pending_interrupts": pending_interrupts,
+            "new_finished_at": now,
+            "new_heartbeat_at": now,
+        }
+        result = await self.session.execute(_FINISH_RUN, values)
         return bool(getattr(result, "rowcount", 0))
 
     async def latest_for_session(self, session_id: UUID) -> Run | None:
         """The thread's most recent run: the one still going, or the one whose interrupts are open."""
-        stmt = select(Run).where(Run.session_id == session_id).order_by(Run.started_at.desc()).limit(1)
-        return (await self.session.scalars(stmt)).first()
+        return await _one(self.session, _LATEST_RUN, {"session_id": session_id})
 
     async def running_count(self, owner_id: str) -> int:
         """How many of this owner's runs are going now (on any process)."""
@@ -353,8 +456,9 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
 
     model_type = RunEvent
 
-    async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, dict[str, Any]]]) -> None:
-        """Insert ``(sequence, event)`` pairs in one statement.
+    async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, Any]]) -> None:
+        """Insert ``(sequence, event)`` pairs in one statement (an event: a JSON-able object, or
+        ``msgspec.Raw`` JSON stored as it is).
 
         On PostgreSQL the same transaction notifies :data:`RUN_EVENTS_CHANNEL`: the notice is delivered
         at commit, when followers in other processes can read the new events.
@@ -396,7 +500,8 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
 
     async def get_by_path(self, owner_id: str, thread_id: str, bucket: str, path: str) -> Upload | None:
         """The upload stored at ``bucket/path`` by this owner for this thread."""
-        return await self.get_one_or_none(owner_id=owner_id, thread_id=thread_id, bucket=bucket, path=path)
+        values = {"owner_id": owner_id, "thread_id": thread_id, "bucket": bucket, "path": path}
+        return await _one(self.session, _UPLOAD_AT, values)
 
     async def delete_owned(self, upload_id: UUID, owner_id: str, thread_id: str) -> Upload | None:
         """Remove the record of one of this owner's uploads in this thread; the removed row, or ``None``."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
@@ -42,7 +43,6 @@ from app.agui.events import (
     encode_event,
 )
 from app.persistence.db import session_scope
-from app.persistence.models import Message
 from app.persistence.repositories import (
     MessageRepository,
     RunEventRepository,
@@ -76,6 +76,11 @@ class EventSink(Protocol):
 
     def abandon(self, event: RunError) -> None: ...
 
+    def commit_intake(self) -> None:
+        """Start committing the run's intake (once). Called when the model's request is about to go out,
+        so the commit overlaps the vendor's latency, or before a tool writes through its own session."""
+        ...
+
 
 class LiveOnly:
     """A sink for stateless chat (``POST /api/llm/chat``): events are numbered and streamed, and kept in
@@ -96,10 +101,15 @@ class LiveOnly:
         if isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
             _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
         self.events.append(event)
-        self.channel.publish((len(self.events), encode_event(event)))
+        turn = self.channel.publish((len(self.events), encode_event(event)))
         if isinstance(event, RunFinished | RunError):
             self._finished = True
             self.channel.close()
+        elif turn:
+            await asyncio.sleep(0)  # a waiting stream sends it now (RunChannel.publish)
+
+    def commit_intake(self) -> None:
+        pass  # nothing is stored
 
     def abandon(self, event: RunError) -> None:
         self.events.append(event)
@@ -152,17 +162,18 @@ class EventStore:
         session_pk: UUID,
         channel: RunChannel,
         batch_seconds: float = BATCH_SECONDS,
-        intake: asyncio.Future[None] | None = None,
+        intake: Callable[[], asyncio.Future[None]] | None = None,
     ) -> None:
         self._alchemy = alchemy
-        self._intake = intake
+        self._start_intake = intake
+        self._intake: asyncio.Future[None] | None = None
         self._batch_seconds = batch_seconds
         self._run_pk = run_pk
         self._session_pk = session_pk
         self.channel = channel
         self.sequence = 0
         self.finished = False
-        self._buffer: list[tuple[int, dict[str, Any]]] = []
+        self._buffer: list[tuple[int, msgspec.Raw]] = []  # the JSON as streamed, stored as is
         self._flushed_at = time.monotonic()
         self._rows: list[_Row] = []
         self._calls: dict[str, _ToolCall] = {}
@@ -177,7 +188,7 @@ class EventStore:
         self._track(event)
         self.sequence += 1
         payload = encode_event(event)
-        self._buffer.append((self.sequence, msgspec.json.decode(payload)))
+        self._buffer.append((self.sequence, msgspec.Raw(payload)))
         if isinstance(event, RunFinished | RunError):
             try:
                 await self._finish(event)
@@ -189,16 +200,18 @@ class EventStore:
             self._buffer.clear()
             self._close((self.sequence, payload))
             return
-        self.channel.publish((self.sequence, payload))
+        turn = self.channel.publish((self.sequence, payload))
         if len(self._buffer) >= BATCH_EVENTS or time.monotonic() - self._flushed_at >= self._batch_seconds:
             await self.flush()
+        elif turn:
+            await asyncio.sleep(0)  # a waiting stream sends it now (RunChannel.publish)
 
     def abandon(self, event: RunError) -> None:
         """When even a failure cannot be recorded: tell the live streams now, and keep the unlogged events
         and this ending for :meth:`record_abandoned` (the log must end the way the client saw it)."""
         self.sequence += 1
         payload = encode_event(event)
-        self._buffer.append((self.sequence, msgspec.json.decode(payload)))
+        self._buffer.append((self.sequence, msgspec.Raw(payload)))
         intake_lost = (
             self._intake is not None and self._intake.done() and self._intake.exception() is not None
         )
@@ -237,12 +250,19 @@ class EventStore:
         self._writing = asyncio.ensure_future(self._append(events))
         await asyncio.shield(self._writing)
 
+    def commit_intake(self) -> None:
+        """Start committing the run's intake (once); see :class:`EventSink`."""
+        if self._intake is None and self._start_intake is not None:
+            self._intake = self._start_intake()
+
     async def _intake_stored(self) -> None:
-        """Write nothing before the run's intake is committed (raises IntakeNotStored if it was not)."""
+        """Write nothing before the run's intake is committed (raises IntakeNotStored if it was not);
+        a run that ends before calling the model commits it here."""
+        self.commit_intake()
         if self._intake is not None:
             await asyncio.shield(self._intake)
 
-    async def _append(self, events: list[tuple[int, dict[str, Any]]]) -> None:
+    async def _append(self, events: list[tuple[int, msgspec.Raw]]) -> None:
         try:
             await self._intake_stored()
             async with session_scope(self._alchemy) as db:
@@ -308,7 +328,7 @@ class EventStore:
         await self._intake_stored()
         await self._record(event, list(self._buffer))
 
-    async def _record(self, event: RunFinished | RunError, events: list[tuple[int, dict[str, Any]]]) -> None:
+    async def _record(self, event: RunFinished | RunError, events: list[tuple[int, msgspec.Raw]]) -> None:
         async with session_scope(self._alchemy) as db:
             runs = RunRepository(session=db)
             if isinstance(event, RunError):
@@ -328,17 +348,17 @@ class EventStore:
             await RunEventRepository(session=db).append_batch(self._run_pk, events)
             if isinstance(event, RunError):
                 return
-            await MessageRepository(session=db).append_many(
+            await MessageRepository(session=db).append_values(
                 self._session_pk,
                 [
-                    Message(
-                        role=row.role,
-                        content=row.content,
-                        parts=row.parts,
-                        meta=row.meta,
-                        run_id=self._run_pk,
-                        external_id=row.external_id,
-                    )
+                    {
+                        "role": row.role,
+                        "content": row.content,
+                        "parts": row.parts,
+                        "metadata": row.meta,
+                        "run_id": self._run_pk,
+                        "external_id": row.external_id,
+                    }
                     for row in self._rows
                 ],
             )

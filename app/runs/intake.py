@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
-from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.input import (
@@ -185,41 +184,8 @@ async def prepare_run(
             field="messages",
         )
 
-    await admit_run(repos.runs.session, principal, settings)  # last check: refusals use no quota
-    if session is None:
-        session = await repos.sessions.create_for_owner(
-            thread_id, principal.user_id, agent.id, model.row.id, title=_title(new_rows)
-        )
-    else:
-        session.model_id = model.row.id
-        await repos.sessions.touch(session)
-    if awaiting is not None:
-        awaiting.pending_interrupts = None  # answered by this run
-    try:
-        run = await repos.runs.add(
-            Run(
-                external_id=run_id,
-                session_id=session.id,
-                owner_id=principal.user_id,
-                status="running",
-                model_id=model.row.id,
-                model_ref=model.row.ref,
-                started_at=utcnow(),
-                heartbeat_at=utcnow(),
-            ),
-            auto_refresh=False,  # every column is set here: reading the row back is a wasted round trip
-        )
-    except (DuplicateKeyError, IntegrityError) as exc:  # the unique external_id: used before
-        raise Conflict(
-            "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
-        ) from exc
-    spec = model_spec(model.row)
-    for row in new_rows:
-        row.run_id = run.id
-        _estimate_images(row, model.provider.id, spec, model.capabilities)
-    await repos.messages.append_many(session.id, new_rows)
+    deleted = await deleted_uploads(repos.uploads, history)  # the new rows' uploads were just found
     history += new_rows
-    deleted = await deleted_uploads(repos.uploads, history)
     system = _system_prompt(agent, body)
     if not delivers_by_url(
         model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
@@ -231,6 +197,33 @@ async def prepare_run(
             len(sent_images(history, model.capabilities, deleted)),
             model_ref=model.row.ref,
         )
+    if await repos.runs.external_id_taken(run_id):
+        raise Conflict(
+            "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
+        )
+    position = await repos.messages.next_position(session.id) if session is not None else 0
+    await admit_run(repos.runs.session, principal, settings)  # last check: refusals use no quota
+
+    # Accepted. Nothing below queries: these rows are written by the intake's commit, which runs while
+    # the model is being asked (app.runs.streaming). A unique key that a concurrent request took first
+    # (the runId, a new threadId, a message position) fails that commit: RUN_ERROR run_not_stored.
+    if session is None:
+        session = repos.sessions.create_for_owner(
+            thread_id, principal.user_id, agent.id, model.row.id, title=_title(new_rows)
+        )
+    else:
+        session.model_id = model.row.id
+        repos.sessions.touch(session)
+    if awaiting is not None:
+        awaiting.pending_interrupts = None  # answered by this run
+    run = repos.runs.add_running(
+        external_id=run_id, session_id=session.id, owner_id=principal.user_id, model=model.row
+    )
+    spec = model_spec(model.row)
+    for row in new_rows:
+        row.run_id = run.id
+        _estimate_images(row, model.provider.id, spec, model.capabilities)
+    repos.messages.add_at(session.id, new_rows, position)
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []
     )
@@ -417,7 +410,7 @@ async def _agent(
 ) -> Agent:
     """The thread's agent; for a new thread ``forwardedProps.agent`` (a slug) or the default one."""
     if session is not None:
-        agent = await agents.get_one_or_none(id=session.agent_id)
+        agent = await agents.get_by_id(session.agent_id)
         wanted = forwarded.get("agent")
         if agent is not None and wanted is not None and wanted != agent.slug:
             raise NotFound("No such thread.", code="thread_not_found")  # it belongs to another agent
@@ -454,7 +447,7 @@ async def _model(
         row = None
         for candidate in (session.model_id if session else None, agent.default_model_id):
             if candidate is not None:
-                row = await models.get_one_or_none(id=candidate)
+                row = await models.get_by_id(candidate)
                 if row is not None and row.enabled:
                     break
                 row = None

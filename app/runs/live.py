@@ -35,9 +35,12 @@ class Subscription:
         self._ready = asyncio.Event()
         self._ended = False
 
-    def push(self, frame: Frame) -> None:
+    def push(self, frame: Frame) -> bool:
+        """Queue a frame; whether that woke a stream waiting for one."""
+        woke = not self._ready.is_set()
         self._frames.append(frame)
         self._ready.set()
+        return woke
 
     def end(self) -> None:
         self._ended = True
@@ -46,7 +49,8 @@ class Subscription:
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
         if not self._frames and not self._ended:
             try:
-                await asyncio.wait_for(self._ready.wait(), wait_seconds)
+                async with asyncio.timeout(wait_seconds):  # no helper task: a push wakes this one directly
+                    await self._ready.wait()
             except TimeoutError:
                 return []
         self._ready.clear()
@@ -57,6 +61,11 @@ class Subscription:
         return batch
 
 
+SEND_TURNS = 4
+"""How many times a run yields to its waiting streams as soon as it publishes (see
+:meth:`RunChannel.publish`): enough for ``RUN_STARTED`` and the first tokens."""
+
+
 class RunChannel:
     """One run's frames: all of them kept while the run is live here (a re-attaching stream in this
     process replays from memory), and pushed to every subscriber as they come."""
@@ -65,6 +74,7 @@ class RunChannel:
         self._subscribers: list[Subscription] = []
         self._frames: list[Frame] = []
         self.closed = False
+        self._turns = 0
 
     def subscribe(self, after: int = 0) -> Subscription:
         """A subscription that first gets the frames numbered after ``after``, then the live ones."""
@@ -82,10 +92,20 @@ class RunChannel:
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
 
-    def publish(self, frame: Frame) -> None:
+    def publish(self, frame: Frame) -> bool:
+        """Keep and fan out a frame. Returns whether the producer should yield to the event loop now, so
+        that a stream waiting for frames sends this one at once: true for a run's first few frames
+        (:data:`SEND_TURNS`), its first tokens, which a vendor's burst (many chunks in one read) would
+        otherwise hold back until the whole burst is translated. Later frames go out together, in one
+        write per turn of the loop."""
         self._frames.append(frame)
+        woke = False
         for subscription in self._subscribers:
-            subscription.push(frame)
+            woke = subscription.push(frame) or woke
+        if not woke or self._turns >= SEND_TURNS:
+            return False
+        self._turns += 1
+        return True
 
     def close(self) -> None:
         self.closed = True

@@ -21,11 +21,13 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+from collections.abc import Callable
 from uuid import UUID
 
 import msgspec
 
 from app.agui.events import RunError, now_ms
+from app.errors import Conflict
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
 from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
@@ -59,6 +61,9 @@ class RunManager:
         self._heartbeat = heartbeat_seconds
         self._stale = dt.timedelta(seconds=stale_seconds)
         self._runs: dict[str, tuple[UUID, asyncio.Task[None], RunChannel, Orchestrator]] = {}
+        self._threads: set[tuple[str, str]] = set()
+        """``(owner, threadId)`` of the runs executing here: a second run on one of them is refused even
+        before the first one's intake is committed (other processes see that commit)."""
         self._keeper: asyncio.Task[None] | None = None
         self._unrecorded: dict[UUID, EventStore] = {}
 
@@ -69,10 +74,14 @@ class RunManager:
         self._keeper = asyncio.create_task(self._keep(), name="run keeper")
 
     def start(
-        self, plan: RunPlan, *, intake: asyncio.Future[None] | None = None
+        self, plan: RunPlan, *, intake: Callable[[], asyncio.Future[None]] | None = None
     ) -> tuple[RunChannel, Subscription]:
-        """Start executing ``plan`` (``intake``: the commit of its intake, still under way); returns its
-        channel, already subscribed (no event can be missed)."""
+        """Start executing ``plan`` (``intake``: starts the commit of its intake, see
+        :class:`~app.runs.event_store.EventStore`); returns its channel, already subscribed (no event
+        can be missed). Raises 409 ``run_in_progress`` when this process already runs the thread."""
+        thread = (plan.owner_id, plan.thread_id)
+        if thread in self._threads:
+            raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
         channel = RunChannel()
         subscription = channel.subscribe()
         store = EventStore(
@@ -86,10 +95,12 @@ class RunManager:
         orchestrator = Orchestrator(plan, self.services, store)
         task = asyncio.create_task(orchestrator.run(), name=f"run {plan.run_id}")
         self._runs[plan.run_id] = (plan.run_pk, task, channel, orchestrator)
-        task.add_done_callback(lambda _: self._ended(plan.run_id, store))
+        self._threads.add(thread)
+        task.add_done_callback(lambda _: self._ended(plan.run_id, thread, store))
         return channel, subscription
 
-    def _ended(self, run_id: str, store: EventStore) -> None:
+    def _ended(self, run_id: str, thread: tuple[str, str], store: EventStore) -> None:
+        self._threads.discard(thread)
         entry = self._runs.pop(run_id, None)
         if entry is not None and store.unrecorded:
             self._unrecorded[entry[0]] = store

@@ -270,6 +270,8 @@ class Orchestrator:
                 )
             return [*cache[url], *extra]
 
+        if plan.resume:
+            self.store.commit_intake()  # approved tools write through sessions of their own
         for decision in plan.resume:
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
             extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
@@ -340,6 +342,7 @@ class Orchestrator:
         async def measured(url: bool) -> Sequence[Message]:
             messages = await build(url)
             turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
+            self.store.commit_intake()  # while the vendor thinks
             return messages
 
         stream = paced(

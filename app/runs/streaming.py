@@ -24,15 +24,17 @@ class Intake:
     """A run's intake transaction, in a session of its own rather than the request's.
 
     Refused (any exception inside ``async with``): rolled back and closed, nothing stored. Accepted:
-    :func:`start_stream` hands it to the run, which commits it while it already calls the model; the
-    event store writes nothing before that commit, and a commit that fails ends the run with one
-    ``RUN_ERROR`` (:class:`~app.runs.event_store.IntakeNotStored`) and nothing stored.
+    :func:`start_stream` hands it to the run, which starts the commit once the model is being asked
+    (the flush and commit then overlap the vendor's latency instead of preceding it); the event store
+    writes nothing before that commit, and a commit that fails ends the run with one ``RUN_ERROR``
+    (:class:`~app.runs.event_store.IntakeNotStored`) and nothing stored.
     """
 
     def __init__(self, manager: RunManager) -> None:
         self.session: AsyncSession = manager.services.alchemy.create_session_maker()()
         self.repos = Repositories.on(self.session)
         self._handed_over = False
+        self._commit: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> Intake:
         return self
@@ -44,16 +46,22 @@ class Intake:
             finally:
                 await self.session.close()
 
-    def commit_in_background(self) -> asyncio.Future[None]:
-        """Start the commit; the future fails with :class:`IntakeNotStored` (and nothing is stored)."""
+    def start_commit(self) -> asyncio.Future[None]:
+        """Start the commit (the first call; later ones return the same future), which fails with
+        :class:`IntakeNotStored` and then stores nothing."""
+        if self._commit is None:
+            self._commit = asyncio.ensure_future(_commit(self.session))
+        return self._commit
+
+    def hand_over(self) -> None:
+        """The run owns the transaction now: leaving ``async with`` no longer rolls it back."""
         self._handed_over = True
-        return asyncio.ensure_future(_commit(self.session))
 
 
 async def _commit(session: AsyncSession) -> None:
     try:
         await session.commit()
-    except Exception as exc:  # the database failed, or a concurrent request took the runId first
+    except Exception as exc:  # the database failed, or a concurrent request took a unique key first
         await session.rollback()
         raise IntakeNotStored(
             "run_not_stored",
@@ -64,8 +72,10 @@ async def _commit(session: AsyncSession) -> None:
 
 
 def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
-    """Start the run at once — its intake commits meanwhile — and stream it to this caller."""
-    channel, subscription = manager.start(plan, intake=intake.commit_in_background())
+    """Start the run at once — its intake commits meanwhile — and stream it to this caller (409
+    ``run_in_progress`` when this process is running the thread already)."""
+    channel, subscription = manager.start(plan, intake=intake.start_commit)
+    intake.hand_over()
     return _sse(
         relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))
     )

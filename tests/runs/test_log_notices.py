@@ -54,7 +54,7 @@ async def follower(settings: Settings) -> AsyncIterator[SQLAlchemyAsyncConfig]:
 async def _run(alchemy: SQLAlchemyAsyncConfig) -> uuid.UUID:
     async with session_scope(alchemy) as db:
         agent = await AgentRepository(session=db).add(AgentFactory.build(slug=f"a-{uuid.uuid4().hex[:8]}"))
-        chat = await SessionRepository(session=db).create_for_owner(str(uuid.uuid4()), "u", agent.id, None)
+        chat = SessionRepository(session=db).create_for_owner(str(uuid.uuid4()), "u", agent.id, None)
         run = await RunRepository(session=db).add(
             Run(
                 external_id=str(uuid.uuid4()),
