@@ -63,3 +63,22 @@ async def test_a_thread_runs_one_run_at_a_time(base_url: str, alice: dict[str, s
         after = await client.post("/agent/runs", json=run_input(thread, user_message("again")), headers=alice)
         assert after.status_code == 200
         check_stream(after.content)
+
+
+async def test_two_runs_sent_at_once_on_a_new_thread_one_runs_and_one_is_refused(
+    base_url: str, alice: dict[str, str]
+) -> None:
+    # The first run's intake commits only once its model is asked; the second must be refused anyway,
+    # never accepted and then lost at its own commit (run_not_stored).
+    for _ in range(3):
+        thread = str(uuid.uuid4())
+        bodies = [run_input(thread, user_message(f"hello {i}"), model="local/slow") for i in range(2)]
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+            sent = (client.post("/agent/runs", json=body, headers=alice) for body in bodies)
+            answers = await asyncio.gather(*sent)
+        assert sorted(a.status_code for a in answers) == [200, 409], [a.text[:200] for a in answers]
+        refused = next(a for a in answers if a.status_code == 409)
+        assert refused.json()["code"] == "run_in_progress"
+        accepted = next(a for a in answers if a.status_code == 200)
+        check_stream(accepted.content)
+        assert b"RUN_FINISHED" in accepted.content
