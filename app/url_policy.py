@@ -89,8 +89,11 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+
+
 def _has_control(text: str) -> bool:
-    return any(ord(c) < 0x21 or ord(c) == 0x7F for c in text)
+    return _CONTROL_OR_SPACE.search(text) is not None
 
 
 def check_attachment_url(value: object, *, user_id: str, thread_id: str, policy: UrlPolicy) -> str:
