@@ -9,7 +9,10 @@ the upstream.
 
 Phases (the 1-minute load average is recorded at the start and end of each: the machine is shared):
 - sequential, paired: rounds of one request per target in rotating order; medians over rounds of the
-  time added to the direct request of the same round: first byte, first answer text, total;
+  time added to the direct request of the same round: first byte, first answer text, total. The proxy
+  and Iris are measured in separate passes, each beside the direct request: the proxy keeps working
+  after it has answered (its logging and spend callbacks), and on 2 shared cores that work landed in
+  the timing of whatever request came next;
 - closed loop: 16 clients, each sending its next request when the last one ended: req/s, first byte
   and total p50/p99, server CPU per request (process tree, /proc) and peak RSS;
 - upstream TCP connections opened per request, counted by the upstream (a new client port is a new
@@ -285,9 +288,10 @@ async def upstream_stats(client: httpx.AsyncClient, upstream: str) -> dict[str, 
     return stats
 
 
-async def sequential(targets: Sequence[Target], upstream: str, figures: Figures) -> None:
-    """Paired rounds; also which upstream requests came on a new connection, per target."""
-    figures.load["sequential"] = [load()]
+async def sequential(targets: Sequence[Target], upstream: str, figures: Figures, *, phase: str) -> None:
+    """Paired rounds of ``targets`` (the direct one first); also which upstream requests came on a new
+    connection, per target."""
+    figures.load[f"sequential {phase}"] = [load()]
     order: list[str] = []
     times: dict[str, list[Timing]] = {t.name: [] for t in targets}
     async with httpx.AsyncClient(timeout=TIMEOUT) as client:
@@ -302,12 +306,12 @@ async def sequential(targets: Sequence[Target], upstream: str, figures: Figures)
                     times[target.name].append(timing)
                     order.append(target.name)
         new = (await upstream_stats(client, upstream))["new"][base:]
-    figures.load["sequential"].append(load())
+    figures.load[f"sequential {phase}"].append(load())
     direct = times[DIRECT]
     for name, series in times.items():
         errors = [t.error for t in series if t.error]
         if errors:
-            figures.errors[f"sequential {name}"] = errors[:3]
+            figures.errors[f"sequential {phase} {name}"] = errors[:3]
         ok = [(t, d) for t, d in zip(series, direct, strict=True) if not t.error and not d.error]
         row = {
             "first_byte_p50_ms": _ms(statistics.median(t.first_byte for t, _ in ok)),
@@ -328,7 +332,9 @@ async def sequential(targets: Sequence[Target], upstream: str, figures: Figures)
                 opened / max(1, order.count(name)), 3
             )
     else:
-        figures.errors["sequential connections"] = [f"{len(new)} upstream requests for {len(order)} sent"]
+        figures.errors[f"sequential {phase} connections"] = [
+            f"{len(new)} upstream requests for {len(order)} sent"
+        ]
 
 
 async def closed_loop(target: Target, upstream: str, figures: Figures) -> None:
@@ -734,7 +740,9 @@ def main() -> int:
         runs = Target(RUNS, f"{base}/agent/runs", auth, runs_body(seq_threads), agui=True, pid=pid)
         chat = Target(CHAT, f"{base}/api/llm/chat", auth, chat_body(chat_part), agui=True, pid=pid)
         targets += [runs, chat]
-        asyncio.run(sequential(targets, upstream, figures))
+        if peer := [t for t in targets if t.name == LITELLM]:
+            asyncio.run(sequential([targets[0], *peer], upstream, figures, phase="litellm"))
+        asyncio.run(sequential([targets[0], runs, chat], upstream, figures, phase="iris"))
         runs.body = runs_body(loop_supply)
         for target in targets:
             asyncio.run(closed_loop(target, upstream, figures))
