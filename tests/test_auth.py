@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable
 
 import jwt
@@ -92,6 +93,26 @@ def test_supabase_style_claims_map_to_roles() -> None:
         JWT_SECRET, jwt.encode(_claims(is_anonymous=True), JWT_SECRET), audience="authenticated"
     )
     assert anon.is_guest
+
+
+def test_a_remembered_token_is_refused_once_it_expires() -> None:
+    expires = int(time.time()) + 1
+    token = jwt.encode(_claims(exp=expires), JWT_SECRET)
+    first = decode_token(JWT_SECRET, token, audience="authenticated")
+    assert decode_token(JWT_SECRET, token, audience="authenticated") == first  # remembered: same answer
+    time.sleep(max(0.0, expires - time.time()) + 0.05)
+    with pytest.raises(Unauthorized) as caught:
+        decode_token(JWT_SECRET, token, audience="authenticated")
+    assert caught.value.code == "token_expired"
+
+
+def test_a_remembered_token_is_checked_against_the_secret_and_audience_it_was_verified_with() -> None:
+    token = jwt.encode(_claims(), JWT_SECRET)
+    decode_token(JWT_SECRET, token, audience="authenticated")
+    with pytest.raises(Unauthorized):
+        decode_token("another-secret-" + "x" * 32, token, audience="authenticated")
+    with pytest.raises(Unauthorized):
+        decode_token(JWT_SECRET, token, audience="someone-else")
 
 
 def test_issue_token_refuses_unsafe_user_ids() -> None:
