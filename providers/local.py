@@ -192,7 +192,7 @@ class LocalProvider:
             reasoning_id = f"think-{len(messages)}"
             yield ReasoningStart(id=reasoning_id)
             for token in _TOKEN.findall(thought):
-                await asyncio.sleep(delay)
+                await _pace(delay)
                 thought_tokens += 1
                 yield ReasoningDelta(id=reasoning_id, delta=token)
             yield ReasoningOpaque(id=reasoning_id, kind="signature", value=sign(thought))
@@ -203,7 +203,7 @@ class LocalProvider:
             call_id, name, arguments = call
             yield ToolCallStart(id=call_id, name=name)
             for chunk in (arguments[i : i + 16] for i in range(0, len(arguments), 16)):
-                await asyncio.sleep(delay)
+                await _pace(delay)
                 yield ToolCallArgs(id=call_id, delta=chunk)
             yield ToolCallEnd(id=call_id)
             yield _usage(prompt_words, 1, thought_tokens)
@@ -215,11 +215,18 @@ class LocalProvider:
         tokens = _TOKEN.findall(answer)
         yield TextStart(id=text_id)
         for token in tokens:
-            await asyncio.sleep(delay)
+            await _pace(delay)
             yield TextDelta(id=text_id, delta=token)
         yield TextEnd(id=text_id)
         yield _usage(prompt_words, len(tokens), thought_tokens)
         yield Finish(reason="stop")
+
+
+async def _pace(delay: float) -> None:
+    """The pause before a token. Without one the answer comes as one burst, like a fast vendor's: a
+    ``sleep(0)`` per token would only make every token a turn of the event loop (and a write of its own)."""
+    if delay > 0:
+        await asyncio.sleep(delay)
 
 
 def _max_request_bytes(model: ModelSpec) -> int:
