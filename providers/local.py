@@ -210,7 +210,13 @@ class LocalProvider:
             yield Finish(reason="tool_calls")
             return
 
-        answer = _answer(last, request["tools"])
+        # Decoding the images is the model's real work: on a worker thread (Pillow lets go of the GIL),
+        # as a vendor's is on its own servers, so the event loop keeps serving other requests meanwhile.
+        answer = (
+            await asyncio.to_thread(_answer, last, request["tools"])
+            if last.images
+            else _answer(last, request["tools"])
+        )
         text_id = f"local-{len(messages)}"
         tokens = _TOKEN.findall(answer)
         yield TextStart(id=text_id)
