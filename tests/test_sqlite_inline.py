@@ -120,3 +120,22 @@ async def test_write_commits_are_checkpointed_into_the_database_file(
         assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000  # a fresh connection's own
     async with engine.connect() as conn:
         assert (await conn.execute(text("PRAGMA wal_autocheckpoint"))).scalar_one() == 0  # ours: off
+
+
+async def test_a_second_writer_of_this_process_queues_on_the_loop_and_has_the_same_deadline(
+    engine: AsyncEngine,
+) -> None:
+    async with engine.connect() as first:
+        await first.execute(text("INSERT INTO t (v) VALUES ('first')"))  # holds this process's write turn
+        second = asyncio.ensure_future(_insert(engine, "second"))
+        late = await _ticks_while(second)
+        with pytest.raises(Exception, match="no turn to write within 1 s"):
+            await second
+        assert max(late) < 0.1, late
+        waiting = asyncio.ensure_future(_insert(engine, "third"))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()  # queued behind the open transaction…
+        await first.commit()
+        await waiting  # …and in once it ends
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("SELECT v FROM t ORDER BY id"))).scalars().all() == ["first", "third"]

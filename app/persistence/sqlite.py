@@ -69,7 +69,8 @@ class WriteLock:
     async def acquire(self) -> None:
         self._loop = asyncio.get_running_loop()
         try:
-            await asyncio.wait_for(self._lock.acquire(), self.timeout)
+            async with asyncio.timeout(self.timeout):  # no helper task, unlike wait_for on 3.11
+                await self._lock.acquire()
         except TimeoutError:
             raise sqlite3.OperationalError(
                 f"database is locked (no turn to write within {self.timeout:g} s)"
