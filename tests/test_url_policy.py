@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 import pytest
 
 from app.settings import Settings
-from app.storage.tokens import sign_object_token
+from app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
 from app.threads import thread_segment
 from app.url_policy import AttachmentUrlRejected, UrlPolicy, check_attachment_url
 
@@ -200,3 +201,20 @@ def test_an_opaque_thread_id_is_matched_by_its_storage_segment_only() -> None:
     with pytest.raises(AttachmentUrlRejected) as raw:
         check_attachment_url(url(literal), user_id=USER, thread_id=thread, policy=POLICY)
     assert raw.value.rule == "thread"
+
+
+def test_a_remembered_object_token_is_still_refused_once_it_expires_or_for_another_path() -> None:
+    expires_at = dt.datetime.fromtimestamp(int(time.time()) + 1, dt.UTC)
+    token = sign_object_token(SECRET, "iris", "a/b.png", expires_at)
+    verify_object_token(SECRET, token, "iris", "a/b.png")
+    verify_object_token(SECRET, token, "iris", "a/b.png")  # remembered
+    with pytest.raises(TokenRejected) as other:
+        verify_object_token(SECRET, token, "iris", "a/c.png")
+    assert other.value.reason == "path_mismatch"
+    with pytest.raises(TokenRejected) as forged:
+        verify_object_token("another-secret-" + "x" * 32, token, "iris", "a/b.png")
+    assert forged.value.reason == "invalid"
+    time.sleep(max(0.0, expires_at.timestamp() - time.time()) + 0.05)
+    with pytest.raises(TokenRejected) as expired:
+        verify_object_token(SECRET, token, "iris", "a/b.png")
+    assert expired.value.reason == "expired"

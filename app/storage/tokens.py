@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import time
 
 import jwt
 
@@ -27,9 +29,25 @@ def sign_object_token(secret: str, bucket: str, path: str, expires_at: dt.dateti
 
 
 def verify_object_token(secret: str, token: str | None, bucket: str, path: str) -> None:
-    """Check signature, expiry and that the token was issued for exactly ``bucket/path``."""
+    """Check signature, expiry and that the token was issued for exactly ``bucket/path``.
+
+    A token whose signature checked out is remembered (the most recent :data:`VERIFIED_TOKENS`): a
+    conversation sends the same image URLs on every turn. Its expiry is checked every time.
+    """
     if not token:
         raise TokenRejected("missing")
+    url, expires_at = _verified(secret, token)
+    if expires_at <= time.time():
+        raise TokenRejected("expired")
+    if url != f"{bucket}/{path}":
+        raise TokenRejected("path_mismatch")
+
+
+VERIFIED_TOKENS = 4096
+
+
+@functools.lru_cache(maxsize=VERIFIED_TOKENS)  # a refusal raises, and is never remembered
+def _verified(secret: str, token: str) -> tuple[object, float]:
     try:
         claims = jwt.decode(token, secret, algorithms=["HS256"], options={"require": ["url", "exp"]})
     except jwt.ExpiredSignatureError as exc:
@@ -40,5 +58,4 @@ def verify_object_token(secret: str, token: str | None, bucket: str, path: str) 
         raise TokenRejected("malformed") from exc
     except jwt.InvalidTokenError as exc:
         raise TokenRejected("invalid") from exc
-    if claims.get("url") != f"{bucket}/{path}":
-        raise TokenRejected("path_mismatch")
+    return claims.get("url"), float(claims["exp"])
