@@ -177,7 +177,7 @@ def model_out(
 
 def agent_model(row: ModelRow, registry: ProviderRegistry) -> AgentModel:
     """The model-picker view of a catalogue row (seed 002 §4.5, ``type`` included, and whether it can run)."""
-    _, reason = availability(row, registry)
+    capabilities, reason = availability(row, registry)
     return AgentModel(
         id=str(row.id),
         name=row.name,
@@ -186,6 +186,7 @@ def agent_model(row: ModelRow, registry: ProviderRegistry) -> AgentModel:
         provider_name=row.provider,
         supports_tools=row.supports_tools,
         type=row.type,
+        reasoning=capabilities is not None and capabilities.reasoning.supported,
         available=reason is None,
         unavailable_reason=reason,
     )

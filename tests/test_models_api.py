@@ -189,8 +189,10 @@ async def test_agent_models_for_the_picker(client: Client, auth: Auth) -> None:
         "providerName",
         "supportsTools",
         "type",
+        "reasoning",
         "available",
     }
+    assert by_id[body["defaultModelId"]]["reasoning"] is True  # the local models think when asked
 
     # The default model is listed (with its type) even when it is not guest-visible.
     await client.patch(

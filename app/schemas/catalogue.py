@@ -81,7 +81,8 @@ class ModelUpdate(RequestStruct):
 
 class AgentModel(WireStruct, omit_defaults=True):
     """One entry of seed 002's model picker; ``type`` tells the frontend whether images may be attached,
-    ``available`` whether it can run now (``unavailableReason`` says why not, as in ``GET /api/models``)."""
+    ``reasoning`` whether asking it to think first (``enableThinking``) shows its reasoning, ``available``
+    whether it can run now (``unavailableReason`` says why not, as in ``GET /api/models``)."""
 
     id: str
     name: str
@@ -90,6 +91,7 @@ class AgentModel(WireStruct, omit_defaults=True):
     provider_name: str
     supports_tools: bool
     type: str
+    reasoning: bool
     available: bool
     unavailable_reason: str | None = None
 

@@ -2,9 +2,9 @@
 /** The public JSON API, as any frontend calls it: bearer token, problem+json errors, SSE over fetch. */
 
 /** @typedef {{type: string, [key: string]: any}} AgUiEvent */
-/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean}} AgentModel */
+/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean}} AgentModel */
 /** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string}} SessionOut */
-/** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string}} ChatPart */
+/** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string} | {type: "reasoning", text: string, redacted?: boolean}} ChatPart */
 /** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string}} ChatMessage */
 
 /** An error the API answered with (problem+json), or a failure to reach it. */

@@ -36,6 +36,8 @@ const ui = {
   sessions: $("sessions"),
   model: /** @type {HTMLSelectElement} */ ($("model")),
   visionHint: $("vision-hint"),
+  think: /** @type {HTMLInputElement} */ ($("think")),
+  thinkLabel: $("think-label"),
   messages: $("messages"),
   approval: $("approval"),
   approvalQuestion: $("approval-question"),
@@ -218,6 +220,8 @@ function modelChanged() {
   const on = visionOn();
   ui.attachLabel.hidden = !on;
   ui.visionHint.textContent = on ? "" : `${model ? model.name : "This model"} reads text only: images cannot be attached.`;
+  ui.thinkLabel.hidden = !(model && model.reasoning);
+  if (ui.thinkLabel.hidden) ui.think.checked = false;
   renderAttachments();
 }
 ui.model.addEventListener("change", modelChanged);
@@ -330,6 +334,9 @@ function renderHistory() {
       if (images.length) {
         item.append(el("div", { class: "images" }, images.map((p) => (p.type === "image" ? imageButton(p.image, p.name) : ""))));
       }
+      for (const part of message.parts) {
+        if (part.type === "reasoning") item.append(reasoningBlock(part.redacted ? null : part.text, false));
+      }
       const text = message.parts.filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : "")).join("\n");
       if (text) item.append(el("div", { class: "text" }, [text]));
     }
@@ -357,6 +364,18 @@ function scrollDown() {
   ui.messages.scrollTop = ui.messages.scrollHeight;
 }
 
+/**
+ * What the model thought before answering, folded away once the answer is there.
+ * @param {string | null} text null: the vendor hid it
+ * @param {boolean} open
+ */
+function reasoningBlock(text, open) {
+  const body = el("div", { class: "text" }, [text === null ? "The model's reasoning is hidden." : text]);
+  const block = el("details", { class: "reasoning", "aria-label": "Reasoning" }, [el("summary", {}, ["Thinking"]), body]);
+  /** @type {HTMLDetailsElement} */ (block).open = open;
+  return block;
+}
+
 /** @param {ToolView} tool */
 function toolBlock(tool) {
   const summary = el("div", { class: "tool-summary" }, [tool.summary === undefined ? "running…" : tool.summary]);
@@ -375,6 +394,8 @@ class LiveRun {
     this.sessionId = sessionId;
     this.known = new Set(state.history.map((m) => m.id)); // already shown from history: never twice
     /** @type {Map<string, HTMLElement>} */ this.texts = new Map();
+    /** @type {Map<string, HTMLElement>} */ this.thoughts = new Map();
+    /** @type {HTMLElement | null} */ this.thinking = null; // the live item reasoning streams into
     /** @type {Map<string, {view: ToolView, item: HTMLElement}>} */ this.tools = new Map();
     /** @type {string | null} */ this.lastAssistant = null;
     /** @type {HTMLElement | null} */ this.lastItem = null;
@@ -388,11 +409,34 @@ class LiveRun {
         state.runId = event.runId;
         setRunning(true);
         break;
+      case "REASONING_MESSAGE_START": {
+        const block = reasoningBlock("", true);
+        if (!this.thinking) {
+          this.thinking = el("li", { class: "msg assistant", "aria-label": "assistant message" });
+          ui.messages.append(this.thinking);
+        }
+        this.thinking.append(block);
+        this.thoughts.set(event.messageId, /** @type {HTMLElement} */ (block.querySelector(".text")));
+        break;
+      }
+      case "REASONING_MESSAGE_CONTENT": {
+        const text = this.thoughts.get(event.messageId);
+        if (text) text.textContent += event.delta;
+        scrollDown();
+        break;
+      }
+      case "REASONING_END":
+        if (this.thinking) for (const block of this.thinking.querySelectorAll("details")) /** @type {HTMLDetailsElement} */ (block).open = false;
+        break;
       case "TEXT_MESSAGE_START": {
         if (this.known.has(event.messageId)) break;
         const text = el("div", { class: "text" });
-        const item = el("li", { class: "msg assistant", "data-message-id": event.messageId, "aria-label": "assistant message" }, [text]);
-        ui.messages.append(item);
+        // The answer joins the reasoning that preceded it, as history shows them.
+        const item = this.thinking || el("li", { class: "msg assistant", "aria-label": "assistant message" });
+        item.setAttribute("data-message-id", event.messageId);
+        item.append(text);
+        this.thinking = null;
+        if (!item.isConnected) ui.messages.append(item);
         this.texts.set(event.messageId, text);
         this.lastAssistant = event.messageId;
         this.lastItem = item;
@@ -736,6 +780,7 @@ ui.composer.addEventListener("submit", async (event) => {
   const editing = state.editing;
   /** @type {Record<string, unknown>} */
   const body = { parts };
+  if (ui.think.checked) body.enableThinking = true;
   if (editing) {
     body.editMessageId = editing;
     const index = state.history.findIndex((m) => m.id === editing);
@@ -759,7 +804,7 @@ ui.composer.addEventListener("submit", async (event) => {
 async function regenerate() {
   const lastUser = state.history.map((m) => m.role).lastIndexOf("user");
   if (lastUser >= 0) dropFrom(lastUser + 1);
-  const ok = await run({ regenerate: true });
+  const ok = await run(ui.think.checked ? { regenerate: true, enableThinking: true } : { regenerate: true });
   if (!ok) await refresh();
 }
 

@@ -206,3 +206,45 @@ def test_enter_sends_and_shift_enter_starts_a_new_line(page: Page, site: Site) -
     wait_idle(page)
     expect(box).to_have_value("")
     expect(assistant_messages(page).last).to_contain_text("You said: line one\nline two")
+
+
+def test_think_first_streams_the_reasoning_then_folds_it_and_history_keeps_it(page: Page, site: Site) -> None:
+    open_as_guest(page, site.base)
+    page.get_by_label("Model").select_option(label=SLOW)
+    page.get_by_label("Think first").check()  # the local models reason when asked
+    send(page, "why is the sky blue")
+    thinking = assistant_messages(page).last.get_by_label("Reasoning")
+    expect(thinking).to_have_attribute("open", "")  # shown open while it thinks…
+    expect(thinking).to_contain_text("about: why is the sky blue")
+    wait_idle(page)
+    answer = assistant_messages(page).last
+    expect(answer.get_by_label("Reasoning")).not_to_have_attribute("open", "")  # …folded once answered
+    expect(answer).to_contain_text("You said: why is the sky blue")
+    page.reload()  # from the stored history now
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    reasoning = assistant_messages(page).last.get_by_label("Reasoning")
+    expect(reasoning).to_contain_text("Thinking (")
+    expect(reasoning).to_contain_text("about: why is the sky blue")
+
+
+def test_think_first_is_offered_only_for_models_that_reason(page: Page, site: Site) -> None:
+    admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
+    plain = {
+        "name": "No reasoning",
+        "provider": "local",
+        "modelId": "plain",
+        "type": "text",
+        "guestVisible": True,
+        "options": {"reasoning": False},
+    }
+    created = httpx.post(f"{site.base}/api/models", json=plain, headers=admin)
+    assert created.status_code in (201, 409), created.text  # 409: another run of this module made it
+    open_as_guest(page, site.base)
+    page.get_by_label("Model").select_option(label=SLOW)
+    expect(page.get_by_label("Think first")).to_be_visible()
+    page.get_by_label("Think first").check()
+    page.get_by_label("Model").select_option(label="No reasoning (text)")
+    expect(page.get_by_label("Think first")).to_be_hidden()
+    send(page, "hello")
+    wait_idle(page)
+    expect(assistant_messages(page).last.get_by_label("Reasoning")).to_have_count(0)  # not asked for
