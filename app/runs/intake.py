@@ -129,7 +129,8 @@ async def prepare_run(
     policy: UrlPolicy,
     rewind: Rewind | None = None,
 ) -> RunPlan:
-    """Check the run and record its new messages and its run row (uncommitted)."""
+    """Check the run (every query comes first), then add its new messages and its run row to the
+    intake's session without writing them: the intake's commit does, while the model is asked."""
     check_protocol_version(body.protocol_version)
     thread_id = check_thread_id(body.thread_id)
     run_id = _client_id(body.run_id, "runId")
