@@ -167,3 +167,83 @@ def test_thread_ids_migrate_to_opaque_strings(empty_database_url: str) -> None:
         return await conn.scalar(sa.select(downgraded.c.thread_id))
 
     assert _run(empty_database_url, read_back) == session
+
+
+def test_a_thread_left_with_two_running_runs_keeps_only_the_newest_running(empty_database_url: str) -> None:
+    """0006 adds the one-running-run-per-thread index; a thread that the old race left with two running
+    runs has the older one failed (as the crash sweep would), or the index could not be built."""
+    config = alembic_config(empty_database_url)
+    command.upgrade(config, "0005_faults_quotas")
+    guid = GUID(length=16)
+    stamp = DateTimeUTC(timezone=True)
+    now = dt.datetime.now(dt.UTC)
+    agents = sa.table(
+        "agents",
+        *(sa.column(c) for c in ("name", "slug", "system_prompt", "guest_access")),
+        sa.column("id", guid),
+        sa.column("enabled_tools", JsonB),
+        sa.column("created_at", stamp),
+        sa.column("updated_at", stamp),
+    )
+    sessions = sa.table(
+        "sessions",
+        *(sa.column(c) for c in ("owner_id", "thread_id")),
+        *(sa.column(c, guid) for c in ("id", "agent_id")),
+        *(sa.column(c, stamp) for c in ("last_activity_at", "created_at", "updated_at")),
+    )
+    runs = sa.table(
+        "runs",
+        *(sa.column(c) for c in ("external_id", "owner_id", "status")),
+        *(sa.column(c, guid) for c in ("id", "session_id")),
+        *(sa.column(c, stamp) for c in ("started_at", "created_at", "updated_at")),
+    )
+    agent, session = uuid.uuid4(), uuid.uuid4()
+
+    async def seed(conn: AsyncConnection) -> None:
+        await conn.execute(
+            sa.insert(agents).values(
+                id=agent,
+                name="a",
+                slug="a",
+                system_prompt="",
+                guest_access=False,
+                enabled_tools=[],
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        await conn.execute(
+            sa.insert(sessions).values(
+                id=session,
+                owner_id="alice",
+                thread_id="t",
+                agent_id=agent,
+                last_activity_at=now,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        for name, started in (("older", now - dt.timedelta(seconds=5)), ("newer", now)):
+            await conn.execute(
+                sa.insert(runs).values(
+                    id=uuid.uuid4(),
+                    external_id=name,
+                    owner_id="alice",
+                    status="running",
+                    session_id=session,
+                    started_at=started,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+
+    _run(empty_database_url, seed)
+    command.upgrade(config, "head")
+
+    async def read(conn: AsyncConnection) -> dict[str, tuple[str, str | None]]:
+        rows = await conn.execute(sa.text("SELECT external_id, status, error_code FROM runs"))
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    assert _run(empty_database_url, read) == {"older": ("failed", "run_lost"), "newer": ("running", None)}
+    command.check(config)
+    command.downgrade(config, "0005_faults_quotas")

@@ -172,6 +172,22 @@ async def test_runs_and_event_log(db_session: AsyncSession) -> None:
         await events.append_batch(run.id, [(3, {"type": "again"})])
 
 
+async def test_a_thread_has_at_most_one_running_run(db_session: AsyncSession) -> None:
+    agent_id = await _agent(db_session)
+    session = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
+    runs = RunRepository(session=db_session)
+    model = await ModelRepository(session=db_session).add(ModelRowFactory.build())
+    first = runs.add_running(external_id="a", session_id=session.id, owner_id="u", model=model)
+    await db_session.flush()
+    first.status = "succeeded"  # ended runs do not count…
+    runs.add_running(external_id="b", session_id=session.id, owner_id="u", model=model)
+    await db_session.flush()
+    runs.add_running(external_id="c", session_id=session.id, owner_id="u", model=model)
+    with pytest.raises((IntegrityError, sa_exc.IntegrityError)):  # …a second one going does
+        await db_session.flush()
+    await db_session.rollback()
+
+
 async def test_uploads_are_owner_and_thread_scoped(db_session: AsyncSession) -> None:
     repo = UploadRepository(session=db_session)
     thread = "Thread:1"

@@ -13,7 +13,18 @@ from uuid import UUID
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 
@@ -83,6 +94,14 @@ class Run(UUIDv7AuditBase):
     __table_args__ = (
         Index("ix_runs_session_status", "session_id", "status"),
         Index("ix_runs_owner_status", "owner_id", "status"),  # the concurrent-runs quota counts by owner
+        # One run going per thread, whichever process started it: a second one's intake commit fails.
+        Index(
+            "uq_runs_one_running_per_session",
+            "session_id",
+            unique=True,
+            sqlite_where=text("status = 'running'"),
+            postgresql_where=text("status = 'running'"),
+        ),
     )
 
     external_id: Mapped[str] = mapped_column(String(128), unique=True)
