@@ -38,6 +38,11 @@ async def test_lists_the_six_built_ins_with_capabilities(client: Client, auth: A
     }
     assert by_id["anthropic"]["declared"]["imageBytesMeasuredOn"] == "base64"
     assert by_id["ollama"]["declared"]["urlFetch"] == "none"
+    # The options a models file or PATCH may set, the provider's own and Iris's own, as validated.
+    assert local["options"]["delayMs"]["type"] == "integer"
+    assert by_id["openai"]["options"]["baseUrl"]["type"] == "string"
+    assert by_id["openai"]["options"]["reasoningEffort"]["choices"] == ["low", "medium", "high"]
+    assert "delayMs" not in by_id["openai"]["options"]
 
 
 async def test_needs_a_token(client: Client) -> None:

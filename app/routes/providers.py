@@ -7,6 +7,7 @@ from litestar.di import NamedDependency
 
 from app.auth import Principal
 from app.catalogue import effective_capabilities
+from app.model_options import accepted_options
 from app.openapi import documented
 from app.persistence.repositories import ModelRepository
 from app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
@@ -31,7 +32,8 @@ class ProviderController(Controller):
         model_repo: NamedDependency[ModelRepository],
         settings: NamedDependency[Settings],
     ) -> ProviderList:
-        """Loaded providers with their declared capabilities (and per catalogue model), and failed plugins."""
+        """Loaded providers with their declared capabilities (and per catalogue model) and the model
+        options they accept, and failed plugins."""
         loaded, failures = registry.load_all()
         rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
         return ProviderList(
@@ -42,6 +44,7 @@ class ProviderController(Controller):
                     declared=provider.capabilities(
                         ModelSpec(provider=provider_id, model_id="*", type="multimodal", supports_tools=True)
                     ),
+                    options=accepted_options(provider_id, registry),
                     models=[
                         ModelCapabilitiesOut(
                             ref=row.ref,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from providers import Capabilities
+from providers import Capabilities, OptionSpec
 from providers.wire import WireStruct
 
 
@@ -14,11 +14,14 @@ class ModelCapabilitiesOut(WireStruct):
 
 
 class ProviderOut(WireStruct):
-    """A loaded provider. ``declared`` is what it says a multimodal, tool-using model of its can take."""
+    """A loaded provider. ``declared`` is what it says a multimodal, tool-using model of its can take;
+    ``options`` the keys a catalogue model of it may carry in ``options`` (its own and those Iris reads
+    on every model), or ``null`` for a plugin that declares none (any key is then accepted)."""
 
     id: str
     spec_version: str
     declared: Capabilities
+    options: dict[str, OptionSpec] | None
     models: list[ModelCapabilitiesOut]
 
 
