@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from providers.checks import check_image, check_tools, part_kind, tool_arguments
+from providers.checks import check_image, check_tools, continued_turn, part_kind, tool_arguments
 from providers.errors import ProviderError, ProviderErrorKind, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -204,7 +204,7 @@ class AnthropicProvider:
         """The Messages API body. Pure: same input, same dict."""
         caps = self.capabilities(model)
         thinking = options.reasoning is not None and caps.reasoning.supported
-        replay = _continued_turn(messages) if thinking else None
+        replay = continued_turn(messages) if thinking else None
         system_texts = [options.system] if options.system else []
         turns: list[dict[str, Any]] = []
         for position, message in enumerate(messages):
@@ -345,17 +345,6 @@ class AnthropicProvider:
                 self.id, "image", part.mime_type, f"base64 is {len(data)} bytes > {caps.max_image_bytes}"
             )
         return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": data}}
-
-
-def _continued_turn(messages: Sequence[Message]) -> int | None:
-    """The position of the assistant turn a tool-use continuation answers (only tool results follow
-    it), whose thinking must go back; ``None`` when the request ends any other way."""
-    position = len(messages) - 1
-    while position >= 0 and messages[position].role == "tool":
-        position -= 1
-    if position == len(messages) - 1 or position < 0 or messages[position].role != "assistant":
-        return None
-    return position
 
 
 def _thinking_block(part: ReasoningPart, provider: str) -> dict[str, Any] | None:

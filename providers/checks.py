@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from providers.errors import UnsupportedPartError
-from providers.messages import ImagePart, Part, ReasoningPart, ToolCallPart, ToolSpec
+from providers.messages import ImagePart, Message, Part, ReasoningPart, ToolCallPart, ToolSpec
 from providers.spec import Capabilities
 
 
@@ -64,3 +64,14 @@ def own_reasoning(part: Part, provider: str) -> ReasoningPart | None:
     """A reasoning part this provider made (its signatures are valid only there), else ``None``: other
     vendors' reasoning is never sent, since their opaque blocks would be refused."""
     return part if isinstance(part, ReasoningPart) and part.provider == provider else None
+
+
+def continued_turn(messages: Sequence[Message]) -> int | None:
+    """The position of the assistant turn a tool-use continuation answers (only tool results follow
+    it), whose reasoning must go back to the vendor; ``None`` when the request ends any other way."""
+    position = len(messages) - 1
+    while position >= 0 and messages[position].role == "tool":
+        position -= 1
+    if position == len(messages) - 1 or position < 0 or messages[position].role != "assistant":
+        return None
+    return position

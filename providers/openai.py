@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource
 
-from providers.checks import check_image, check_tools, part_kind
+from providers.checks import check_image, check_tools, continued_turn, part_kind
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -176,16 +176,6 @@ def _user_content(
     if len(blocks) == 1 and blocks[0]["type"] == "text":
         return str(blocks[0]["text"])
     return blocks
-
-
-def continued_turn(messages: Sequence[Message]) -> int | None:
-    """The position of the assistant turn a tool-use continuation answers (only tool results follow)."""
-    position = len(messages) - 1
-    while position >= 0 and messages[position].role == "tool":
-        position -= 1
-    if position == len(messages) - 1 or position < 0 or messages[position].role != "assistant":
-        return None
-    return position
 
 
 def _thinking_block(part: ReasoningPart) -> dict[str, Any] | None:
