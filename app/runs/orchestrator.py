@@ -270,8 +270,6 @@ class Orchestrator:
                 )
             return [*cache[url], *extra]
 
-        if plan.resume:
-            self.store.commit_intake()  # approved tools write through sessions of their own
         for decision in plan.resume:
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
             extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
@@ -499,6 +497,8 @@ class Orchestrator:
 
     async def _delete_upload(self, upload_id: str) -> None:
         """``delete_attachment``'s side effect: the record, then the stored original."""
+        # It writes through a session of its own: the intake must not be left holding the write lock.
+        self.store.commit_intake()
         upload_pk = parse_uuid(upload_id)
         if upload_pk is None:
             raise ToolFailed(f"{upload_id!r} is not an upload id")
