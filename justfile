@@ -13,11 +13,12 @@ run: setup migrate
 test *args: setup
     {{py}} -m pytest {{args}}
 
-# ruff (lint + format check), mypy, and the chat page's JavaScript type-checked by tsc.
+# ruff (lint + format check), mypy, the layer rules (lint-imports), and the chat page's JavaScript type-checked by tsc.
 lint: setup js-setup
     {{venv}}/bin/ruff check .
     {{venv}}/bin/ruff format --check .
     {{venv}}/bin/mypy
+    {{venv}}/bin/lint-imports --no-cache
     node_modules/.bin/tsc -p jsconfig.json
 
 # Install the JavaScript checker (package-lock.json) when node_modules is missing or stale.

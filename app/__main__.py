@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.auth import issue_token
+from app.security.auth import issue_token
 from app.settings import Settings, SettingsError, load_settings, prepare
 
 
@@ -68,7 +68,7 @@ def _serve(_args: argparse.Namespace) -> None:
 
 def _models_check(args: argparse.Namespace) -> None:
     from app.asgi import build_registry, vendor_http_client
-    from app.model_check import check_models, table
+    from app.catalogue.check import check_models, table
     from app.persistence.db import create_alchemy_config
 
     settings = _settings()
@@ -96,8 +96,8 @@ def _models_check(args: argparse.Namespace) -> None:
 
 def _models_sync(args: argparse.Namespace) -> None:
     from app.asgi import build_registry, vendor_http_client
-    from app.catalogue import seed_catalogue
-    from app.models_file import ModelsFileError, apply_models_file, describe, load_models_file
+    from app.catalogue.defaults import seed_catalogue
+    from app.catalogue.models_file import ModelsFileError, apply_models_file, describe, load_models_file
     from app.persistence.db import create_alchemy_config
 
     settings = _settings()

@@ -18,28 +18,28 @@ from litestar.datastructures import State
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.catalogue import seed_catalogue
-from app.deps import DEPENDENCIES
-from app.json_depth import refuse_deep_json
-from app.loop_monitor import LoopMonitor
+from app.api.deps import DEPENDENCIES
+from app.api.json_depth import refuse_deep_json
+from app.api.loop_monitor import LoopMonitor
+from app.api.openapi import IrisOpenAPIConfig
+from app.api.problems import EXCEPTION_HANDLERS
+from app.api.routes import ROUTE_HANDLERS
+from app.api.routes.debug import DebugController
+from app.api.routes.web import static_routers, swagger_plugin
+from app.catalogue.defaults import seed_catalogue
+from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.media.pipeline import ImageDelivery
+from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
-from app.migrations import current_revisions, head_revisions
-from app.models_file import ModelsFileError, apply_models_file, load_models_file
-from app.openapi import IrisOpenAPIConfig
 from app.persistence.db import create_alchemy_config
-from app.problems import EXCEPTION_HANDLERS
-from app.routes import ROUTE_HANDLERS
-from app.routes.debug import DebugController
-from app.routes.web import static_routers, swagger_plugin
+from app.persistence.migrations import current_revisions, head_revisions
 from app.runs.deadlines import Deadlines
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
 from app.runs.orchestrator import RunServices
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
-from app.uploads import DECODE_SLOTS
-from app.url_policy import UrlPolicy
 from providers import ProviderContext
 from providers.registry import ProviderRegistry
 

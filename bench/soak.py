@@ -9,7 +9,7 @@ someone else's thread, an empty message). Garbage collections happen as they com
 Prints: requests, errors (a wrong status, a stream that does not end as it should, a transport
 error), lost messages (a finished run or chat turn whose answer is missing from the history), p50/p99
 latency (whole request, streams to their end), the server's worst event-loop stall (``GET /debug/loop``,
-mounted because the server runs with ``IRIS_DEBUG=true``; see app/loop_monitor.py: the time the loop
+mounted because the server runs with ``IRIS_DEBUG=true``; see app/api/loop_monitor.py: the time the loop
 thread was blocked, and how late it woke counting the time it waited for a CPU on a busy machine) and
 its peak RSS (``VmHWM``). Target: 0 errors, 0 lost, max blocked stall < 250 ms. Exits non-zero when a
 target is missed.

@@ -18,8 +18,8 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
-from app.auth import Role, issue_token
 from app.persistence.db import create_engine
+from app.security.auth import Role, issue_token
 from app.settings import Settings
 from tests.support.databases import PostgresDatabases, copy_sqlite, migrate, sqlite_url
 from tests.support.fake_supabase import FakeSupabase

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
-from app.migrations import REPO_ROOT
+from app.persistence.migrations import REPO_ROOT
 
 
 def _results_module() -> ModuleType:

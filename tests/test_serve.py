@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.migrations import REPO_ROOT
+from app.persistence.migrations import REPO_ROOT
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port

@@ -72,7 +72,7 @@ def test_configured_secret_wins(tmp_path: Path) -> None:
 
 def test_importing_the_app_reads_no_environment() -> None:
     env = {**os.environ, "IRIS_PORT": "not-a-port"}
-    code = "import app.asgi, app.settings, app.routes; print('imported')"
+    code = "import app.asgi, app.settings, app.api.routes; print('imported')"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "imported" in done.stdout

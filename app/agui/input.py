@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from app.errors import Unprocessable
-from app.images import EXTENSION_BY_MIME
+from app.mime import EXTENSION_BY_MIME
 from providers.wire import WireStruct
 
 log = logging.getLogger("iris.agui")

@@ -14,7 +14,6 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.auth import Principal, bearer_token, decode_token, require_admin
 from app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -24,9 +23,10 @@ from app.persistence.repositories import (
     UploadRepository,
 )
 from app.runs.manager import RunManager
+from app.security.auth import Principal, bearer_token, decode_token, require_admin
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.storage.base import Storage
-from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 

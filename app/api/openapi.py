@@ -55,7 +55,7 @@ from app.agui.events import (
     ToolCallStart,
 )
 from app.agui.input import RunAgentInput
-from app.problems import PROBLEM_JSON, Problem
+from app.api.problems import PROBLEM_JSON, Problem
 from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from PIL import Image
 
-from app.catalogue import effective_capabilities, key_hint, missing_key, model_spec
+from app.catalogue.views import effective_capabilities, key_hint, missing_key, model_spec
 from app.persistence.db import session_scope
 from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository

@@ -23,9 +23,9 @@ import msgspec
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.catalogue import DEFAULT_AGENT_SLUG
+from app.catalogue.defaults import DEFAULT_AGENT_SLUG
+from app.catalogue.options import check_options
 from app.errors import IrisError
-from app.model_options import check_options
 from app.persistence.db import session_scope
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository

@@ -15,9 +15,14 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from app.errors import Unprocessable
-from app.runs.deadlines import FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION, check_deadline_options
 from providers import NoSuchProvider, OptionSpec, declared_options
 from providers.registry import ProviderRegistry
+
+FIRST_TOKEN_OPTION = "firstTokenTimeoutSeconds"  # noqa: S105 (seconds, not a credential)
+IDLE_OPTION = "idleTimeoutSeconds"
+RUN_OPTION = "runTimeoutSeconds"
+DEADLINE_OPTIONS = (FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION)
+"""Catalogue ``options`` keys (core options, not a vendor's) that override the deadline settings."""
 
 CORE_OPTIONS: dict[str, OptionSpec] = {
     # Run deadlines (app/runs/deadlines.py reads them; check_deadline_options bounds them).
@@ -106,3 +111,17 @@ def check_options(options: Mapping[str, Any], provider_id: str, registry: Provid
                 field=f"options.{key}",
             )
     check_deadline_options(options)
+
+
+def check_deadline_options(options: Mapping[str, Any]) -> None:
+    """422 ``invalid_option`` unless every deadline override present is a positive number of seconds."""
+    for key in DEADLINE_OPTIONS:
+        if key not in options:
+            continue
+        value = options[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400:
+            raise Unprocessable(
+                f"'options.{key}' must be a number of seconds above 0 and at most 86400.",
+                code="invalid_option",
+                field=f"options.{key}",
+            )

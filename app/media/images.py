@@ -9,15 +9,7 @@ import msgspec
 from PIL import Image, UnidentifiedImageError
 
 from app.errors import Unprocessable, UnsupportedMediaType
-
-# Pillow format -> (mime type, file extension). The only types Iris accepts.
-ACCEPTED: dict[str, tuple[str, str]] = {
-    "PNG": ("image/png", "png"),
-    "JPEG": ("image/jpeg", "jpg"),
-    "WEBP": ("image/webp", "webp"),
-}
-MIME_BY_EXTENSION = {ext: mime for mime, ext in ACCEPTED.values()}
-EXTENSION_BY_MIME = dict(ACCEPTED.values())
+from app.mime import ACCEPTED_IMAGES
 
 # Only for naming what a refused file is; nothing here is ever decoded.
 _SIGNATURES: list[tuple[bytes, str]] = [
@@ -66,7 +58,7 @@ def inspect_image(path: Path, *, max_pixels: int) -> ImageInfo:
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            image = Image.open(path, formats=list(ACCEPTED))
+            image = Image.open(path, formats=list(ACCEPTED_IMAGES))
         except UnidentifiedImageError as exc:
             with path.open("rb") as handle:
                 found = describe_unknown(handle.read(64))
@@ -84,7 +76,7 @@ def inspect_image(path: Path, *, max_pixels: int) -> ImageInfo:
             raise _undecodable() from exc
         with image:
             fmt = image.format or ""
-            if fmt not in ACCEPTED:  # pragma: no cover - `formats=` already restricts this
+            if fmt not in ACCEPTED_IMAGES:  # pragma: no cover - `formats=` already restricts this
                 raise UnsupportedMediaType(f"Unexpected image format {fmt}.", field="file")
             width, height = image.size  # before draft(), which shrinks it
             if width * height > max_pixels:
@@ -96,7 +88,7 @@ def inspect_image(path: Path, *, max_pixels: int) -> ImageInfo:
                 image.load()
             except Exception as exc:  # any decoder failure (a bomb warning here too), as above
                 raise _undecodable() from exc
-            mime, extension = ACCEPTED[fmt]
+            mime, extension = ACCEPTED_IMAGES[fmt]
             return ImageInfo(mime_type=mime, extension=extension, width=width, height=height)
 
 

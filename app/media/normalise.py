@@ -14,9 +14,9 @@ import math
 import msgspec
 from PIL import Image, ImageOps
 
-from app.images import ACCEPTED
+from app.mime import ACCEPTED_IMAGES
 
-_FORMAT_BY_MIME = {mime: fmt for fmt, (mime, _) in ACCEPTED.items()}
+_FORMAT_BY_MIME = {mime: fmt for fmt, (mime, _) in ACCEPTED_IMAGES.items()}
 _QUALITIES = (90, 82, 72, 60, 45)
 _PNG_LEVELS = (6, 9)  # zlib effort: 9 (with optimize) only when 6 is not small enough
 _ORIENTATION = 0x0112
@@ -77,7 +77,9 @@ def choose_mime(source_mime: str, has_alpha: bool, accepted: tuple[str, ...]) ->
 def normalise(original: bytes, target: Target) -> Normalised:
     """The variant of ``original`` for ``target``."""
     with Image.open(io.BytesIO(original)) as opened:
-        source_mime = ACCEPTED[opened.format or "PNG"][0] if opened.format in ACCEPTED else "image/png"
+        source_mime = (
+            ACCEPTED_IMAGES[opened.format or "PNG"][0] if opened.format in ACCEPTED_IMAGES else "image/png"
+        )
         # 8-bit, upright: the original's own encoding could go as it is
         plain = opened.getexif().get(_ORIENTATION, 1) == 1 and opened.mode in ("RGB", "RGBA", "L", "LA", "P")
         image = ImageOps.exif_transpose(opened)

@@ -10,13 +10,11 @@ from pathlib import PurePosixPath, PureWindowsPath
 import anyio
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.auth import Principal
 from app.errors import NotFound, PayloadTooLarge, Unprocessable
-from app.images import ImageInfo, inspect_image
-from app.multipart import SpooledFile, read_upload_form
+from app.media.images import ImageInfo, inspect_image
+from app.media.multipart import SpooledFile, read_upload_form
 from app.persistence.models import Upload
 from app.persistence.repositories import SessionRepository, UploadRepository
-from app.quotas import admit_upload
 from app.schemas.uploads import (
     AgUiImageMetadata,
     AgUiImagePart,
@@ -25,6 +23,8 @@ from app.schemas.uploads import (
     ReadyParts,
     UploadOut,
 )
+from app.security.auth import Principal
+from app.security.quotas import admit_upload
 from app.settings import Settings
 from app.storage.base import SignedUrl, Storage
 from app.threads import check_thread_id, thread_segment

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import anyio
 from PIL import Image
 
-from app.images import EXTENSION_BY_MIME
 from app.media.normalise import Normalised, Target, normalise
+from app.mime import EXTENSION_BY_MIME
 from app.storage.base import ObjectNotFound, Storage, StorageError
 
 log = logging.getLogger("iris.media")

@@ -1,1 +1,5 @@
-"""Tables, repositories and the database configuration."""
+"""Tables, repositories, the database configuration (SQLite inline on the loop, PostgreSQL) and the
+migration head check.
+
+Imports only ``settings``: every other package may use it, it uses none of them.
+"""

@@ -1,1 +1,4 @@
-"""Agent runs: intake before the stream, the orchestrator, the event store, history."""
+"""Agent runs: intake before the stream, the orchestrator, tools, the event store, live fan-out, history.
+
+Imports every layer below ``api`` (``catalogue``, ``media``, ``security``, ``schemas``, ``agui``, …).
+"""

@@ -5,7 +5,7 @@ resets, and an overall deadline per run.
 A vendor that answers 200 and then sends only SSE comments or keep-alives yields no provider events,
 so it makes no progress here, whatever it does on the wire. The deadlines are settings
 (``IRIS_*_TIMEOUT_SECONDS``) that a model's catalogue ``options`` may override with the keys in
-:data:`DEADLINE_OPTIONS` — the one place the core reads them from.
+:data:`app.catalogue.options.DEADLINE_OPTIONS` — the one place the core reads them from.
 """
 
 from __future__ import annotations
@@ -16,15 +16,9 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.errors import Unprocessable
+from app.catalogue.options import FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION
 from providers import ProviderEvent, ReasoningStart, TextStart
 from providers import Warning as ProviderWarning
-
-FIRST_TOKEN_OPTION = "firstTokenTimeoutSeconds"  # noqa: S105 (seconds, not a credential)
-IDLE_OPTION = "idleTimeoutSeconds"
-RUN_OPTION = "runTimeoutSeconds"
-DEADLINE_OPTIONS = (FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION)
-"""Catalogue ``options`` keys (core options, not a vendor's) that override the deadline settings."""
 
 FIRST_TOKEN_CODE = "provider_timeout"  # noqa: S105 (an error code)
 IDLE_CODE = "provider_idle_timeout"
@@ -61,20 +55,6 @@ class Deadlines:
             idle=float(options.get(IDLE_OPTION, self.idle)),
             run=float(options.get(RUN_OPTION, self.run)),
         )
-
-
-def check_deadline_options(options: Mapping[str, Any]) -> None:
-    """422 ``invalid_option`` unless every deadline override present is a positive number of seconds."""
-    for key in DEADLINE_OPTIONS:
-        if key not in options:
-            continue
-        value = options[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400:
-            raise Unprocessable(
-                f"'options.{key}' must be a number of seconds above 0 and at most 86400.",
-                code="invalid_option",
-                field=f"options.{key}",
-            )
 
 
 def is_progress(event: ProviderEvent) -> bool:

@@ -23,8 +23,8 @@ from app.agui.input import (
     check_protocol_version,
     parse_messages,
 )
-from app.auth import Principal
-from app.catalogue import DEFAULT_AGENT_SLUG, effective_capabilities, missing_key, model_spec
+from app.catalogue.defaults import DEFAULT_AGENT_SLUG
+from app.catalogue.views import effective_capabilities, missing_key, model_spec
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run
@@ -37,16 +37,17 @@ from app.persistence.repositories import (
     UploadRepository,
     utcnow,
 )
-from app.quotas import admit_run
 from app.runs.context import pending_calls, reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision, match_resume
 from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
 from app.runs.reasoning import NO_REASONING, ReasoningControl, reasoning_control
 from app.runs.tools import SERVER_TOOLS, ServerTool
 from app.runs.usage import image_part_estimate
+from app.security.auth import Principal
+from app.security.quotas import admit_run
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.threads import check_thread_id
-from app.url_policy import UrlPolicy
 from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, ToolSpec
 from providers.registry import ProviderRegistry
 

@@ -42,7 +42,7 @@ from app.agui.events import (
     ToolCallStart,
     now_ms,
 )
-from app.catalogue import key_hint
+from app.catalogue.views import key_hint
 from app.errors import IrisError
 from app.media.pipeline import ImageDelivery, stream_with_inline_fallback
 from app.persistence.availability import database_unavailable

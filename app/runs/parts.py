@@ -14,7 +14,7 @@ from app.agui.input import InboundImage
 from app.errors import Unprocessable
 from app.persistence.models import Message, Upload
 from app.persistence.repositories import UploadRepository, parse_uuid
-from app.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
+from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
 
 
 def image_part(upload: Upload) -> dict[str, Any]:

@@ -19,8 +19,7 @@ from litestar.response import Stream
 from app.agui.events import RunError, RunFinished, TextMessageEnd
 from app.agui.input import InboundUser, parse_messages
 from app.agui.sse import HEADERS, relay
-from app.auth import Principal
-from app.catalogue import model_spec
+from app.catalogue.views import model_spec
 from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
@@ -34,9 +33,10 @@ from app.runs.orchestrator import Orchestrator, RunServices
 from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
+from app.security.auth import Principal
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.threads import thread_from_segment
-from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 _THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([^/]+)/uploads/")

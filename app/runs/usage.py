@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.agui.events import TokenUsage
-from app.image_tokens import DEFAULT_FORMULA, FORMULAS, Formula, fitted, image_tokens
+from app.media.image_tokens import DEFAULT_FORMULA, FORMULAS, Formula, fitted, image_tokens
 from providers import Capabilities, ImagePart, Message, ModelSpec, Usage
 from providers.wire import WireStruct
 

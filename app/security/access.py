@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from app.auth import Principal
 from app.errors import NotFound
 from app.persistence.models import ChatSession, Run, Upload
 from app.persistence.repositories import RunRepository, SessionRepository, UploadRepository
+from app.security.auth import Principal
 
 
 async def owned_session(sessions: SessionRepository, principal: Principal, thread_id: str) -> ChatSession:

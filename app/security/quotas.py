@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_scoped_session
 
-from app.auth import Principal
 from app.errors import QuotaExceeded
 from app.persistence.repositories import QuotaRepository, RunRepository
+from app.security.auth import Principal
 from app.settings import Settings
 
 MINUTE = 60

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.api.test_openapi import document
 from tests.support.npm import npm_install
-from tests.test_openapi import document
 
 __all__ = ["document"]  # the module-scoped fixture, shared
 

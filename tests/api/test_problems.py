@@ -15,7 +15,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient, TestClient
 
 from app.asgi import create_app
-from app.auth import issue_token
+from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
 

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
-from app.auth import issue_token
+from app.security.auth import issue_token
 from tests.support.databases import copy_sqlite
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
@@ -117,7 +117,7 @@ def site(
             "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
             "IRIS_CORS_ORIGINS": allowed,
             # Every test signs in as a new guest from 127.0.0.1 on this one server: guest quotas are
-            # tested elsewhere (tests/test_quotas.py), here they would only ration the page's tests.
+            # tested elsewhere (tests/security/test_quotas.py), here they would only ration the page's tests.
             "IRIS_QUOTA_GUEST_TOKENS_PER_HOUR": "0",
             "IRIS_QUOTA_GUEST_RUNS_PER_MINUTE": "0",
             "IRIS_QUOTA_GUEST_CONCURRENT_RUNS": "0",

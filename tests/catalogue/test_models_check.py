@@ -11,7 +11,7 @@ from collections.abc import Callable
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.migrations import REPO_ROOT
+from app.persistence.migrations import REPO_ROOT
 from app.settings import Settings
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI

@@ -17,10 +17,10 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from app.asgi import build_registry, create_app
-from app.catalogue import seed_catalogue
-from app.migrations import REPO_ROOT
-from app.models_file import ModelsFileError, apply_models_file, load_models_file
+from app.catalogue.defaults import seed_catalogue
+from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.persistence.db import create_alchemy_config
+from app.persistence.migrations import REPO_ROOT
 from app.settings import Settings, SettingsError
 
 Auth = Callable[..., dict[str, str]]

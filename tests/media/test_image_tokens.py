@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.image_tokens import anthropic_tokens, fitted, gemini_tokens, image_tokens, openai_tokens
+from app.media.image_tokens import anthropic_tokens, fitted, gemini_tokens, image_tokens, openai_tokens
 from app.runs.usage import Counts, cost, session_usage
 
 

@@ -19,8 +19,8 @@ from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from alembic import command
-from app.migrations import REPO_ROOT, alembic_config
 from app.persistence.db import create_engine
+from app.persistence.migrations import REPO_ROOT, alembic_config
 
 T = TypeVar("T")
 TABLES = {"agents", "models", "sessions", "messages", "runs", "run_events", "uploads", "quota_usage"}

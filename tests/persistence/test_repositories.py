@@ -12,9 +12,7 @@ from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import owned_session, owned_upload
-from app.auth import Principal
-from app.catalogue import seed_catalogue
+from app.catalogue.defaults import seed_catalogue
 from app.errors import NotFound
 from app.persistence.db import create_alchemy_config
 from app.persistence.models import Run, Upload
@@ -28,6 +26,8 @@ from app.persistence.repositories import (
     UploadRepository,
     utcnow,
 )
+from app.security.access import owned_session, owned_upload
+from app.security.auth import Principal
 from app.settings import Settings
 from app.threads import thread_segment
 from tests.factories import AgentFactory, ModelRowFactory

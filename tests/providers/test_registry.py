@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.migrations import REPO_ROOT
+from app.persistence.migrations import REPO_ROOT
 from providers import NoSuchProvider, ProviderContext
 from providers.registry import GROUP, ProviderRegistry
 

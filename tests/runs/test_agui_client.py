@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from app.asgi import create_app
-from app.auth import issue_token
+from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.http_server import serve_asgi

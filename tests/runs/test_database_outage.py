@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from app.asgi import create_app
-from app.auth import issue_token
+from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.runs.conftest import SLOW_MODEL, Stored

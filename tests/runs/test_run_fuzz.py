@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from litestar.testing import TestClient
 
 from app.asgi import create_app
-from app.auth import issue_token
+from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agui import check_stream

@@ -6,7 +6,7 @@ thread) and re-attach; meanwhile full garbage collections are forced *on the eve
 is where a ``sqlite3.Cursor`` left to the collector used to be finalised, blocking the loop on its
 connection's mutex while that connection waited for the write lock). The app's own lag monitor must
 never see the loop blocked for more than 250 ms (time its thread spent waiting for a CPU on a busy
-machine does not count, see app/loop_monitor.py), and every request must get the answer it should.
+machine does not count, see app/api/loop_monitor.py), and every request must get the answer it should.
 """
 
 from __future__ import annotations

@@ -15,14 +15,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.persistence.db import create_engine
 from app.persistence.repositories import UploadRepository, utcnow
+from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
 from app.settings import Settings, prepare
-from app.signing import sign_image_parts
 from app.storage.factory import create_storage
+from app.storage.signing import sign_image_parts
 from app.storage.tokens import sign_object_token
-from app.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
+from tests.media.test_uploads import download, upload
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.images import image_bytes
-from tests.test_uploads import download, upload
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]

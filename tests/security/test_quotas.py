@@ -24,10 +24,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
-from app.auth import Principal
 from app.errors import QuotaExceeded
 from app.persistence.db import create_engine
-from app.quotas import admit_run
+from app.security.auth import Principal
+from app.security.quotas import admit_run
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.support.http_server import serve_asgi

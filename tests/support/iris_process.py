@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from app.migrations import REPO_ROOT
+from app.persistence.migrations import REPO_ROOT
 
 
 @dataclass

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import msgspec
 
+from app.api.problems import PROBLEM_JSON
 from app.asgi import create_app
-from app.problems import PROBLEM_JSON
 from app.settings import Settings
 
 _METHODS = ("get", "put", "post", "delete", "patch")

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from app.routes.agents import AgentController
-from app.routes.auth import AuthController
-from app.routes.chat import ChatController
-from app.routes.files import FileController
-from app.routes.health import HealthController
-from app.routes.llm import LlmController
-from app.routes.models import ModelController
-from app.routes.providers import ProviderController
-from app.routes.runs import RunController
-from app.routes.storage import StorageController
-from app.routes.web import ChatPageController
+from app.api.routes.agents import AgentController
+from app.api.routes.auth import AuthController
+from app.api.routes.chat import ChatController
+from app.api.routes.files import FileController
+from app.api.routes.health import HealthController
+from app.api.routes.llm import LlmController
+from app.api.routes.models import ModelController
+from app.api.routes.providers import ProviderController
+from app.api.routes.runs import RunController
+from app.api.routes.storage import StorageController
+from app.api.routes.web import ChatPageController
 
 ROUTE_HANDLERS = [
     HealthController,

@@ -6,9 +6,9 @@ from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.params import FromPath
 
-from app.catalogue import picker_models
+from app.api.openapi import documented
+from app.catalogue.views import picker_models
 from app.errors import NotFound
-from app.openapi import documented
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import AgentModels
 from providers.registry import ProviderRegistry

@@ -9,10 +9,10 @@ from litestar import Controller, Request, post
 from litestar.di import NamedDependency
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.auth import issue_guest_token
-from app.openapi import documented
-from app.quotas import admit_guest_token
+from app.api.openapi import documented
 from app.schemas.system import GuestToken
+from app.security.auth import issue_guest_token
+from app.security.quotas import admit_guest_token
 from app.settings import Settings
 
 

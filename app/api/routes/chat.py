@@ -10,10 +10,8 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import owned_session
-from app.auth import Principal
+from app.api.openapi import RUN_CHECKS, documented
 from app.errors import IrisError, NotFound
-from app.openapi import RUN_CHECKS, documented
 from app.persistence.models import Agent, ChatSession
 from app.persistence.repositories import (
     AgentRepository,
@@ -30,11 +28,13 @@ from app.runs.parts import deleted_uploads
 from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.runs.usage import SessionUsage, session_usage
 from app.schemas.chat import ChatHistory, ChatRequest, SessionList, SessionOut
+from app.security.access import owned_session
+from app.security.auth import Principal
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings
-from app.signing import sign_image_parts
 from app.storage.base import Storage
+from app.storage.signing import sign_image_parts
 from app.threads import check_thread_id
-from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 

@@ -10,14 +10,14 @@ from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.auth import Principal
-from app.multipart import multipart_boundary
-from app.openapi import documented
+from app.api.openapi import documented
+from app.media.multipart import multipart_boundary
+from app.media.uploads import check_content_length, receive_upload
 from app.schemas.uploads import UploadOut
+from app.security.auth import Principal
 from app.settings import Settings
 from app.storage.base import Storage
 from app.threads import THREAD_ID_PATTERN
-from app.uploads import check_content_length, receive_upload
 
 # The handler reads the body itself (streaming), so OpenAPI is told its shape here.
 _FORM = Schema(

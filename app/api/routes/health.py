@@ -7,9 +7,9 @@ from litestar.datastructures import State
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.api.openapi import documented
 from app.errors import ServiceUnavailable
-from app.migrations import current_revisions, head_revisions
-from app.openapi import documented
+from app.persistence.migrations import current_revisions, head_revisions
 from app.schemas.system import Health, Readiness
 
 

@@ -11,15 +11,15 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.auth import Principal
-from app.openapi import STATELESS_CHECKS, documented
+from app.api.openapi import STATELESS_CHECKS, documented
 from app.persistence.repositories import ModelRepository, UploadRepository
-from app.quotas import admit_run
 from app.runs.manager import RunManager
 from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
+from app.security.auth import Principal
+from app.security.quotas import admit_run
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings
-from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 

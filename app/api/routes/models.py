@@ -10,14 +10,14 @@ from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from app.auth import Principal
-from app.catalogue import model_out
+from app.api.openapi import documented
+from app.catalogue.options import check_options
+from app.catalogue.views import model_out
 from app.errors import Conflict, NotFound
-from app.model_options import check_options
-from app.openapi import documented
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
 from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
+from app.security.auth import Principal
 from app.settings import Settings
 from providers.registry import ProviderRegistry
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from litestar import Controller, get
 from litestar.di import NamedDependency
 
-from app.auth import Principal
-from app.catalogue import effective_capabilities
-from app.model_options import accepted_options
-from app.openapi import documented
+from app.api.openapi import documented
+from app.catalogue.options import accepted_options
+from app.catalogue.views import effective_capabilities
 from app.persistence.repositories import ModelRepository
 from app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
+from app.security.auth import Principal
 from app.settings import Settings
 from providers import ModelSpec
 from providers.registry import ProviderRegistry

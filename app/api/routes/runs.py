@@ -11,13 +11,11 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.access import owned_run, owned_session
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
-from app.auth import Principal
-from app.catalogue import reasoning_by_model
+from app.api.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
+from app.catalogue.views import reasoning_by_model
 from app.errors import Conflict, Unprocessable
-from app.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
 from app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
@@ -33,11 +31,13 @@ from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.runs.tools import SERVER_TOOLS
 from app.schemas.history import HistoryPage
 from app.schemas.runs import CancelOut
+from app.security.access import owned_run, owned_session
+from app.security.auth import Principal
+from app.security.url_policy import UrlPolicy
 from app.settings import Settings
-from app.signing import sign_image_parts
 from app.storage.base import Storage
+from app.storage.signing import sign_image_parts
 from app.threads import check_thread_id
-from app.url_policy import UrlPolicy
 from providers.registry import ProviderRegistry
 
 

@@ -8,9 +8,9 @@ from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery
 from litestar.response import File
 
+from app.api.openapi import documented
 from app.errors import BadRequest, Forbidden, NotFound
-from app.images import MIME_BY_EXTENSION
-from app.openapi import documented
+from app.mime import MIME_BY_EXTENSION
 from app.settings import Settings
 from app.storage.base import Storage
 from app.storage.local import LocalStorage

@@ -1,6 +1,6 @@
 """The built-in chat page and the API docs' assets: static files shipped inside the package.
 
-The page (``app/static/``) is plain ES modules, no build step, and talks only to the public JSON API.
+The page (``app/api/static/``) is plain ES modules, no build step, and talks only to the public JSON API.
 Swagger UI's files come from the ``swagger-ui-py`` wheel (Apache-2.0, its LICENSE ships beside them),
 so ``/schema/swagger`` renders with no network.
 """
