@@ -1,0 +1,199 @@
+"""Runs and their event logs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any, cast
+from uuid import UUID
+
+from advanced_alchemy.repository import SQLAlchemyAsyncRepository
+from sqlalchemy import Table, bindparam, func, insert, select, update
+from uuid_utils.compat import uuid7
+
+from app.persistence.models import ModelRow, Run, RunEvent
+from app.persistence.repositories._common import first_or_none, utcnow
+
+# Statements built once (why: see _common).
+_RUN_ID_TAKEN = select(Run.id).where(Run.external_id == bindparam("external_id")).limit(1)
+_LATEST_RUN = (
+    select(Run).where(Run.session_id == bindparam("session_id")).order_by(Run.started_at.desc()).limit(1)
+)
+_RUNS = cast("Table", Run.__table__)
+_FINISH_RUN = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("run_id", type_=_RUNS.c.id.type), _RUNS.c.status == "running")
+    .values(
+        {
+            column: bindparam(f"new_{column}", type_=_RUNS.c[column].type)
+            for column in (
+                "status",
+                "error_code",
+                "usage",
+                "pending_interrupts",
+                "finished_at",
+                "heartbeat_at",
+            )
+        }
+    )
+)
+
+
+class RunRepository(SQLAlchemyAsyncRepository[Run]):
+    """Runs, found by the client's ``runId``."""
+
+    model_type = Run
+
+    async def get_by_external_id(self, external_id: str) -> Run | None:
+        """The run the client named, or ``None``."""
+        return await self.get_one_or_none(external_id=external_id)
+
+    def add_running(self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow) -> Run:
+        """A new ``running`` run, its primary key assigned, written with the transaction (where a
+        concurrent request that took the same ``runId`` first makes the commit fail)."""
+        now = utcnow()
+        run = Run(
+            id=uuid7(),
+            external_id=external_id,
+            session_id=session_id,
+            owner_id=owner_id,
+            status="running",
+            model_id=model.id,
+            model_ref=model.ref,
+            started_at=now,
+            heartbeat_at=now,
+        )
+        self.session.add(run)
+        return run
+
+    async def external_id_taken(self, external_id: str) -> bool:
+        """Whether a run with this client ``runId`` exists (any owner: run ids are global)."""
+        return await first_or_none(self.session, _RUN_ID_TAKEN, {"external_id": external_id}) is not None
+
+    async def usage_for_session(self, session_id: UUID) -> list[dict[str, Any]]:
+        """The recorded usage of every finished run of a session, oldest first (runs without any skipped)."""
+        stmt = (
+            select(Run.usage)
+            .where(Run.session_id == session_id, Run.usage.is_not(None))
+            .order_by(Run.started_at)
+        )
+        return [dict(usage) for usage in (await self.session.scalars(stmt)).all() if usage]
+
+    async def active_for_session(self, session_id: UUID) -> Run | None:
+        """The session's run that is still going, if any."""
+        stmt = (
+            select(Run)
+            .where(Run.session_id == session_id, Run.status == "running")
+            .order_by(Run.started_at.desc())
+            .limit(1)
+        )
+        return (await self.session.scalars(stmt)).first()
+
+    async def beat(self, run_ids: Sequence[UUID]) -> list[UUID]:
+        """These runs are alive now; returns those whose cancellation was requested meanwhile."""
+        if not run_ids:
+            return []
+        await self.session.execute(
+            update(Run).where(Run.id.in_(run_ids), Run.status == "running").values(heartbeat_at=utcnow())
+        )
+        stmt = select(Run.id).where(Run.id.in_(run_ids), Run.cancel_requested_at.is_not(None))
+        return list((await self.session.scalars(stmt)).all())
+
+    async def request_cancel(self, run_id: UUID) -> bool:
+        """Ask whichever process runs it to stop; ``False`` when it is not running any more."""
+        result = await self.session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == "running")
+            .values(cancel_requested_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return bool(getattr(result, "rowcount", 0))
+
+    async def finish(
+        self,
+        run_id: UUID,
+        *,
+        status: str,
+        error_code: str | None,
+        usage: dict[str, Any] | None,
+        pending_interrupts: list[dict[str, Any]] | None = None,
+    ) -> bool:
+        """Record how a running run ended; ``False`` if it was no longer running (declared lost)."""
+        now = utcnow()
+        values = {
+            "run_id": run_id,
+            "new_status": status,
+            "new_error_code": error_code,
+            "new_usage": usage,
+            "new_pending_interrupts": pending_interrupts,
+            "new_finished_at": now,
+            "new_heartbeat_at": now,
+        }
+        result = await self.session.execute(_FINISH_RUN, values)
+        return bool(getattr(result, "rowcount", 0))
+
+    async def latest_for_session(self, session_id: UUID) -> Run | None:
+        """The thread's most recent run: the one still going, or the one whose interrupts are open."""
+        return await first_or_none(self.session, _LATEST_RUN, {"session_id": session_id})
+
+    async def running_count(self, owner_id: str) -> int:
+        """How many of this owner's runs are going now (on any process)."""
+        stmt = select(func.count()).select_from(Run).where(Run.owner_id == owner_id, Run.status == "running")
+        return int(await self.session.scalar(stmt) or 0)
+
+    async def stale(self, cutoff: dt.datetime) -> Sequence[Run]:
+        """Runs still marked running whose heartbeat stopped before ``cutoff``."""
+        stmt = select(Run).where(Run.status == "running", Run.heartbeat_at < cutoff)
+        return (await self.session.scalars(stmt)).all()
+
+    async def mark_lost(self, run_id: UUID, cutoff: dt.datetime) -> bool:
+        """Fail a run that is still stale; ``False`` if another process got there first or it revived."""
+        result = await self.session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == "running", Run.heartbeat_at < cutoff)
+            .values(status="failed", error_code="run_lost", finished_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        return bool(getattr(result, "rowcount", 0))
+
+
+RUN_EVENTS_CHANNEL = "iris_run_events"
+"""PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew (``app.runs.notices``)."""
+
+
+class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
+    """A run's event log, appended in batches and replayed by sequence."""
+
+    model_type = RunEvent
+
+    async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, Any]]) -> None:
+        """Insert ``(sequence, event)`` pairs in one statement (an event: a JSON-able object, or
+        ``msgspec.Raw`` JSON stored as it is).
+
+        On PostgreSQL the same transaction notifies :data:`RUN_EVENTS_CHANNEL`: the notice is delivered
+        at commit, when followers in other processes can read the new events.
+        """
+        if not events:
+            return
+        # Core insert: one executemany, no ORM bookkeeping for rows nobody reads back here.
+        await self.session.execute(
+            insert(cast("Table", RunEvent.__table__)),
+            [{"run_id": run_id, "sequence": seq, "event": event} for seq, event in events],
+        )
+        if self.session.get_bind().dialect.name == "postgresql":
+            await self.session.execute(select(func.pg_notify(RUN_EVENTS_CHANNEL, str(run_id))))
+
+    async def last_sequence(self, run_id: UUID) -> int:
+        """The highest sequence number logged for the run (0 when none)."""
+        last = await self.session.scalar(select(func.max(RunEvent.sequence)).where(RunEvent.run_id == run_id))
+        return int(last or 0)
+
+    async def list_after(self, run_id: UUID, after: int, *, limit: int = 500) -> Sequence[RunEvent]:
+        """Events with ``sequence > after``, in order."""
+        stmt = (
+            select(RunEvent)
+            .where(RunEvent.run_id == run_id, RunEvent.sequence > after)
+            .order_by(RunEvent.sequence)
+            .limit(limit)
+        )
+        return (await self.session.scalars(stmt)).all()
