@@ -1,0 +1,78 @@
+"""The problem ``code`` values operations document, by status: those every operation of a kind
+shares (added by :func:`app.api.openapi.operations.documented`) and the lists routes declare."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import get_args
+
+from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
+from providers.errors import ProviderErrorKind
+
+AUTH = {401: ("missing_token", "invalid_token", "token_expired")}
+JSON_BODY = {
+    400: ("malformed_body",),
+    413: ("request_too_large",),
+    422: ("json_too_deep", "validation_failed"),
+}
+# Any operation may meet an unavailable database (app/persistence/availability.py).
+ALWAYS = {500: ("internal_error",), 503: ("database_unavailable",)}
+
+Problems = Mapping[int, Iterable[str]]
+
+
+AGUI_INPUT_CODES = (
+    "file_source_unsupported",
+    "image_url_part_unsupported",
+    "inline_data_unsupported",
+    "media_kind_unsupported",
+)
+"""Part shapes ``RunAgentInput`` messages may not carry (:mod:`app.agui.input`)."""
+
+_DEADLINE_CODES = tuple(DEADLINE_MESSAGES)
+
+_IMAGE_CHECKS = (
+    "attachment_url_rejected",
+    "image_type_unsupported",
+    "model_lacks_vision",
+    "too_many_images",
+    "unsupported_media_type",
+    "upload_not_found",
+)
+
+RUN_CHECKS: dict[int, tuple[str, ...]] = {
+    403: ("agent_not_for_guests", "model_not_for_guests"),
+    404: ("agent_not_found", "thread_not_found"),
+    409: ("run_exists", "run_in_progress"),
+    422: (
+        *_IMAGE_CHECKS,
+        "empty_message",
+        "interrupt_expired",
+        "interrupt_pending",
+        "interrupt_unanswered",
+        "model_not_found",
+        "no_new_message",
+        "request_too_large",
+    ),
+    429: ("quota_exceeded",),
+    503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
+}
+"""What a run is checked for before its stream opens (:mod:`app.runs.intake`), on either surface."""
+
+STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
+    403: ("model_not_for_guests",),
+    422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported", "request_too_large"),
+    429: ("quota_exceeded",),
+    # Without streaming, a failed run is a 502 with the code its RUN_ERROR would carry.
+    502: (
+        *(f"provider_{kind}" for kind in get_args(ProviderErrorKind)),
+        *_DEADLINE_CODES,
+        "internal_error",
+        "invalid_output",
+        "request_too_large",
+        "storage_unavailable",
+        "unsupported_part",
+    ),
+    503: ("provider_key_missing", "provider_unavailable"),
+}
+"""``POST /api/llm/chat`` (:mod:`app.runs.stateless`)."""

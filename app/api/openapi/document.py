@@ -1,0 +1,165 @@
+"""The document's component schemas, made by msgspec from the events, the problem document and the
+declared shapes (:mod:`app.api.openapi.schemas`), and the configuration that merges them in when the
+document is rendered. A Python ``Any`` becomes ``JsonValue`` throughout.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import msgspec
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import OpenAPI, Reference
+
+from app.agui.events import AgUiEvent
+from app.api.openapi.schemas import EVENT_METADATA, OPEN, SHARPER
+from app.api.problems import Problem
+from app.schemas.chat import LlmChatAnswer
+
+_REF = "#/components/schemas/{name}"
+JSON_VALUE = "JsonValue"
+EVENT = "AgUiEvent"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF.format(name=name)}
+
+
+_SCALARS = [{"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]
+_JSON_OBJECT = {"type": "object", "additionalProperties": _ref(JSON_VALUE)}
+_JSON_VALUE_SCHEMA: dict[str, Any] = {
+    # An array's items recurse through objects only: TypeScript refuses a type that is an array of
+    # itself (TS2502), so arrays directly inside arrays are left out.
+    "description": "Any JSON value (arrays of arrays excepted).",
+    "oneOf": [*_SCALARS, _JSON_OBJECT, {"type": "array", "items": {"oneOf": [*_SCALARS, _JSON_OBJECT]}}],
+}
+
+
+def _generate(
+    roots: Iterable[Any], fields: Mapping[type[msgspec.Struct], Mapping[str, Any]]
+) -> dict[str, Any]:
+    """msgspec's JSON Schema of ``roots``, with the listed struct fields replaced by sharper types."""
+    replacements = [
+        (struct, name, kind) for struct, by_name in fields.items() for name, kind in by_name.items()
+    ]
+    schemas, components = msgspec.json.schema_components(
+        [*roots, *(kind for _, _, kind in replacements)], ref_template=_REF
+    )
+    for (struct, name, _), schema in zip(replacements, schemas[-len(replacements) :], strict=True):
+        properties = components[struct.__name__]["properties"]
+        if name not in properties:
+            raise KeyError(f"{struct.__name__} has no field {name!r} to document")
+        properties[name] = schema | (
+            {"default": properties[name]["default"]} if "default" in properties[name] else {}
+        )
+    return components
+
+
+@functools.cache
+def components() -> dict[str, Any]:
+    """The schemas this module adds to the document (they replace Litestar's of the same name)."""
+    inbound = _generate(SHARPER, SHARPER)
+    outbound = _generate(
+        [AgUiEvent, Problem, LlmChatAnswer],
+        {event: {"metadata": kind | None} for event, kind in EVENT_METADATA.items()},
+    )
+    (union,), _ = msgspec.json.schema_components([AgUiEvent], ref_template=_REF)
+    outbound[EVENT] = union | {"description": "One AG-UI 1.0 event: the JSON of one SSE `data:` line."}
+    for schema in outbound.values():
+        _never_null(schema)  # every optional field of an answer is absent, never null
+    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound}
+    for struct in OPEN:
+        out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
+    for schema in out.values():
+        any_is_json(schema)
+        if "description" in schema:
+            schema["description"] = markdown(schema["description"])
+    return out
+
+
+def _never_null(schema: dict[str, Any]) -> None:
+    for prop in schema.get("properties", {}).values():
+        branches = prop.get("anyOf", [])
+        if prop.get("default", ...) is None and {"type": "null"} in branches:
+            rest = [b for b in branches if b != {"type": "null"}]
+            prop.pop("default")
+            prop.pop("anyOf")
+            prop.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
+
+
+def _subschemas(schema: dict[str, Any]) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+    """(container, key, subschema) for every schema directly inside ``schema``."""
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(schema.get(key), dict):
+            yield schema, key, schema[key]
+    for key in ("properties", "patternProperties", "$defs"):
+        for name, sub in schema.get(key, {}).items():
+            yield schema[key], name, sub
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for index, sub in enumerate(schema.get(key, [])):
+            yield schema[key], index, sub
+
+
+_ANNOTATIONS = {"default", "description", "title", "examples"}
+
+
+def any_is_json(schema: dict[str, Any]) -> None:
+    """In place: an empty schema (Python ``Any``) becomes ``JsonValue``; an object with no declared
+    keys (``dict[str, Any]``) maps strings to JSON values; a tagged union is a ``oneOf``; a string
+    enum says it is a string."""
+    if schema.get("type") == "object" and "properties" not in schema and "additionalProperties" not in schema:
+        schema["additionalProperties"] = _ref(JSON_VALUE)
+    if "discriminator" in schema and "anyOf" in schema:
+        schema["oneOf"] = schema.pop("anyOf")
+    if "enum" in schema and "type" not in schema and all(isinstance(v, str) for v in schema["enum"]):
+        schema["type"] = "string"
+    for container, key, sub in _subschemas(schema):
+        if not sub.keys() - _ANNOTATIONS:
+            container[key] = {**sub, **_ref(JSON_VALUE)}
+        else:
+            any_is_json(sub)
+
+
+class IrisOpenAPI(OpenAPI):
+    """The document, with :func:`components` merged in when it is rendered (Litestar replaces the
+    configured component schemas with the ones it generates, so they cannot be configured)."""
+
+    def to_schema(self) -> dict[str, Any]:
+        document = super().to_schema()
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        schemas.update(copy.deepcopy(components()))
+        for schema in schemas.values():
+            any_is_json(schema)
+        for path in document.get("paths", {}).values():
+            for operation in (op for op in path.values() if isinstance(op, dict)):
+                for part in [operation.get("requestBody", {}), *operation.get("responses", {}).values()]:
+                    for media in part.get("content", {}).values():
+                        if "schema" in media:
+                            any_is_json(media["schema"])
+        return document
+
+
+class IrisOpenAPIConfig(OpenAPIConfig):
+    """Litestar's configuration, rendering an :class:`IrisOpenAPI`."""
+
+    def to_openapi_schema(self) -> OpenAPI:
+        base = super().to_openapi_schema()
+        return IrisOpenAPI(**{f: getattr(base, f) for f in base.__dataclass_fields__})
+
+
+def reference(name: str) -> Reference:
+    """A ``$ref`` to the component schema ``name``."""
+    return Reference(ref=_REF.format(name=name))
+
+
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+_RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+
+
+def markdown(text: str) -> str:
+    """Docstring reST literals and roles as Markdown code spans."""
+    return _RST_ROLE.sub(r"`\1`", _RST_LITERAL.sub(r"`\1`", text))
