@@ -1,0 +1,41 @@
+"""Anthropic's Messages API; the code is in :mod:`providers.anthropic.provider`."""
+
+from providers.anthropic.provider import (
+    API_VERSION,
+    BASE_URL_ENV,
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_TOKENS,
+    EXTRA_OPTIONS,
+    IMAGE_MIME_TYPES,
+    KEY_ENV,
+    MAX_IMAGE_BASE64_BYTES,
+    MAX_IMAGE_EDGE_PX,
+    MAX_IMAGES,
+    MAX_REQUEST_BYTES,
+    MIN_THINKING_BUDGET,
+    MODEL_OPTIONS,
+    RECOMMENDED_LONG_EDGE_PX,
+    AnthropicProvider,
+    could_not_fetch,
+    create,
+)
+
+__all__ = [
+    "API_VERSION",
+    "BASE_URL_ENV",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_TOKENS",
+    "EXTRA_OPTIONS",
+    "IMAGE_MIME_TYPES",
+    "KEY_ENV",
+    "MAX_IMAGES",
+    "MAX_IMAGE_BASE64_BYTES",
+    "MAX_IMAGE_EDGE_PX",
+    "MAX_REQUEST_BYTES",
+    "MIN_THINKING_BUDGET",
+    "MODEL_OPTIONS",
+    "RECOMMENDED_LONG_EDGE_PX",
+    "AnthropicProvider",
+    "could_not_fetch",
+    "create",
+]
