@@ -1,0 +1,162 @@
+"""Neutral messages, tools and options as a Messages API body (pure: same input, same dict)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from providers.checks import check_image, check_tools, continued_turn, part_kind, tool_arguments
+from providers.errors import UnsupportedPartError
+from providers.http import b64
+from providers.messages import (
+    ImagePart,
+    Message,
+    Part,
+    ReasoningPart,
+    RequestOptions,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from providers.spec import Capabilities, ModelSpec
+
+DEFAULT_MAX_TOKENS = 1024
+
+EXTRA_OPTIONS = ("top_k", "top_p", "stop_sequences")
+"""``RequestOptions.extra["anthropic"]`` keys copied into the body as they are; others are reported."""
+
+MIN_THINKING_BUDGET = 1024
+
+_ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
+    "system": (TextPart,),
+    "user": (TextPart, ImagePart),
+    "assistant": (ReasoningPart, TextPart, ToolCallPart),
+    "tool": (ToolResultPart,),
+}
+
+
+def messages_request(
+    messages: Sequence[Message],
+    model: ModelSpec,
+    options: RequestOptions,
+    caps: Capabilities,
+    *,
+    provider: str,
+) -> dict[str, Any]:
+    """The Messages API body. Pure: same input, same dict."""
+    thinking = options.reasoning is not None and caps.reasoning.supported
+    replay = continued_turn(messages) if thinking else None
+    system_texts = [options.system] if options.system else []
+    turns: list[dict[str, Any]] = []
+    for position, message in enumerate(messages):
+        for part in message.parts:
+            if not isinstance(part, _ALLOWED_PARTS[message.role]):
+                raise UnsupportedPartError(
+                    provider, part_kind(part), reason=f"not valid in a {message.role} message"
+                )
+        if message.role == "system":
+            system_texts.extend(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
+            continue
+        blocks = [
+            block
+            for part in message.parts
+            if (block := _block(part, model, caps, provider, replay=position == replay))
+        ]
+        if not blocks:
+            continue  # e.g. a turn of only empty text: Anthropic rejects empty content
+        role = "assistant" if message.role == "assistant" else "user"
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    body: dict[str, Any] = {
+        "model": model.model_id,
+        "max_tokens": _max_tokens(model, options),
+        "stream": True,
+        "messages": turns,
+    }
+    if system_texts:
+        body["system"] = "\n\n".join(system_texts)
+    if thinking and options.reasoning is not None:
+        budget = max(MIN_THINKING_BUDGET, options.reasoning.budget_tokens or MIN_THINKING_BUDGET)
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        body["max_tokens"] = max(body["max_tokens"], budget + DEFAULT_MAX_TOKENS)  # must exceed it
+    elif options.temperature is not None:  # thinking takes no temperature
+        body["temperature"] = options.temperature
+    if options.tools:
+        check_tools(options.tools, caps, provider=provider, model_id=model.model_id)
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in options.tools
+        ]
+    extra = _extra(options, provider)
+    body.update((k, v) for k, v in extra.items() if k in EXTRA_OPTIONS)
+    return body
+
+
+def ignored_extras(options: RequestOptions, provider: str) -> list[str]:
+    """The ``extra[provider]`` keys the body leaves out (not in :data:`EXTRA_OPTIONS`), sorted."""
+    return sorted(k for k in _extra(options, provider) if k not in EXTRA_OPTIONS)
+
+
+def _max_tokens(model: ModelSpec, options: RequestOptions) -> int:
+    """Anthropic requires ``max_tokens``: the request's, else the catalogue row's, else 1024."""
+    if options.max_output_tokens is not None:
+        return options.max_output_tokens
+    configured = model.options.get("maxTokens")
+    return configured if isinstance(configured, int) and configured > 0 else DEFAULT_MAX_TOKENS
+
+
+def _extra(options: RequestOptions, provider: str) -> Mapping[str, Any]:
+    extra = options.extra.get(provider)
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def _block(
+    part: Part, model: ModelSpec, caps: Capabilities, provider: str, *, replay: bool
+) -> dict[str, Any] | None:
+    if isinstance(part, ReasoningPart):
+        return _thinking_block(part, provider) if replay else None
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text} if part.text else None
+    if isinstance(part, ImagePart):
+        return _image(part, model, caps, provider)
+    if isinstance(part, ToolCallPart):
+        return {
+            "type": "tool_use",
+            "id": part.id,
+            "name": part.name,
+            "input": tool_arguments(part, provider),
+        }
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": part.tool_call_id,
+        "content": part.content,
+    }
+    if part.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _image(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str) -> dict[str, Any]:
+    check_image(part, caps, provider=provider, model_id=model.model_id)
+    if part.url is not None:
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    data = b64(part)
+    if len(data) > caps.max_image_bytes:
+        raise UnsupportedPartError(
+            provider, "image", part.mime_type, f"base64 is {len(data)} bytes > {caps.max_image_bytes}"
+        )
+    return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": data}}
+
+
+def _thinking_block(part: ReasoningPart, provider: str) -> dict[str, Any] | None:
+    """A thinking block exactly as the vendor sent it (its own only; unsigned text is not replayable)."""
+    if part.provider != provider:
+        return None
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature is None:
+        return None
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
