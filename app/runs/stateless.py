@@ -29,9 +29,10 @@ from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
 from app.runs.intake import RunPlan, runnable
 from app.runs.live import RunChannel
-from app.runs.orchestrator import Orchestrator, RunServices
+from app.runs.orchestrator import Orchestrator
 from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.services import RunServices
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
