@@ -36,7 +36,7 @@ from app.persistence.migrations import current_revisions, head_revisions
 from app.runs.deadlines import Deadlines
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
-from app.runs.orchestrator import RunServices
+from app.runs.services import RunServices
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage

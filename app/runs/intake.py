@@ -2,32 +2,26 @@
 
 Any failure here is a problem+json answer and no stream: protocol version, thread ownership, run id,
 message shapes, attachment URLs, model resolution and the capability check all come before the
-first event. On success the new user messages and the ``running`` run row are added to the
-intake's transaction, which the run commits while it calls the model (:mod:`app.runs.streaming`).
+first event. What the run uses is resolved in :mod:`app.runs.resolution` (thread, agent, model,
+tools) and what it adds in :mod:`app.runs.new_input` (new messages, resumed interrupts); here they
+are checked together and, on success, the new user messages and the ``running`` run row are added to
+the intake's transaction, which the run commits while it calls the model (:mod:`app.runs.streaming`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agui.input import (
-    InboundMessage,
-    InboundTool,
-    InboundUser,
-    RunAgentInput,
-    check_protocol_version,
-    parse_messages,
-)
-from app.catalogue.defaults import DEFAULT_AGENT_SLUG
-from app.catalogue.views import effective_capabilities, missing_key, model_spec
-from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
+from app.agui.input import RunAgentInput, check_protocol_version, parse_messages
+from app.catalogue.views import model_spec
+from app.errors import Conflict, NotFound, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
-from app.persistence.models import Agent, ChatSession, Message, ModelRow, Run
+from app.persistence.models import Message
 from app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -35,20 +29,27 @@ from app.persistence.repositories import (
     RunRepository,
     SessionRepository,
     UploadRepository,
-    utcnow,
 )
-from app.runs.context import pending_calls, reserved_bytes, sent_images
-from app.runs.interrupts import ResumeDecision, match_resume
-from app.runs.parts import canonical_user_parts, deleted_uploads, image_parts
+from app.runs.context import reserved_bytes, sent_images
+from app.runs.interrupts import ResumeDecision
+from app.runs.new_input import estimate_images, new_messages, resume_decisions
+from app.runs.parts import deleted_uploads, image_parts
 from app.runs.reasoning import NO_REASONING, ReasoningControl, reasoning_control
-from app.runs.tools import SERVER_TOOLS, ServerTool
-from app.runs.usage import image_part_estimate
+from app.runs.resolution import (
+    offered_frontend_tools,
+    offered_server_tools,
+    resolve_agent,
+    resolve_model,
+    resolve_thread,
+    system_prompt,
+)
+from app.runs.tools import ServerTool
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.threads import check_thread_id
-from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, ToolSpec
+from providers import Capabilities, ModelSpec, Provider, ToolSpec
 from providers.registry import ProviderRegistry
 
 MAX_ID_LENGTH = 128
@@ -113,13 +114,6 @@ class Rewind:
     message_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RunnableModel:
-    row: ModelRow
-    provider: Provider
-    capabilities: Capabilities
-
-
 async def prepare_run(
     body: RunAgentInput,
     *,
@@ -140,8 +134,8 @@ async def prepare_run(
         _client_id(message.id, f"{getattr(message, 'field', 'messages')}.id")
     forwarded = body.forwarded_props if isinstance(body.forwarded_props, dict) else {}
 
-    session = await _thread(repos, thread_id, principal)
-    agent = await _agent(repos.agents, session, forwarded, principal)
+    session = await resolve_thread(repos.sessions, thread_id, principal)
+    agent = await resolve_agent(repos.agents, session, forwarded, principal)
     history: list[Message] = []
     latest = await repos.runs.latest_for_session(session.id) if session is not None else None
     if session is not None:
@@ -154,21 +148,21 @@ async def prepare_run(
             history = [row for row in history if row.position < cut]
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
-    model = await _model(repos.models, registry, agent, session, forwarded, principal, settings)
+    model = await resolve_model(repos.models, registry, agent, session, forwarded, principal, settings)
     reasoning = reasoning_control(forwarded, model.row.options, model.capabilities, model.row.ref)
     tools_on = forwarded.get("enableTools") is not False
-    server_tools = _server_tools(agent, model.capabilities) if tools_on else ()
-    frontend_tools = _frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
+    server_tools = offered_server_tools(agent, model.capabilities) if tools_on else ()
+    frontend_tools = offered_frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
 
     stored = (
         await repos.messages.stored_external_ids(session.id, (m.id for m in inbound)) if session else set()
     )
-    new_rows = await _new_messages(
+    new_rows = await new_messages(
         [m for m in inbound if m.id not in stored],
         history,
         principal=principal,
         thread_id=thread_id,
-        repos=repos,
+        uploads=repos.uploads,
         settings=settings,
         policy=policy,
     )
@@ -178,7 +172,7 @@ async def prepare_run(
         model_ref=model.row.ref,
     )
     awaiting = latest if latest is not None and latest.pending_interrupts else None
-    decisions, ignored = _resume(awaiting, body)
+    decisions, ignored = resume_decisions(awaiting, body)
     if not new_rows and not decisions and not (history and history[-1].role in ("user", "tool")):
         raise Unprocessable(
             "There is nothing new to answer: send a new user message.",
@@ -188,7 +182,7 @@ async def prepare_run(
 
     deleted = await deleted_uploads(repos.uploads, history)  # the new rows' uploads were just found
     history += new_rows
-    system = _system_prompt(agent, body)
+    system = system_prompt(agent, body)
     if not delivers_by_url(
         model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
     ):
@@ -224,7 +218,7 @@ async def prepare_run(
     spec = model_spec(model.row)
     for row in new_rows:
         row.run_id = run.id
-        _estimate_images(row, model.provider.id, spec, model.capabilities)
+        estimate_images(row, model.provider.id, spec, model.capabilities)
     repos.messages.add_at(session.id, new_rows, position)
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []
@@ -249,79 +243,6 @@ async def prepare_run(
         user_message_id=(answered[-1].external_id or str(answered[-1].id)) if answered else None,
         reasoning=reasoning,
     )
-
-
-def _estimate_images(row: Message, provider: str, model: ModelSpec, caps: Capabilities) -> None:
-    """Each new image part records what it will cost this model (the vendor's published formula)."""
-    for part in image_parts(row.parts):
-        estimate = image_part_estimate(part, provider, model, caps)
-        if estimate is not None:
-            part["tokenEstimate"] = estimate
-
-
-async def _new_messages(
-    inbound: Sequence[InboundMessage],
-    history: Sequence[Message],
-    *,
-    principal: Principal,
-    thread_id: str,
-    repos: Repositories,
-    settings: Settings,
-    policy: UrlPolicy,
-) -> list[Message]:
-    """Rows for the messages the thread does not hold yet: user messages (canonical parts) and the
-    client's answers to its frontend tool calls. Assistant and system messages are never taken."""
-    open_calls = pending_calls(history)
-    rows: list[Message] = []
-    for message in inbound:
-        if isinstance(message, InboundUser):
-            parts = await canonical_user_parts(
-                message.parts,
-                user_id=principal.user_id,
-                thread_id=thread_id,
-                policy=policy,
-                uploads=repos.uploads,
-                max_images=settings.max_images_per_message,
-                field=message.field,
-            )
-            rows.append(
-                Message(role="user", content=_text_of(parts), parts=parts, meta={}, external_id=message.id)
-            )
-        elif isinstance(message, InboundTool):
-            name = open_calls.pop(message.tool_call_id, None)
-            if name is None:
-                raise Unprocessable(
-                    f"No tool call {message.tool_call_id!r} of this thread is waiting for an answer.",
-                    code="tool_call_unknown",
-                    field=f"{message.field}.toolCallId",
-                )
-            answer: dict[str, Any] = {"toolCallId": message.tool_call_id, "toolName": name}
-            if message.error:
-                answer["error"] = message.error
-            rows.append(
-                Message(
-                    role="tool",
-                    content=message.content,
-                    meta={"frontend_tool_result": answer},
-                    external_id=message.id,
-                )
-            )
-    return rows
-
-
-def _resume(awaiting: Run | None, body: RunAgentInput) -> tuple[list[ResumeDecision], list[str]]:
-    """Match ``resume`` to the thread's open interrupts; an open interrupt needs an answer to go on."""
-    entries = body.resume or []
-    if awaiting is None or not awaiting.pending_interrupts:
-        return [], [entry.interrupt_id for entry in entries]  # nothing to resume: unrecognised entries
-    if not entries:
-        raise Unprocessable(
-            "This thread is waiting for an answer to its interrupt: send 'resume' (POST /agent/runs/resume).",
-            code="interrupt_pending",
-            field="resume",
-            extra={"interruptIds": [i.get("id") for i in awaiting.pending_interrupts]},
-        )
-    return match_resume(awaiting.pending_interrupts, entries, utcnow())
 
 
 def _rewind_point(history: Sequence[Message], rewind: Rewind) -> int:
@@ -357,136 +278,9 @@ def _title(rows: Sequence[Message]) -> str | None:
     return text if len(text) <= 80 else text[:79].rstrip() + "…"
 
 
-def _server_tools(agent: Agent, caps: Capabilities) -> tuple[ServerTool, ...]:
-    """The agent's tools Iris runs itself, when the model can call tools at all."""
-    if not caps.tools:
-        return ()
-    return tuple(SERVER_TOOLS[name] for name in agent.enabled_tools if name in SERVER_TOOLS)
-
-
-def _frontend_tools(
-    body: RunAgentInput, server_tools: Sequence[ServerTool], caps: Capabilities
-) -> tuple[ToolSpec, ...]:
-    """The client's own tools (never run here); a name that a server tool already has is refused."""
-    taken = {tool.name for tool in server_tools}
-    for index, tool in enumerate(body.tools):
-        if tool.name in taken:
-            raise Unprocessable(
-                f"The tool name {tool.name!r} belongs to a server tool; rename the client tool.",
-                code="tool_name_conflict",
-                field=f"tools[{index}].name",
-            )
-    if not caps.tools:
-        return ()
-    return tuple(
-        ToolSpec(
-            name=tool.name,
-            description=tool.description,
-            parameters=tool.parameters
-            if tool.parameters is not None
-            else {"type": "object", "properties": {}},
-        )
-        for tool in body.tools
-    )
-
-
-async def _thread(repos: Repositories, thread_id: str, principal: Principal) -> ChatSession | None:
-    """The caller's thread, or ``None`` for a new one; 404 when the caller deleted it (threads are
-    scoped to their owner, so another user's id is simply another thread)."""
-    session = await repos.sessions.get_for_owner(thread_id, principal.user_id)
-    if session is not None and session.deleted_at is not None:
-        raise NotFound("No such thread.", code="thread_not_found")
-    return session
-
-
 def _client_id(value: str, field: str) -> str:
     if not value or len(value) > MAX_ID_LENGTH or not value.isprintable():
         raise Unprocessable(
             f"'{field}' must be 1 to {MAX_ID_LENGTH} printable characters.", code="invalid_id", field=field
         )
     return value
-
-
-async def _agent(
-    agents: AgentRepository, session: ChatSession | None, forwarded: dict[str, Any], principal: Principal
-) -> Agent:
-    """The thread's agent; for a new thread ``forwardedProps.agent`` (a slug) or the default one."""
-    if session is not None:
-        agent = await agents.get_by_id(session.agent_id)
-        wanted = forwarded.get("agent")
-        if agent is not None and wanted is not None and wanted != agent.slug:
-            raise NotFound("No such thread.", code="thread_not_found")  # it belongs to another agent
-    else:
-        slug = forwarded.get("agent", DEFAULT_AGENT_SLUG)
-        agent = await agents.get_by_slug(slug) if isinstance(slug, str) else None
-    if agent is None:
-        raise NotFound("No such agent.", code="agent_not_found", field="forwardedProps.agent")
-    if principal.is_guest and not agent.guest_access:
-        raise Forbidden("Guests may not use this agent; sign in.", code="agent_not_for_guests")
-    return agent
-
-
-async def _model(
-    models: ModelRepository,
-    registry: ProviderRegistry,
-    agent: Agent,
-    session: ChatSession | None,
-    forwarded: dict[str, Any],
-    principal: Principal,
-    settings: Settings,
-) -> RunnableModel:
-    """``forwardedProps.modelId``, else the thread's model, else the agent's default."""
-    requested = forwarded.get("modelId")
-    if requested is not None:
-        row = await models.get_by_ref(requested) if isinstance(requested, str) else None
-        if row is None or not row.enabled:
-            raise Unprocessable(
-                f"No enabled model {requested!r}.", code="model_not_found", field="forwardedProps.modelId"
-            )
-        if principal.is_guest and not row.guest_visible and row.id != agent.default_model_id:
-            raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
-    else:
-        row = None
-        for candidate in (session.model_id if session else None, agent.default_model_id):
-            if candidate is not None:
-                row = await models.get_by_id(candidate)
-                if row is not None and row.enabled:
-                    break
-                row = None
-        if row is None:
-            raise Unprocessable(
-                "No model to run: name one in forwardedProps.modelId.",
-                code="model_not_found",
-                field="forwardedProps.modelId",
-            )
-    return runnable(row, registry, settings)
-
-
-def runnable(row: ModelRow, registry: ProviderRegistry, settings: Settings) -> RunnableModel:
-    """A catalogue row with its provider and effective capabilities; 503 when the provider is missing or
-    the variable its key is read from is not set (checked before anything is stored or streamed)."""
-    try:
-        provider = registry.get(row.provider)
-    except NoSuchProvider as exc:
-        raise ServiceUnavailable(
-            f"The provider {row.provider!r} of {row.ref} is not available.", code="provider_unavailable"
-        ) from exc
-    if variable := missing_key(row, provider, registry):
-        raise ServiceUnavailable(
-            f"{row.ref} cannot run: {variable} is not set on the server.",
-            code="provider_key_missing",
-            extra={"variable": variable},
-        )
-    caps = effective_capabilities(row, provider, max_images_per_message=settings.max_images_per_message)
-    return RunnableModel(row=row, provider=provider, capabilities=caps)
-
-
-def _text_of(parts: Sequence[dict[str, Any]]) -> str:
-    return "\n".join(p["text"] for p in parts if p.get("type") == "text")
-
-
-def _system_prompt(agent: Agent, body: RunAgentInput) -> str | None:
-    """The agent's prompt, plus every context entry the client sent (AG-UI: make them visible)."""
-    sections = [agent.system_prompt.strip()] if agent.system_prompt.strip() else []
-    sections += [f"{entry.description}:\n{entry.value}" for entry in body.context]
-    return "\n\n".join(sections) or None

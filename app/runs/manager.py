@@ -34,7 +34,8 @@ from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
 from app.runs.intake import RunPlan
 from app.runs.live import RunChannel, Subscription
 from app.runs.notices import LogWakeups
-from app.runs.orchestrator import Orchestrator, RunServices
+from app.runs.orchestrator import Orchestrator
+from app.runs.services import RunServices
 
 log = logging.getLogger("iris.runs")
 

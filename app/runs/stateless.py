@@ -27,11 +27,13 @@ from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.chat_input import chat_field, message_content
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
-from app.runs.intake import RunPlan, runnable
+from app.runs.intake import RunPlan
 from app.runs.live import RunChannel
-from app.runs.orchestrator import Orchestrator, RunServices
+from app.runs.orchestrator import Orchestrator
 from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.resolution import runnable
+from app.runs.services import RunServices
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy

@@ -1,0 +1,185 @@
+"""One model turn: one provider stream, translated into AG-UI events as it arrives.
+
+Reasoning goes through the turn's :class:`~app.runs.reasoning.ReasoningStream`; the answer's text
+message opens lazily, once that reasoning is closed; tool calls stream as ``TOOL_CALL_*`` events under
+it, and the turn's usage is counted. The stream is paced by the run's deadlines
+(:func:`~app.runs.deadlines.paced`) and falls back to inline images when a vendor cannot fetch an image
+URL (:func:`~app.media.pipeline.stream_with_inline_fallback`). What to do with the calls is the tool
+loop's (:mod:`app.runs.tool_loop`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+import uuid_utils
+
+from app.agui.events import (
+    TextMessageContent,
+    TextMessageEnd,
+    TextMessageStart,
+    ToolCallArgs,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from app.media.pipeline import stream_with_inline_fallback
+from app.runs.deadlines import Deadlines, paced
+from app.runs.event_store import EventSink
+from app.runs.intake import RunPlan
+from app.runs.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
+from app.runs.reasoning import ProviderReasoningEvent, ReasoningStream
+from app.runs.usage import Counts, billable, request_image_tokens
+from providers import (
+    Finish,
+    Message,
+    ReasoningDelta,
+    ReasoningEnd,
+    ReasoningOpaque,
+    ReasoningStart,
+    RequestOptions,
+    TextDelta,
+    Usage,
+)
+from providers import ToolCallArgs as ProviderToolCallArgs
+from providers import ToolCallEnd as ProviderToolCallEnd
+from providers import ToolCallStart as ProviderToolCallStart
+from providers import Warning as ProviderWarning
+
+log = logging.getLogger("iris.runs")
+
+Builder = Callable[[bool], Awaitable[Sequence[Message]]]
+"""The request's messages, with images by URL (``True``) or inline (``False``)."""
+
+
+@dataclass(slots=True)
+class Turn:
+    """What one model turn produced. Its text message opens lazily, once its reasoning is closed."""
+
+    message_id: str
+    reasoning: ReasoningStream
+    text: list[str] = field(default_factory=list)
+    calls: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    finish_reason: str = "stop"
+    counts: Counts = field(default_factory=Counts)
+    text_open: bool = False
+
+    @property
+    def answer(self) -> str:
+        return "".join(self.text)
+
+    def arguments(self, call_id: str) -> str:
+        return "".join(self.calls[call_id][1])
+
+
+class ModelTurns:
+    """Streams a run's model turns into its sink, one at a time, and knows what a dropped one left open."""
+
+    def __init__(self, plan: RunPlan, store: EventSink, deadlines: Deadlines) -> None:
+        self.plan = plan
+        self.store = store
+        self._deadlines = deadlines
+        self._open_turn: Turn | None = None
+        self._open_calls: set[str] = set()
+
+    async def stream(self, build: Builder, options: RequestOptions, by_url: bool) -> Turn:
+        """One turn: the provider's stream of this request, its events emitted as they arrive."""
+        plan = self.plan
+        turn = Turn(message_id=str(uuid_utils.uuid7()), reasoning=ReasoningStream(provider=plan.provider.id))
+        self._open_turn = turn
+
+        async def measured(url: bool) -> Sequence[Message]:
+            messages = await build(url)
+            turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
+            self.store.commit_intake()  # while the vendor thinks
+            return messages
+
+        stream = paced(
+            stream_with_inline_fallback(plan.provider, plan.model, options, measured, by_url=by_url),
+            self._deadlines,
+        )
+        async with contextlib.aclosing(stream):
+            async for event in stream:
+                if isinstance(event, ReasoningStart | ReasoningDelta | ReasoningEnd | ReasoningOpaque):
+                    await self._reasoning(turn, event)
+                    continue
+                if isinstance(event, TextDelta | ProviderToolCallStart):
+                    await self._open_text(turn)
+                if isinstance(event, TextDelta):
+                    if event.delta:
+                        turn.text.append(event.delta)
+                        await self.store.emit(
+                            TextMessageContent(message_id=turn.message_id, delta=event.delta)
+                        )
+                elif isinstance(event, ProviderToolCallStart):
+                    turn.calls[event.id] = (event.name, [])
+                    self._open_calls.add(event.id)
+                    await self.store.emit(
+                        ToolCallStart(
+                            tool_call_id=event.id,
+                            tool_call_name=event.name,
+                            parent_message_id=turn.message_id,
+                        )
+                    )
+                elif isinstance(event, ProviderToolCallArgs) and event.id in self._open_calls:
+                    turn.calls[event.id][1].append(event.delta)
+                    await self.store.emit(ToolCallArgs(tool_call_id=event.id, delta=event.delta))
+                elif isinstance(event, ProviderToolCallEnd) and event.id in self._open_calls:
+                    self._open_calls.discard(event.id)
+                    await self.store.emit(ToolCallEnd(tool_call_id=event.id))
+                elif isinstance(event, Usage):
+                    turn.counts.report(event)
+                elif isinstance(event, Finish):
+                    turn.finish_reason = event.reason
+                elif isinstance(event, ProviderWarning):
+                    log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
+        for call_id in sorted(self._open_calls):  # a vendor that never closed a call: close it first
+            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+        self._open_calls.clear()
+        await self._end_message(turn)
+        return turn
+
+    async def close_dropped(self) -> None:
+        """Close what the dropped turn left open; its partial answer is kept."""
+        for call_id in sorted(self._open_calls):
+            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+        self._open_calls.clear()
+        if self._open_turn is not None:
+            self._open_turn.finish_reason = "cancelled"
+            await self._end_message(self._open_turn)
+
+    async def _reasoning(self, turn: Turn, event: ProviderReasoningEvent) -> None:
+        for out in turn.reasoning.translate(event):
+            await self.store.emit(out)
+
+    async def _open_text(self, turn: Turn) -> None:
+        """The answer's message opens once, after the turn's reasoning so far is closed."""
+        if turn.text_open:
+            return
+        for out in turn.reasoning.close():
+            await self.store.emit(out)
+        turn.text_open = True
+        await self.store.emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
+
+    async def _end_message(self, turn: Turn) -> None:
+        await self._open_text(turn)
+        plan = self.plan
+        worker = WorkerAgentOutput(
+            answer=turn.answer,
+            model=plan.model.model_id,
+            provider=plan.provider.id,
+            finish_reason=turn.finish_reason,
+            tool_call_ids=list(turn.calls),
+            usage=billable(turn.counts, provider=plan.provider.id, model=plan.model),
+            reasoning_summary=turn.reasoning.summary,
+            reasoning_tokens=turn.counts.reasoning_tokens,
+        )
+        self._open_turn = None
+        await self.store.emit(
+            TextMessageEnd(
+                message_id=turn.message_id, metadata={WORKER_OUTPUT_KEY: msgspec.to_builtins(worker)}
+            )
+        )
