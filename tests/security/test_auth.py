@@ -33,41 +33,29 @@ async def _models_status(client: Client, headers: dict[str, str]) -> tuple[int, 
     return response.status_code, response.json().get("code", "")
 
 
+def _bearer(claims: dict[str, object], secret: str = JWT_SECRET) -> dict[str, str]:
+    return {"Authorization": "Bearer " + jwt.encode(claims, secret, algorithm="HS256")}
+
+
 @pytest.mark.parametrize(
     ("headers", "code"),
+    # Each token is signed when its test runs: signed at collection, it could expire before a slow suite
+    # reached it (a ten-minute token, a loaded machine).
     [
-        ({}, "missing_token"),
-        ({"Authorization": "Basic YWxpY2U6cHc="}, "missing_token"),
-        ({"Authorization": "Bearer "}, "missing_token"),
-        ({"Authorization": "Bearer not.a.jwt"}, "invalid_token"),
-        (
-            {
-                "Authorization": "Bearer "
-                + jwt.encode(_claims(), "another-secret-of-plenty-length-0123456789", algorithm="HS256")
-            },
-            "invalid_token",
-        ),
-        (
-            {"Authorization": "Bearer " + jwt.encode(_claims(exp=1), JWT_SECRET, algorithm="HS256")},
-            "token_expired",
-        ),
-        (
-            {"Authorization": "Bearer " + jwt.encode(_claims(aud="other"), JWT_SECRET, algorithm="HS256")},
-            "invalid_token",
-        ),
-        (
-            {"Authorization": "Bearer " + jwt.encode(_claims(sub="../etc"), JWT_SECRET, algorithm="HS256")},
-            "invalid_token",
-        ),
-        (
-            {"Authorization": "Bearer " + jwt.encode({"sub": "alice"}, JWT_SECRET, algorithm="HS256")},
-            "invalid_token",
-        ),
+        (dict, "missing_token"),
+        (lambda: {"Authorization": "Basic YWxpY2U6cHc="}, "missing_token"),
+        (lambda: {"Authorization": "Bearer "}, "missing_token"),
+        (lambda: {"Authorization": "Bearer not.a.jwt"}, "invalid_token"),
+        (lambda: _bearer(_claims(), "another-secret-of-plenty-length-0123456789"), "invalid_token"),
+        (lambda: _bearer(_claims(exp=1)), "token_expired"),
+        (lambda: _bearer(_claims(aud="other")), "invalid_token"),
+        (lambda: _bearer(_claims(sub="../etc")), "invalid_token"),
+        (lambda: _bearer({"sub": "alice"}), "invalid_token"),
     ],
     ids=["none", "basic", "empty", "garbage", "wrong-secret", "expired", "wrong-aud", "bad-sub", "no-exp"],
 )
-async def test_bad_tokens_are_401(client: Client, headers: dict[str, str], code: str) -> None:
-    response = await client.get("/api/models", headers=headers)
+async def test_bad_tokens_are_401(client: Client, headers: Callable[[], dict[str, str]], code: str) -> None:
+    response = await client.get("/api/models", headers=headers())
     assert response.status_code == 401
     assert response.headers["content-type"] == "application/problem+json"
     assert response.headers["www-authenticate"].startswith("Bearer")
