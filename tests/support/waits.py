@@ -9,8 +9,9 @@ forever) decides that. Speed is measured in bench/, never here.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -50,3 +51,17 @@ def until(ready: Callable[[], T | None], *, within: float, what: str, every: flo
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {within:.0f} s")
         time.sleep(every)
+
+
+async def eventually(
+    ready: Callable[[], Awaitable[T | None]], *, within: float, what: str, every: float = 0.05
+) -> T:
+    """:func:`until` for a coroutine check, sleeping on the event loop between tries."""
+    deadline = time.monotonic() + within
+    while True:
+        found = await ready()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {within:.0f} s")
+        await asyncio.sleep(every)
