@@ -142,8 +142,8 @@ async def test_write_commits_are_checkpointed_into_the_database_file(
     # Checkpoints run on a worker thread (not the loop, which may wait here): a loaded machine says when.
     until(lambda: in_file() >= CHECKPOINT_EVERY, within=REQUEST_SECONDS, what="a checkpoint into the file")
     assert in_file() <= commits
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000  # a fresh connection's own
+    with sqlite3.connect(path) as fresh:
+        assert fresh.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000  # a fresh connection's own
     async with engine.connect() as conn:
         assert (await conn.execute(text("PRAGMA wal_autocheckpoint"))).scalar_one() == 0  # ours: off
 
