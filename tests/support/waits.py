@@ -25,7 +25,9 @@ SERVER_SECONDS = 60.0
 or stops until its process has exited."""
 
 REQUEST_SECONDS = 30.0
-"""One HTTP request to a loopback server, its whole response read (the OpenAPI document included)."""
+"""One HTTP request to a loopback server, its whole response read (the OpenAPI document included); or
+one short thing that another thread or process does while a test waits for it (a row in its log, a
+checkpoint, a lock let go)."""
 
 SUBPROCESS_SECONDS = 300.0
 """A command runs to its end: the CLI, ``alembic``, ``lint-imports``, a Node script, a nested pytest."""
