@@ -10,6 +10,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from tests.support.waits import SUBPROCESS_SECONDS
+
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
@@ -35,7 +37,12 @@ def test_app_root_holds_at_most_eight_modules() -> None:
 
 def test_no_package_imports_a_layer_above_it_and_providers_never_imports_app() -> None:
     done = subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_SECONDS,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 kept, 0 broken" in done.stdout

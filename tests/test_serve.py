@@ -20,6 +20,7 @@ from app.persistence.migrations import REPO_ROOT
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS, SUBPROCESS_SECONDS
 
 BIN = Path(sys.executable).parent
 
@@ -34,7 +35,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         "IRIS_PORT": str(port),  # and no IRIS_PUBLIC_URL: it follows the port
     }
     subprocess.run(
-        [str(BIN / "alembic"), "upgrade", "head"], cwd=REPO_ROOT, env=env, check=True, capture_output=True
+        [str(BIN / "alembic"), "upgrade", "head"],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=SUBPROCESS_SECONDS,
     )
     with iris_process(env, port, data.parent / "iris.log") as running:
         yield running.base_url, {**env, "log": str(running.log)}
@@ -42,13 +48,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
 
 def test_serves_health_and_readiness(server: tuple[str, dict[str, str]]) -> None:
     base, _ = server
-    assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
-    assert httpx.get(f"{base}/readyz").json()["status"] == "ready"
+    assert httpx.get(f"{base}/healthz", timeout=REQUEST_SECONDS).json() == {"status": "ok"}
+    assert httpx.get(f"{base}/readyz", timeout=REQUEST_SECONDS).json()["status"] == "ready"
 
 
 def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
     base, _ = server
-    spec = httpx.get(f"{base}/schema/openapi.json").json()
+    spec = httpx.get(f"{base}/schema/openapi.json", timeout=REQUEST_SECONDS).json()
     assert set(spec["paths"]) >= {
         "/healthz",
         "/readyz",
@@ -67,23 +73,43 @@ def _cli_token(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[s
     """``python -m app token ARGS`` as `just token` runs it."""
     command = [sys.executable, "-m", "app", "token", *args]
     settings = {k: v for k, v in env.items() if k != "log"}
-    return subprocess.run(command, cwd=REPO_ROOT, env=settings, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        command,
+        cwd=REPO_ROOT,
+        env=settings,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=SUBPROCESS_SECONDS,
+    )
 
 
 def test_cli_token_is_accepted_by_the_server(server: tuple[str, dict[str, str]]) -> None:
     base, env = server
     token = _cli_token(env, "alice").stdout.strip().splitlines()[-1]
     admin = _cli_token(env, "root", "admin").stdout.strip().splitlines()[-1]
-    response = httpx.get(f"{base}/api/models", headers={"Authorization": f"Bearer {token}"})
+    response = httpx.get(
+        f"{base}/api/models", headers={"Authorization": f"Bearer {token}"}, timeout=REQUEST_SECONDS
+    )
     assert response.status_code == 200
     assert {(m["ref"], m["type"]) for m in response.json()["models"]} == {
         ("local/vision", "vision"),
         ("local/text", "text"),
     }
     model = {"name": "x", "provider": "openai", "modelId": "x", "type": "text"}
-    forbidden = httpx.post(f"{base}/api/models", json=model, headers={"Authorization": f"Bearer {token}"})
+    forbidden = httpx.post(
+        f"{base}/api/models",
+        json=model,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=REQUEST_SECONDS,
+    )
     assert forbidden.status_code == 403
-    allowed = httpx.post(f"{base}/api/models", json=model, headers={"Authorization": f"Bearer {admin}"})
+    allowed = httpx.post(
+        f"{base}/api/models",
+        json=model,
+        headers={"Authorization": f"Bearer {admin}"},
+        timeout=REQUEST_SECONDS,
+    )
     assert allowed.status_code == 201
 
 
@@ -100,7 +126,12 @@ def test_start_up_says_where_everything_is(server: tuple[str, dict[str, str]]) -
     assert f"Chat page: {base}/ " in printed
     assert f"API docs: {base}/schema/swagger   OpenAPI: {base}/schema/openapi.json" in printed
     token = printed.split("Dev token for user 'dev' (30 days):\n", 1)[1].splitlines()[0]
-    assert httpx.get(f"{base}/api/models", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    assert (
+        httpx.get(
+            f"{base}/api/models", headers={"Authorization": f"Bearer {token}"}, timeout=REQUEST_SECONDS
+        ).status_code
+        == 200
+    )
 
 
 def test_image_urls_follow_the_port(server: tuple[str, dict[str, str]]) -> None:
@@ -112,11 +143,12 @@ def test_image_urls_follow_the_port(server: tuple[str, dict[str, str]]) -> None:
         headers={"Authorization": f"Bearer {token}"},
         data={"threadId": str(uuid.uuid4())},
         files={"file": ("red.png", image_bytes("PNG", (8, 8)), "image/png")},
+        timeout=REQUEST_SECONDS,
     )
     assert uploaded.status_code == 201, uploaded.text
     url = uploaded.json()["url"]
     assert url.startswith(f"{base}/storage/v1/object/sign/")
-    assert httpx.get(url).content == image_bytes("PNG", (8, 8))
+    assert httpx.get(url, timeout=REQUEST_SECONDS).content == image_bytes("PNG", (8, 8))
 
 
 def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
@@ -136,7 +168,7 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             check=False,
-            timeout=60,
+            timeout=SUBPROCESS_SECONDS,
         )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [

@@ -13,6 +13,7 @@ import pytest
 
 from app.asgi import create_app
 from app.settings import Settings, SettingsError, load_settings, prepare
+from tests.support.waits import SUBPROCESS_SECONDS
 
 
 def test_defaults_need_no_configuration() -> None:
@@ -73,11 +74,25 @@ def test_configured_secret_wins(tmp_path: Path) -> None:
 def test_importing_the_app_reads_no_environment() -> None:
     env = {**os.environ, "IRIS_PORT": "not-a-port"}
     code = "import app.asgi, app.settings, app.api.routes; print('imported')"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=SUBPROCESS_SECONDS,
+    )
     assert done.returncode == 0, done.stderr
     assert "imported" in done.stdout
     code = "import app.asgi; app.asgi.create_app()"
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=SUBPROCESS_SECONDS,
+    )
     assert done.returncode != 0
     assert "SettingsError" in done.stderr
 

@@ -85,6 +85,9 @@ class _Watchdog:
     def restart(self, code: str, seconds: float) -> None:
         self.code, self.seconds = code, seconds
         self.deadline = self.loop.time() + seconds
+        if self._timer is not None and self._timer.when() > self.deadline:
+            self._timer.cancel()  # an idle deadline shorter than the first-token one: the next wait re-arms
+            self._timer = None
 
     def wait(self) -> None:
         """About to await the stream: fail if the deadline passed meanwhile, else make sure a timer runs."""

@@ -13,6 +13,7 @@ import pytest
 
 from tests.api.test_openapi import document
 from tests.support.npm import npm_install
+from tests.support.waits import SUBPROCESS_SECONDS
 
 __all__ = ["document"]  # the module-scoped fixture, shared
 
@@ -38,7 +39,7 @@ def test_the_generated_client_types_have_no_unknown(generator: Path, document: d
         cwd=generator,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_SECONDS,
         check=False,
     )
     assert generated.returncode == 0, generated.stderr
@@ -55,7 +56,7 @@ def test_the_generated_client_types_have_no_unknown(generator: Path, document: d
         cwd=generator,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_SECONDS,
         check=False,
     )
     assert compiled.returncode == 0, compiled.stdout

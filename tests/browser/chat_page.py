@@ -37,7 +37,7 @@ def user_messages(page: Page) -> Locator:
 
 def wait_idle(page: Page) -> None:
     """The answer has ended and the history has been re-read (Stop hides, Send enables)."""
-    expect(page.get_by_role("button", name="Stop")).to_be_hidden(timeout=20_000)
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
 
 

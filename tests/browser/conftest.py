@@ -21,12 +21,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect, sync_playwright
 
 from app.security.auth import issue_token
 from tests.support.databases import copy_sqlite
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
+from tests.support.waits import PAGE_SECONDS, REQUEST_SECONDS, SERVER_SECONDS, ms
 
 JWT_SECRET = "browser-tests-secret-that-is-long-enough-for-hs256"
 CHROMIUM_FLAGS = [
@@ -48,6 +49,13 @@ SLOW_MODEL = {
     "options": {"delayMs": 60},
 }
 FAILED = pytest.StashKey[bool]()
+
+
+def patient(context: BrowserContext) -> None:
+    """Every Playwright wait bounded for a loaded machine (tests/support/waits.py): actions, navigations
+    and ``expect`` assertions, which otherwise give up after Playwright's own 30 s and 5 s."""
+    context.set_default_timeout(ms(PAGE_SECONDS))
+    expect.set_options(timeout=ms(PAGE_SECONDS))
 
 
 def find_chromium() -> str | None:
@@ -125,7 +133,9 @@ def site(
         }
         with iris_process(env, port, root / "iris.log") as iris:
             admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
-            created = httpx.post(f"{iris.base_url}/api/models", json=SLOW_MODEL, headers=admin)
+            created = httpx.post(
+                f"{iris.base_url}/api/models", json=SLOW_MODEL, headers=admin, timeout=REQUEST_SECONDS
+            )
             assert created.status_code == 201, created.text
             yield Site(iris=iris, allowed_origin=allowed, denied_origin=denied)
 
@@ -136,7 +146,9 @@ def browser(chromium_path: str, site: Site) -> Iterator[Browser]:
     it is open, so it closes before the suite's asyncio tests run (and starts after ``site``, whose
     set-up migrates a database with ``asyncio.run``)."""
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_FLAGS)
+        launched = playwright.chromium.launch(
+            executable_path=chromium_path, args=CHROMIUM_FLAGS, timeout=ms(SERVER_SECONDS)
+        )
         try:
             yield launched
         finally:
@@ -157,7 +169,7 @@ def pytest_runtest_makereport(
 def page(browser: Browser, site: Site, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Page]:
     """A fresh context and page; on failure, a screenshot and the console log under ``tmp_path``."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(10_000)
+    patient(context)
     new_page = context.new_page()
     console: list[str] = []
 

@@ -23,6 +23,7 @@ from tests.browser.chat_page import (
 )
 from tests.browser.conftest import Site
 from tests.support.images import image_bytes
+from tests.support.waits import REQUEST_SECONDS
 
 GREEN = (30, 160, 60)
 
@@ -74,12 +75,13 @@ def test_a_fifth_image_is_refused_and_the_entry_points_disable(page: Page, site:
 
 def test_a_gif_is_refused_with_the_servers_detail(page: Page, site: Site) -> None:
     gif = image_bytes("GIF", (8, 8))
-    guest = httpx.post(f"{site.base}/api/auth/guest").json()["accessToken"]
+    guest = httpx.post(f"{site.base}/api/auth/guest", timeout=REQUEST_SECONDS).json()["accessToken"]
     refused = httpx.post(
         f"{site.base}/api/files",
         files={"file": ("anim.gif", gif, "image/gif")},
         data={"threadId": "0190f3c0-0000-7000-8000-0000000000aa"},
         headers={"Authorization": f"Bearer {guest}"},
+        timeout=REQUEST_SECONDS,
     )
     assert refused.status_code == 415
     detail, code = refused.json()["detail"], refused.json()["code"]

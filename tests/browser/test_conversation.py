@@ -21,6 +21,7 @@ from tests.browser.chat_page import (
     wait_thumbnails,
 )
 from tests.browser.conftest import JWT_SECRET, Site
+from tests.support.waits import REQUEST_SECONDS
 
 SLOW = "Slow vision (vision)"
 WORDS = " ".join(f"w{i}" for i in range(40))
@@ -33,14 +34,18 @@ def test_guest_sign_in(page: Page, site: Site) -> None:
     expect(page.get_by_text("Signed in as a guest")).to_be_visible()
     token = page.evaluate("() => sessionStorage.getItem('iris.token')")
     claims = httpx.get(
-        f"{site.base}/api/agents/default/sessions", headers={"Authorization": f"Bearer {token}"}
+        f"{site.base}/api/agents/default/sessions",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=REQUEST_SECONDS,
     )
     assert claims.status_code == 200  # the kept token is a working bearer token
 
 
 def test_a_pasted_token_signs_in_and_a_bad_one_shows_the_problem(page: Page, site: Site) -> None:
     refused = httpx.get(
-        f"{site.base}/api/agents/default/sessions", headers={"Authorization": "Bearer not-a-jwt"}
+        f"{site.base}/api/agents/default/sessions",
+        headers={"Authorization": "Bearer not-a-jwt"},
+        timeout=REQUEST_SECONDS,
     )
     problem = refused.json()
     page.goto(site.base + "/chat/default")
@@ -132,6 +137,7 @@ def test_stop_mid_answer_cancels_the_run_and_keeps_the_partial_answer(page: Page
     history = httpx.get(
         f"{site.base}/api/agents/default/sessions/{session}/messages",
         headers={"Authorization": f"Bearer {token}"},
+        timeout=REQUEST_SECONDS,
     ).json()["messages"]
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert "w39" not in history[1]["content"]
@@ -144,7 +150,7 @@ def test_reload_mid_answer_re_attaches_and_finishes_once(page: Page, site: Site)
     expect(assistant_messages(page).last).to_contain_text("w5")
     page.reload()
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    expect(assistant_messages(page).last).to_contain_text("w39", timeout=20_000)
+    expect(assistant_messages(page).last).to_contain_text("w39")
     wait_idle(page)
     expected = f"[local test model]\nYou said: {WORDS}"
     expect(assistant_messages(page)).to_have_count(1)
@@ -177,7 +183,7 @@ def test_approving_an_interrupt_runs_the_tool(page: Page, site: Site) -> None:
     tool = page.get_by_label("Tool call delete_attachment")
     expect(tool).to_contain_text("delete_attachment(")
     expect(assistant_messages(page).last).to_contain_text("Tool delete_attachment returned")
-    assert httpx.get(url).status_code == 404  # the stored image is gone
+    assert httpx.get(url, timeout=REQUEST_SECONDS).status_code == 404  # the stored image is gone
     expect(user_messages(page).first).to_contain_text("[image deleted: doomed.png]")
 
 
@@ -188,7 +194,7 @@ def test_denying_an_interrupt_skips_the_tool(page: Page, site: Site) -> None:
     expect(page.get_by_role("region", name="Approval needed")).to_be_hidden()
     expect(page.get_by_label("Tool call delete_attachment")).to_contain_text("the user declined it")
     expect(assistant_messages(page).last).to_contain_text("Tool delete_attachment failed")
-    assert httpx.get(url).status_code == 200  # still there
+    assert httpx.get(url, timeout=REQUEST_SECONDS).status_code == 200  # still there
     send(page, "thanks")  # the session is not stranded
     wait_idle(page)
     expect(assistant_messages(page).last).to_contain_text("You said: thanks")
@@ -237,7 +243,7 @@ def test_think_first_is_offered_only_for_models_that_reason(page: Page, site: Si
         "guestVisible": True,
         "options": {"reasoning": False},
     }
-    created = httpx.post(f"{site.base}/api/models", json=plain, headers=admin)
+    created = httpx.post(f"{site.base}/api/models", json=plain, headers=admin, timeout=REQUEST_SECONDS)
     assert created.status_code in (201, 409), created.text  # 409: another run of this module made it
     open_as_guest(page, site.base)
     page.get_by_label("Model").select_option(label=SLOW)

@@ -11,6 +11,7 @@ from playwright.sync_api import Page, Route, expect
 
 from tests.browser.chat_page import png
 from tests.browser.conftest import Site
+from tests.support.waits import REQUEST_SECONDS
 
 _CALL = """async ([base, token]) => {
     try {
@@ -34,7 +35,7 @@ _IMAGE = """(url) => new Promise((resolve) => {
 
 
 def _guest(site: Site) -> str:
-    token: str = httpx.post(f"{site.base}/api/auth/guest").json()["accessToken"]
+    token: str = httpx.post(f"{site.base}/api/auth/guest", timeout=REQUEST_SECONDS).json()["accessToken"]
     return token
 
 
@@ -58,6 +59,7 @@ def test_a_signed_image_url_loads_in_an_img_on_any_origin(page: Page, site: Site
         files={"file": ("x.png", png((37, 11)), "image/png")},
         data={"threadId": "0190f3c0-0000-7000-8000-0000000000bb"},
         headers={"Authorization": f"Bearer {token}"},
+        timeout=REQUEST_SECONDS,
     ).json()
     for origin in (site.allowed_origin, site.denied_origin):  # bearer-less by design: no CORS needed
         page.goto(origin + "/index.html")

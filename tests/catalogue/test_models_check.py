@@ -16,6 +16,7 @@ from app.settings import Settings
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
+from tests.support.waits import SUBPROCESS_SECONDS
 
 OPENAI_KEY = "sk-good-key-123"
 WRONG_ANTHROPIC_KEY = "sk-ant-wrong-456"
@@ -69,7 +70,7 @@ async def test_one_healthy_one_with_a_wrong_key(
             capture_output=True,
             text=True,
             check=False,
-            timeout=120,
+            timeout=SUBPROCESS_SECONDS,
         )
 
     assert checked.returncode == 1, checked.stderr
@@ -107,7 +108,7 @@ async def test_an_unknown_model_is_a_failed_row(settings: Settings) -> None:
         capture_output=True,
         text=True,
         check=False,
-        timeout=120,
+        timeout=SUBPROCESS_SECONDS,
     )
     assert checked.returncode == 1
     assert "model_not_found" in checked.stdout

@@ -22,6 +22,7 @@ from app.catalogue.models_file import ModelsFileError, apply_models_file, load_m
 from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import REPO_ROOT
 from app.settings import Settings, SettingsError
+from tests.support.waits import SUBPROCESS_SECONDS
 
 Auth = Callable[..., dict[str, str]]
 
@@ -121,6 +122,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
         capture_output=True,
         text=True,
         check=False,
+        timeout=SUBPROCESS_SECONDS,
     )
 
     assert synced.returncode == 0, synced.stderr
@@ -141,6 +143,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
         capture_output=True,
         text=True,
         check=False,
+        timeout=SUBPROCESS_SECONDS,
     )
     assert again.stdout.strip() == "nothing to change: the catalogue already matches the file"
     # Listed again, it comes back.

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from alembic import command
 from app.persistence.db import create_engine
 from app.persistence.migrations import REPO_ROOT, alembic_config
+from tests.support.waits import SUBPROCESS_SECONDS
 
 T = TypeVar("T")
 TABLES = {"agents", "models", "sessions", "messages", "runs", "run_events", "uploads", "quota_usage"}
@@ -67,7 +68,14 @@ def test_plain_alembic_cli_uses_iris_settings(tmp_path: Path) -> None:
     """`alembic upgrade head` from the repo root, configured only by IRIS_DATA_DIR."""
     env = {"IRIS_DATA_DIR": str(tmp_path / "data"), "PATH": str(Path(sys.executable).parent)}
     alembic = Path(sys.executable).parent / "alembic"
-    subprocess.run([str(alembic), "upgrade", "head"], cwd=REPO_ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [str(alembic), "upgrade", "head"],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=SUBPROCESS_SECONDS,
+    )
     assert (tmp_path / "data" / "iris.db").exists()
     url = f"sqlite+aiosqlite:///{tmp_path / 'data' / 'iris.db'}"
     assert _tables(url) >= TABLES

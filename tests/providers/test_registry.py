@@ -17,6 +17,7 @@ import pytest
 from app.persistence.migrations import REPO_ROOT
 from providers import NoSuchProvider, ProviderContext
 from providers.registry import GROUP, ProviderRegistry
+from tests.support.waits import SUBPROCESS_SECONDS
 
 EXAMPLE = REPO_ROOT / "examples" / "iris-provider-echo"
 
@@ -138,7 +139,12 @@ asyncio.run(main())
 """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLE), str(REPO_ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=SUBPROCESS_SECONDS,
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -157,7 +163,7 @@ def test_the_example_plugin_passes_its_own_tests() -> None:
         capture_output=True,
         text=True,
         check=False,
-        timeout=300,
+        timeout=SUBPROCESS_SECONDS,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "9 passed" in done.stdout, done.stdout[-1000:]

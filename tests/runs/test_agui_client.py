@@ -21,6 +21,7 @@ from tests.conftest import JWT_SECRET
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.npm import npm_install
+from tests.support.waits import REQUEST_SECONDS, SUBPROCESS_SECONDS
 
 CLIENT_VERSION = "1.0.0"
 FLOW = Path(__file__).with_name("agui_client_flow.cjs")
@@ -54,6 +55,7 @@ def test_the_reference_client_goes_through_an_interrupt_and_a_resume(
         files={"file": ("red.png", image_bytes("PNG"), "image/png")},
         data={"threadId": thread},
         headers={"Authorization": f"Bearer {token}"},
+        timeout=REQUEST_SECONDS,
     )
     assert uploaded.status_code == 201, uploaded.text
     image = uploaded.json()
@@ -71,7 +73,7 @@ def test_the_reference_client_goes_through_an_interrupt_and_a_resume(
         cwd=agui_client,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_SECONDS,
         check=False,
     )
     report = json.loads(result.stdout.strip().splitlines()[-1])
@@ -108,6 +110,7 @@ def test_history_in_ag_ui_format_round_trips_through_the_reference_client(
         files={"file": ("red.png", image_bytes("PNG"), "image/png")},
         data={"threadId": thread},
         headers=headers,
+        timeout=REQUEST_SECONDS,
     )
     assert uploaded.status_code == 201, uploaded.text
     for text, parts in (
@@ -121,7 +124,7 @@ def test_history_in_ag_ui_format_round_trips_through_the_reference_client(
                 {"id": str(uuid.uuid4()), "role": "user", "content": [{"type": "text", "text": text}, *parts]}
             ],
         }
-        answered = httpx.post(f"{iris_url}/agent/runs", json=body, headers=headers, timeout=30)
+        answered = httpx.post(f"{iris_url}/agent/runs", json=body, headers=headers, timeout=REQUEST_SECONDS)
         assert answered.status_code == 200, answered.text
 
     result = subprocess.run(
@@ -129,7 +132,7 @@ def test_history_in_ag_ui_format_round_trips_through_the_reference_client(
         cwd=agui_client,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SUBPROCESS_SECONDS,
         check=False,
     )
     report = json.loads(result.stdout.strip().splitlines()[-1])

@@ -9,7 +9,6 @@ actually stopped mid-run and started again.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import threading
 import time
@@ -35,6 +34,7 @@ from tests.support.databases import PostgresDatabases, migrate
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.postgres import TemporaryCluster
+from tests.support.waits import REQUEST_SECONDS, eventually
 
 LOCK_TIMEOUT = 1.0
 Outage = Callable[[], AbstractContextManager[None]]
@@ -91,7 +91,8 @@ async def outage_scenario(settings: Settings, outage: Outage, *, reads_fail: boo
         assert (await http.post("/agent/runs", json=done, headers=alice)).status_code == 200
         png = image_bytes("PNG", (32, 32), (10, 200, 10))
 
-        words = " ".join(f"w{i}" for i in range(60))
+        # Long enough that a loaded machine cannot finish it before the outage (which ends it early).
+        words = " ".join(f"w{i}" for i in range(600))
         body = run_input(str(uuid.uuid4()), user_message(words), model="local/slow")
         seen = b""
         async with http.stream("POST", "/agent/runs", json=body, headers=alice) as response:
@@ -140,12 +141,11 @@ async def outage_scenario(settings: Settings, outage: Outage, *, reads_fail: boo
                 assert (await http.get("/healthz")).status_code == 200
 
         # back up: the run's log ends as the client saw it (the heartbeat records the ending)
-        logged: list[dict[str, Any]] = []
-        for _ in range(100):
+        async def ended() -> list[dict[str, Any]] | None:
             logged = await stored.events(body["runId"])
-            if logged and logged[-1]["type"] == "RUN_ERROR":
-                break
-            await asyncio.sleep(0.1)
+            return logged if logged and logged[-1]["type"] == "RUN_ERROR" else None
+
+        logged = await eventually(ended, within=REQUEST_SECONDS, what="the run's ending in the log")
         assert [(e["sequence"], e["type"]) for e in logged] == [
             (int(f.id or 0), f.data["type"]) for f in streamed
         ]

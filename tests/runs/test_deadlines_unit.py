@@ -1,5 +1,6 @@
 """The deadline watchdog on its own: progress keeps a stream alive past many idle windows, non-progress
-does not, and a cancel from outside stays a cancel."""
+does not, an idle deadline shorter than the first-token one fires on time, and a cancel from outside
+stays a cancel."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from app.runs.deadlines import DeadlineExceeded, Deadlines, paced
 from providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart
+from tests.support.waits import REQUEST_SECONDS
 
 
 async def _every(seconds: float, count: int, event: ProviderEvent) -> AsyncGenerator[ProviderEvent, None]:
@@ -45,6 +47,20 @@ async def test_events_that_are_not_progress_do_not_reset_the_first_token_deadlin
     with pytest.raises(DeadlineExceeded) as failed:
         await _drain(stream)
     assert failed.value.code == "provider_timeout"
+
+
+async def _then_silence(event: ProviderEvent) -> AsyncGenerator[ProviderEvent, None]:
+    yield event
+    await asyncio.Event().wait()  # a vendor that went quiet after its first content
+
+
+async def test_an_idle_deadline_shorter_than_the_first_token_one_fires_after_the_first_content() -> None:
+    # The first token may take an hour (a slow-starting model), the gaps after it 0.1 s: the idle
+    # deadline ends the stream, not the hour-long first-token timer that was armed when it began.
+    stream = paced(_then_silence(TextDelta(id="t", delta="x")), Deadlines(first_token=3600, idle=0.1, run=9))
+    with pytest.raises(DeadlineExceeded) as failed:
+        await asyncio.wait_for(_drain(stream), REQUEST_SECONDS)
+    assert failed.value.code == "provider_idle_timeout"
 
 
 async def test_a_cancel_from_outside_is_not_taken_for_a_deadline() -> None:

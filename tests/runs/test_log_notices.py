@@ -27,6 +27,7 @@ from app.runs.live import LoggedFrames
 from app.runs.notices import PgNotices, log_wakeups
 from app.settings import Settings
 from tests.factories import AgentFactory
+from tests.support.waits import REQUEST_SECONDS
 
 HOUR = 3600.0
 
@@ -99,7 +100,7 @@ async def test_a_notice_wakes_the_follower_and_every_event_comes_once(
         for batch in range(5):
             await _append(writer, run_pk, batch * 10 + 1, 10, end=batch == 4)
             await asyncio.sleep(0.05)
-        await asyncio.wait_for(following, 10)  # only notices can wake it within the hour
+        await asyncio.wait_for(following, REQUEST_SECONDS)  # only notices can wake it within the hour
     finally:
         logged.close()
         await notices.aclose()

@@ -10,6 +10,7 @@ import httpx
 
 from tests.runs.helpers import run_input, user_message
 from tests.support.agui import check_stream
+from tests.support.waits import REQUEST_SECONDS, eventually
 
 
 async def _history_roles(client: httpx.AsyncClient, thread: str, headers: dict[str, str]) -> list[str]:
@@ -35,11 +36,10 @@ async def test_a_client_that_disconnects_mid_stream_still_finds_the_answer_in_hi
         assert b"RUN_FINISHED" not in seen
         assert await _history_roles(client, thread, alice) == ["user"]  # still running
 
-        for _ in range(200):
-            roles = await _history_roles(client, thread, alice)
-            if roles == ["user", "assistant"]:
-                break
-            await asyncio.sleep(0.05)
+        async def answered() -> bool:
+            return await _history_roles(client, thread, alice) == ["user", "assistant"]
+
+        await eventually(answered, within=REQUEST_SECONDS, what="the answer in the history")
         history = (await client.get(f"/agent/threads/{thread}/messages", headers=alice)).json()["messages"]
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert history[1]["content"].endswith("w39")

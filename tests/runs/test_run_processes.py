@@ -4,7 +4,6 @@ and recovery after a process is killed mid-run (SQLite file, and PostgreSQL wher
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from tests.runs.helpers import run_input, user_message
 from tests.support.agui import check_lifecycle, check_stream, parse_sse_with_comments
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS, until
 
 Env = dict[str, str]
 
@@ -50,7 +50,9 @@ def instance_a(
     env, port = shared_env
     with iris_process(env, port, tmp_path / "a.log") as process:
         admin = auth("root", role="admin")
-        created = httpx.post(f"{process.base_url}/api/models", json=SLOW_MODEL, headers=admin)
+        created = httpx.post(
+            f"{process.base_url}/api/models", json=SLOW_MODEL, headers=admin, timeout=REQUEST_SECONDS
+        )
         assert created.status_code == 201, created.text
         yield process
 
@@ -63,7 +65,7 @@ def started_run(
     text = " ".join(f"w{i}" for i in range(words))
     body = run_input(str(uuid.uuid4()), user_message(text), model="local/slow")
     with (
-        httpx.Client(base_url=base, timeout=30) as client,
+        httpx.Client(base_url=base, timeout=REQUEST_SECONDS) as client,
         client.stream("POST", "/agent/runs", json=body, headers=headers) as response,
     ):
         assert response.status_code == 200
@@ -90,7 +92,7 @@ def test_a_run_streaming_on_one_instance_is_followed_from_another(
         on_a = read_until(chunks, b"TEXT_MESSAGE_CONTENT")
         assert b"RUN_FINISHED" not in on_a  # still streaming on A
         url = f"{b.base_url}/agent/runs/{body['runId']}/events?after=0"
-        followed = httpx.get(url, headers=alice, timeout=30)
+        followed = httpx.get(url, headers=alice, timeout=REQUEST_SECONDS)
         on_a += b"".join(chunks)
 
         listeners = asyncio.run(_listening_backends(env["IRIS_DATABASE_URL"]))
@@ -129,7 +131,9 @@ def test_a_cancel_through_another_instance_stops_the_run(
         started_run(instance_a.base_url, alice, words=200) as (body, chunks),
     ):
         seen = read_until(chunks, b"TEXT_MESSAGE_CONTENT")
-        cancelled = httpx.post(f"{b.base_url}/agent/runs/{body['runId']}/cancel", headers=alice)
+        cancelled = httpx.post(
+            f"{b.base_url}/agent/runs/{body['runId']}/cancel", headers=alice, timeout=REQUEST_SECONDS
+        )
         assert cancelled.status_code == 202
         seen += b"".join(chunks)
 
@@ -139,19 +143,29 @@ def test_a_cancel_through_another_instance_stops_the_run(
 
 
 def test_a_run_of_a_killed_process_is_failed_and_re_attach_ends_with_run_error(
-    instance_a: IrisProcess, shared_env: tuple[Env, int], tmp_path: Path, alice: dict[str, str]
+    instance_a: IrisProcess,
+    shared_env: tuple[Env, int],
+    tmp_path: Path,
+    alice: dict[str, str],
+    stored: Stored,
 ) -> None:
     env, _ = shared_env
     with started_run(instance_a.base_url, alice, words=400) as (body, chunks):
         seen = read_until(chunks, b"TEXT_MESSAGE_CONTENT")
-        time.sleep(0.5)  # let a batch of events reach the log
+        until(
+            lambda: asyncio.run(stored.events(body["runId"])),
+            within=REQUEST_SECONDS,
+            what="a batch of the run's events in the log",
+        )
         instance_a.kill()
     assert b"RUN_FINISHED" not in seen
 
     with iris_process(env, free_port(), tmp_path / "b.log") as b:
         url = f"{b.base_url}/agent/runs/{body['runId']}/events"
-        followed = httpx.get(url, headers=alice, timeout=30)
-        history = httpx.get(f"{b.base_url}/agent/threads/{body['threadId']}/messages", headers=alice).json()
+        followed = httpx.get(url, headers=alice, timeout=REQUEST_SECONDS)
+        history = httpx.get(
+            f"{b.base_url}/agent/threads/{body['threadId']}/messages", headers=alice, timeout=REQUEST_SECONDS
+        ).json()
 
     events = [f.data for f in parse_sse_with_comments(followed.content)[0]]
     check_lifecycle(events)
@@ -173,15 +187,30 @@ def test_after_a_crash_re_attach_never_gets_an_event_id_that_goes_backwards(
     env, _ = shared_env
     with started_run(instance_a.base_url, alice, words=400) as (body, chunks):
         seen = read_until(chunks, b"TEXT_MESSAGE_CONTENT")
-        seen += next(chunks)
-        instance_a.kill()  # at once: the last events streamed are not in the log yet
-    last_seen = max(int(frame.id or 0) for frame in parse_sse_with_comments(seen)[0])
-    logged = [e["sequence"] for e in asyncio.run(stored.events(body["runId"]))]
-    assert logged == [] or max(logged) < last_seen  # the scenario: streamed past the log
+
+        def frozen_past_the_log() -> int | None:
+            """Freeze A; the last id seen when the client is ahead of A's log, else let A go on a chunk."""
+            nonlocal seen
+            instance_a.pause()
+            whole = seen[: seen.rfind(b"\n\n") + 2]  # a chunk may end inside a frame
+            last = max(int(frame.id or 0) for frame in parse_sse_with_comments(whole)[0])
+            logged = [e["sequence"] for e in asyncio.run(stored.events(body["runId"]))]
+            if not logged or max(logged) < last:
+                return last
+            instance_a.resume()
+            seen += next(chunks)
+            return None
+
+        # The scenario: A dies with events streamed but not in the log yet. A loaded machine may let A
+        # log all the client has read before a kill lands, so A is frozen at a moment the client is ahead.
+        last_seen = until(
+            frozen_past_the_log, within=REQUEST_SECONDS, what="the stream ahead of the log", every=0
+        )
+        instance_a.kill()
 
     with iris_process(env, free_port(), tmp_path / "b.log") as b:
         url = f"{b.base_url}/agent/runs/{body['runId']}/events"
-        followed = httpx.get(url, headers={**alice, "Last-Event-ID": str(last_seen)}, timeout=30)
+        followed = httpx.get(url, headers={**alice, "Last-Event-ID": str(last_seen)}, timeout=REQUEST_SECONDS)
 
     frames = parse_sse_with_comments(followed.content)[0]
     assert [(f.data["type"], f.data["code"]) for f in frames] == [("RUN_ERROR", "run_lost")]

@@ -20,6 +20,7 @@ from app.storage.tokens import TokenRejected, sign_object_token, verify_object_t
 from tests.support.fake_supabase import FakeSupabase, StoredObject
 from tests.support.http_server import serve_asgi
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS, eventually
 
 SERVICE_KEY = "service-role-key-for-iris-tests-0123456789"
 JWT_SECRET = "fake-supabase-url-signing-secret-0123456789"
@@ -135,10 +136,10 @@ async def test_an_error_from_the_callers_chunks_propagates_and_stores_nothing(
     with pytest.raises(ValueError, match="upload too large"):
         await storage.put("big.bin", failing(), content_type="application/octet-stream")
 
-    for _ in range(200):  # the fake sees the disconnect a moment later
-        if any(not r.complete for r in fake.requests):
-            break
-        await asyncio.sleep(0.01)
+    async def cut_off() -> bool:  # the fake sees the disconnect a moment later
+        return any(not r.complete for r in fake.requests)
+
+    await eventually(cut_off, within=REQUEST_SECONDS, what="the fake seeing the upload cut off")
     [attempt] = fake.requests
     assert attempt.complete is False
     assert (BUCKET, "big.bin") not in fake.objects

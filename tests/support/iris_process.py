@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 
 from app.persistence.migrations import REPO_ROOT
+from tests.support.waits import REQUEST_SECONDS, SERVER_SECONDS
 
 
 @dataclass
@@ -24,10 +25,17 @@ class IrisProcess:
     process: subprocess.Popen[bytes]
     log: Path
 
+    def pause(self) -> None:
+        """SIGSTOP: the process is frozen where it is (nothing more streamed, nothing more logged)."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
     def kill(self) -> None:
         """SIGKILL: no shutdown hook runs, nothing is flushed."""
         self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
+        self.process.wait(SERVER_SECONDS)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -36,7 +44,8 @@ class IrisProcess:
 @contextmanager
 def iris_process(settings_env: Mapping[str, str], port: int, log: Path) -> Iterator[IrisProcess]:
     """Serve Iris on ``port`` with ``IRIS_*`` settings from ``settings_env`` (no other environment but
-    PATH); waits for ``/healthz``, stops it (SIGTERM, then SIGKILL) on exit."""
+    PATH); waits for ``/healthz`` to answer, stops it (SIGTERM, then SIGKILL) on exit. Each wait is bounded
+    by tests/support/waits.py."""
     env = {"PATH": os.environ.get("PATH", ""), **settings_env, "IRIS_PORT": str(port)}
     with log.open("wb") as sink:
         process = subprocess.Popen(
@@ -48,22 +57,24 @@ def iris_process(settings_env: Mapping[str, str], port: int, log: Path) -> Itera
         )
         running = IrisProcess(base_url=f"http://127.0.0.1:{port}", process=process, log=log)
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + SERVER_SECONDS
             while True:
-                try:
-                    if httpx.get(f"{running.base_url}/healthz", timeout=1).status_code == 200:
+                try:  # refused at once until the port listens; then the answer may take a loaded while
+                    if httpx.get(f"{running.base_url}/healthz", timeout=REQUEST_SECONDS).status_code == 200:
                         break
                 except httpx.TransportError:
                     pass
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"Iris did not come up:\n{running.output()}")
+                    raise RuntimeError(
+                        f"Iris did not come up within {SERVER_SECONDS:.0f} s:\n{running.output()}"
+                    )
                 time.sleep(0.1)
             yield running
         finally:
             if process.poll() is None:
                 process.terminate()
                 try:
-                    process.wait(15)
+                    process.wait(SERVER_SECONDS)
                 except subprocess.TimeoutExpired:
                     process.kill()
-                    process.wait()
+                    process.wait(SERVER_SECONDS)

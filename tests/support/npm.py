@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waits import INSTALL_SECONDS
+
 
 def npm_install(tmp_path_factory: pytest.TempPathFactory, purpose: str, *packages: str) -> Path:
     """A temp dir with ``packages`` installed; the test is skipped (saying why) without Node or npm, or
@@ -22,7 +24,7 @@ def npm_install(tmp_path_factory: pytest.TempPathFactory, purpose: str, *package
         cwd=where,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=INSTALL_SECONDS,
         check=False,
     )
     if installed.returncode != 0:

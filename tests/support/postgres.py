@@ -12,6 +12,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from tests.support.waits import SERVER_SECONDS, SUBPROCESS_SECONDS
+
+_PG_WAIT = str(int(SERVER_SECONDS))  # pg_ctl -w -t: whole seconds
+
 
 def free_port() -> int:
     """A TCP port nobody listens on right now on 127.0.0.1."""
@@ -51,7 +55,7 @@ class TemporaryCluster:
         return None
 
     def _run(self, *args: str) -> None:
-        subprocess.run([*self._as_user, *args], check=True, capture_output=True, timeout=120)
+        subprocess.run([*self._as_user, *args], check=True, capture_output=True, timeout=SUBPROCESS_SECONDS)
 
     def start(self) -> str:
         """Start the server; returns a ``postgresql+asyncpg://`` URL for the ``postgres`` superuser."""
@@ -70,12 +74,22 @@ class TemporaryCluster:
         )
         self._run(
             shutil.which("pg_ctl") or "pg_ctl",
-            "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "-t", "60", "start",
+            "-D", str(self.data), "-o", options, "-l", str(self.dir / "log"), "-w", "-t", _PG_WAIT, "start",
         )  # fmt: skip
 
     def halt(self) -> None:
         """Stop the server (fast: open connections are cut) and keep its data, as an outage would."""
-        self._run(shutil.which("pg_ctl") or "pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        self._run(
+            shutil.which("pg_ctl") or "pg_ctl",
+            "-D",
+            str(self.data),
+            "-m",
+            "fast",
+            "-w",
+            "-t",
+            _PG_WAIT,
+            "stop",
+        )
 
     def stop(self) -> None:
         """Stop the server (fast) and delete its directory."""
