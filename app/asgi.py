@@ -7,12 +7,12 @@ import os
 from collections.abc import Mapping
 from importlib.metadata import version
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import httpx
 from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.openapi.spec import Components, SecurityScheme
@@ -40,8 +40,14 @@ from app.runs.services import RunServices
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
+from app.telemetry import Telemetry, build_telemetry
+from app.telemetry.http import http_middleware, http_plugins, name_request_span
+from app.telemetry.metrics import process_exited
 from providers import ProviderContext
 from providers.registry import ProviderRegistry
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 log = logging.getLogger("iris")
 
@@ -80,19 +86,27 @@ def create_app(
     *,
     environ: Mapping[str, str] | None = None,
     registry: ProviderRegistry | None = None,
+    span_exporter: SpanExporter | None = None,
 ) -> Litestar:
     """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import).
 
     ``environ`` is where providers read vendor keys (``OPENAI_API_KEY`` …), the process environment
-    by default; tests pass their own, or a whole ``registry``.
+    by default; tests pass their own, or a whole ``registry``, and ``span_exporter`` to trace into
+    (tracing is otherwise on only when the ``OTEL_*`` settings configure it).
     """
     settings = prepare(settings if settings is not None else load_settings(os.environ))
+    telemetry = build_telemetry(settings, span_exporter=span_exporter)
     http = vendor_http_client()
     if registry is None:
         registry = build_registry(settings, os.environ if environ is None else environ, http)
     if warning := settings.public_url_warning:
         log.warning(warning)
-    alchemy = create_alchemy_config(settings)
+    alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
+    if telemetry.provider is not None:
+        from app.telemetry.tracing import instrument_engine, instrument_http_client
+
+        instrument_http_client(http, telemetry.provider)
+        instrument_engine(alchemy.get_engine(), telemetry.provider)
     try:
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)
@@ -120,6 +134,7 @@ def create_app(
                     idle=settings.idle_timeout_seconds,
                     run=settings.run_timeout_seconds,
                 ),
+                telemetry=telemetry,
             ),
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,
@@ -149,14 +164,17 @@ def create_app(
         await storage.aclose()
         await http.aclose()
         await app.state.loop_monitor.stop()
+        await anyio.to_thread.run_sync(telemetry.shutdown)  # the spans still buffered are exported
+        process_exited(settings.prometheus_multiproc_dir)
 
     return Litestar(
         route_handlers=[*ROUTE_HANDLERS, *static_routers(), *([DebugController] if settings.debug else [])],
         cors_config=cors_config(settings),
-        plugins=[SQLAlchemyPlugin(config=alchemy)],
+        plugins=[SQLAlchemyPlugin(config=alchemy), *http_plugins(telemetry)],
+        middleware=http_middleware(telemetry),
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
-        before_request=refuse_deep_json,
+        before_request=before_request(telemetry),
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],
         state=State(
@@ -167,6 +185,7 @@ def create_app(
                 "url_policy": url_policy,
                 "registry": registry,
                 "loop_monitor": LoopMonitor(),
+                "telemetry": telemetry,
             }
         ),
         openapi_config=IrisOpenAPIConfig(
@@ -185,6 +204,19 @@ def create_app(
         request_max_body_size=settings.max_request_bytes,
         debug=settings.debug,
     )
+
+
+def before_request(telemetry: Telemetry) -> Any:
+    """What runs once a request is routed: its span is named by the route (when traced), and a JSON
+    body nested too deeply is refused before anything decodes it."""
+    if telemetry.provider is None:
+        return refuse_deep_json
+
+    async def routed(request: Request[Any, Any, Any]) -> Any:
+        name_request_span(request)
+        return await refuse_deep_json(request)
+
+    return routed
 
 
 # What a browser on another origin may send, and which response headers its script may read.

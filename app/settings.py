@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 StorageKind = Literal["local", "supabase"]
+LogFormat = Literal["text", "json"]
 
 _WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "", "[::]"})  # noqa: S104 (recognised, not bound)
 _SECRET_FILE = "jwt-secret"  # noqa: S105 (a file name, not a secret)
@@ -23,6 +24,119 @@ _SECRET_FILE = "jwt-secret"  # noqa: S105 (a file name, not a secret)
 
 class SettingsError(ValueError):
     """An ``IRIS_*`` variable has a value Iris cannot use."""
+
+
+SAMPLERS = frozenset(
+    {
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+    }
+)
+"""The values of ``OTEL_TRACES_SAMPLER`` Iris understands (the SDK's built-in samplers)."""
+
+
+class OtelSettings(msgspec.Struct, kw_only=True, frozen=True):
+    """The standard OpenTelemetry variables Iris honours (``OTEL_*``; the OpenTelemetry names, not
+    ``IRIS_*``). Tracing is off unless an OTLP endpoint is set or ``OTEL_TRACES_EXPORTER`` names an
+    exporter; ``OTEL_SDK_DISABLED=true`` or ``OTEL_TRACES_EXPORTER=none`` turn it off whatever else is
+    set."""
+
+    sdk_disabled: bool = False
+    """OTEL_SDK_DISABLED."""
+    traces_exporter: str | None = None
+    """OTEL_TRACES_EXPORTER: ``otlp``, ``console`` (spans printed to stdout) or ``none``."""
+    endpoint: str | None = None
+    """OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL; traces go to ``{endpoint}/v1/traces``."""
+    traces_endpoint: str | None = None
+    """OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the full URL traces are posted to (wins over ``endpoint``)."""
+    protocol: str = "http/protobuf"
+    """OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL."""
+    headers: str | None = None
+    """OTEL_EXPORTER_OTLP_TRACES_HEADERS or OTEL_EXPORTER_OTLP_HEADERS: ``key=value,…`` sent with
+    every export (an API key for a hosted backend)."""
+    timeout_ms: int = 10_000
+    """OTEL_EXPORTER_OTLP_TRACES_TIMEOUT or OTEL_EXPORTER_OTLP_TIMEOUT, in milliseconds."""
+    compression: str | None = None
+    """OTEL_EXPORTER_OTLP_TRACES_COMPRESSION or OTEL_EXPORTER_OTLP_COMPRESSION: ``gzip``, ``deflate``."""
+    service_name: str = "iris"
+    """OTEL_SERVICE_NAME."""
+    resource_attributes: str | None = None
+    """OTEL_RESOURCE_ATTRIBUTES: ``key=value,…`` added to every span's resource."""
+    sampler: str = "parentbased_always_on"
+    """OTEL_TRACES_SAMPLER."""
+    sampler_arg: float | None = None
+    """OTEL_TRACES_SAMPLER_ARG: the ratio of the ``*traceidratio`` samplers (default 1.0)."""
+
+    def __post_init__(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise SettingsError(
+                f"OTEL_TRACES_SAMPLER={self.sampler!r} is not one Iris supports: "
+                + ", ".join(sorted(SAMPLERS))
+            )
+        if self.sampler_arg is not None and not 0.0 <= self.sampler_arg <= 1.0:
+            raise SettingsError(f"OTEL_TRACES_SAMPLER_ARG={self.sampler_arg} is not a ratio between 0 and 1")
+        if self.traces_exporter not in (None, "otlp", "console", "none"):
+            raise SettingsError(
+                f"OTEL_TRACES_EXPORTER={self.traces_exporter!r}: Iris exports with otlp or console (or none)"
+            )
+        if self.tracing and self.exporter == "otlp" and self.protocol != "http/protobuf":
+            raise SettingsError(
+                f"OTEL_EXPORTER_OTLP_PROTOCOL={self.protocol!r}: Iris exports traces over http/protobuf "
+                "(a collector's port 4318); grpc needs an exporter Iris does not install"
+            )
+
+    @property
+    def tracing(self) -> bool:
+        """Whether traces are recorded and exported at all."""
+        if self.sdk_disabled or self.traces_exporter == "none":
+            return False
+        return self.traces_exporter is not None or bool(self.endpoint or self.traces_endpoint)
+
+    @property
+    def exporter(self) -> str:
+        return self.traces_exporter or "otlp"
+
+    @property
+    def traces_url(self) -> str:
+        """Where OTLP/HTTP traces are posted (the spec's rule: a base endpoint gets ``/v1/traces``)."""
+        if self.traces_endpoint:
+            return self.traces_endpoint
+        base = self.endpoint or "http://localhost:4318"
+        return f"{base.rstrip('/')}/v1/traces"
+
+
+_OTEL_VARIABLES: dict[str, tuple[str, ...]] = {
+    "sdk_disabled": ("OTEL_SDK_DISABLED",),
+    "traces_exporter": ("OTEL_TRACES_EXPORTER",),
+    "endpoint": ("OTEL_EXPORTER_OTLP_ENDPOINT",),
+    "traces_endpoint": ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",),
+    "protocol": ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"),
+    "headers": ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"),
+    "timeout_ms": ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"),
+    "compression": ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"),
+    "service_name": ("OTEL_SERVICE_NAME",),
+    "resource_attributes": ("OTEL_RESOURCE_ATTRIBUTES",),
+    "sampler": ("OTEL_TRACES_SAMPLER",),
+    "sampler_arg": ("OTEL_TRACES_SAMPLER_ARG",),
+}
+"""Each :class:`OtelSettings` field and the variables it is read from, the more specific first."""
+
+
+def load_otel_settings(environ: Mapping[str, str]) -> OtelSettings:
+    """The ``OTEL_*`` variables of ``environ`` Iris honours; an unusable value is a :class:`SettingsError`."""
+    raw: dict[str, str] = {}
+    for field, names in _OTEL_VARIABLES.items():
+        value = next((environ[name].strip() for name in names if environ.get(name, "").strip()), None)
+        if value is not None:
+            raw[field] = value.lower() if field in ("sdk_disabled", "traces_exporter", "sampler") else value
+    try:
+        return msgspec.convert(raw, OtelSettings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise SettingsError(f"invalid OpenTelemetry setting: {exc}") from exc
 
 
 class Settings(msgspec.Struct, kw_only=True, frozen=True):
@@ -124,9 +238,30 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Guest tokens one client address may get per hour (IRIS_QUOTA_GUEST_TOKENS_PER_HOUR)."""
     debug: bool = False
     """Litestar debug mode: tracebacks in logs, never in responses (IRIS_DEBUG)."""
+    log_format: LogFormat = "text"
+    """``text`` (readable lines) or ``json`` (one object per line, with the run's ids and the error
+    code) for what `iris serve` logs (IRIS_LOG_FORMAT)."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The least severe log lines `iris serve` writes (IRIS_LOG_LEVEL)."""
+    metrics: bool = True
+    """Prometheus metrics at ``GET /metrics`` (IRIS_METRICS)."""
+    metrics_address: str | None = None
+    """``host:port`` of a listener that serves only ``/metrics``, without a token; the main port then
+    serves none (IRIS_METRICS_ADDRESS)."""
+    trace_content: bool = False
+    """Record prompts, answers and tool arguments/results in trace spans (the GenAI conventions'
+    opt-in content attributes); off, spans carry ids, models, sizes and codes only
+    (IRIS_TRACE_CONTENT)."""
+    otel: OtelSettings = OtelSettings()
+    """The standard ``OTEL_*`` variables (not ``IRIS_*``): traces are off unless they configure them."""
+    prometheus_multiproc_dir: str | None = None
+    """``PROMETHEUS_MULTIPROC_DIR``, prometheus_client's own switch: set, every worker process writes
+    its metric values to files there and any of them answers a scrape for all."""
 
     def __post_init__(self) -> None:
         parse_origins(self.cors_origins)  # a malformed origin fails at start-up, naming the value
+        if self.metrics_address is not None:
+            parse_address(self.metrics_address)
 
     @property
     def provider_allow_list(self) -> frozenset[str] | None:
@@ -216,7 +351,20 @@ def _origin(item: str) -> str:
     return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
 
 
-_ENV_FIELDS: dict[str, str] = {f"IRIS_{name.upper()}": name for name in Settings.__struct_fields__}
+def parse_address(value: str) -> tuple[str, int]:
+    """``host:port`` (``[v6]:port``) as a pair; a :class:`SettingsError` naming the value otherwise."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise SettingsError(f"IRIS_METRICS_ADDRESS={value!r} is not host:port (e.g. 127.0.0.1:9464)")
+    return host, int(port)
+
+
+_NOT_IRIS = frozenset({"otel", "prometheus_multiproc_dir"})
+"""Settings read from the standard variables of other tools rather than ``IRIS_*``."""
+_ENV_FIELDS: dict[str, str] = {
+    f"IRIS_{name.upper()}": name for name in Settings.__struct_fields__ if name not in _NOT_IRIS
+}
 
 
 def load_settings(environ: Mapping[str, str]) -> Settings:
@@ -229,9 +377,13 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             raise SettingsError(f"unknown setting {key}; known: {', '.join(sorted(_ENV_FIELDS))}")
         raw[_ENV_FIELDS[key]] = value
     try:
-        return msgspec.convert(raw, Settings, strict=False)
+        settings = msgspec.convert(raw, Settings, strict=False)
     except msgspec.ValidationError as exc:
         raise SettingsError(f"invalid setting: {exc}") from exc
+    multiproc = environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+    return msgspec.structs.replace(
+        settings, otel=load_otel_settings(environ), prometheus_multiproc_dir=multiproc
+    )
 
 
 def prepare(settings: Settings) -> Settings:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -24,10 +24,16 @@ VERSION_TABLE = "alembic_version"
 DEFAULT_SQLITE_LOCK_TIMEOUT = 5.0
 
 
-def create_engine(url: str, *, sqlite_lock_timeout: float = DEFAULT_SQLITE_LOCK_TIMEOUT) -> AsyncEngine:
+def create_engine(
+    url: str,
+    *,
+    sqlite_lock_timeout: float = DEFAULT_SQLITE_LOCK_TIMEOUT,
+    write_wait: Callable[[float], None] | None = None,
+) -> AsyncEngine:
     """An async engine; SQLite gets WAL, enforced foreign keys, statements run inline on the loop and
     writers serialised in-process without ever waiting on the loop thread (``app.persistence.sqlite``),
-    each waiting at most ``sqlite_lock_timeout`` seconds for its turn.
+    each waiting at most ``sqlite_lock_timeout`` seconds for its turn (``write_wait`` is told how long
+    each write transaction waited).
 
     JSON columns go through msgspec: run events are JSON, and there are many of them.
     """
@@ -38,7 +44,9 @@ def create_engine(url: str, *, sqlite_lock_timeout: float = DEFAULT_SQLITE_LOCK_
         # (the app's by advanced-alchemy's lifespan).
         database = make_url(url).database or ":memory:"
         engine = create_async_engine(
-            url, async_creator=async_creator(database, lock_timeout=sqlite_lock_timeout), **json
+            url,
+            async_creator=async_creator(database, lock_timeout=sqlite_lock_timeout, write_wait=write_wait),
+            **json,
         )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
@@ -61,11 +69,15 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_alchemy_config(settings: Settings) -> SQLAlchemyAsyncConfig:
+def create_alchemy_config(
+    settings: Settings, *, write_wait: Callable[[float], None] | None = None
+) -> SQLAlchemyAsyncConfig:
     """advanced-alchemy's config: engine lifespan, one session per request, commit on 2xx."""
     return SQLAlchemyAsyncConfig(
         engine_instance=create_engine(
-            settings.effective_database_url, sqlite_lock_timeout=settings.sqlite_lock_timeout_seconds
+            settings.effective_database_url,
+            sqlite_lock_timeout=settings.sqlite_lock_timeout_seconds,
+            write_wait=write_wait,
         ),
         before_send_handler="autocommit",
         session_config=AsyncSessionConfig(expire_on_commit=False),

@@ -199,13 +199,20 @@ class IrisConnection:
     first write of a transaction."""
 
     def __init__(
-        self, connection: sqlite3.Connection, write_lock: WriteLock, checkpoints: Checkpoints
+        self,
+        connection: sqlite3.Connection,
+        write_lock: WriteLock,
+        checkpoints: Checkpoints,
+        write_wait: Callable[[float], None] | None = None,
     ) -> None:
         self._connection: sqlite3.Connection | None = connection
         self._write_lock = write_lock
         self._checkpoints = checkpoints
         self._writing = False
         self._tx = _Inline()
+        self._write_wait = write_wait
+        self._waited: float | None = None
+        """The write turn's wait so far, until its first write statement has run (then reported)."""
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -232,22 +239,42 @@ class IrisConnection:
         delay = RETRY_FIRST_SECONDS
         while True:
             try:
-                return function(self._conn, *args, **kwargs)
+                result = function(self._conn, *args, **kwargs)
             except sqlite3.OperationalError as exc:
                 if not _busy(exc):
                     raise
                 if time.monotonic() + delay > deadline:
+                    self._report_wait(self._write_lock.timeout)
                     raise sqlite3.OperationalError(
                         f"database is locked (busy for {self._write_lock.timeout:g} s)"
                     ) from exc
+            else:
+                self._report_wait(0.0)
+                return result
             await asyncio.sleep(delay)
+            if self._waited is not None:
+                self._waited += delay
             delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+    def _report_wait(self, extra: float) -> None:
+        """Once a write turn's first write statement ran (or gave up): how long the turn waited."""
+        if self._waited is not None:
+            waited, self._waited = self._waited + extra, None
+            if self._write_wait is not None:
+                self._write_wait(waited)
 
     async def before(self, sql: str) -> None:
         """Take the write lock before the first statement of a transaction that may write."""
         if not self._writing and is_write(sql):
-            await self._write_lock.acquire()
+            started = time.perf_counter()
+            try:
+                await self._write_lock.acquire()
+            except sqlite3.OperationalError:
+                if self._write_wait is not None:
+                    self._write_wait(time.perf_counter() - started)
+                raise
             self._writing = True
+            self._waited = time.perf_counter() - started
 
     async def commit(self) -> None:
         wrote = self._writing
@@ -282,15 +309,17 @@ class IrisConnection:
             self._write_lock.release()
 
 
-def async_creator(database: str, *, lock_timeout: float) -> Callable[[], Awaitable[IrisConnection]]:
+def async_creator(
+    database: str, *, lock_timeout: float, write_wait: Callable[[float], None] | None = None
+) -> Callable[[], Awaitable[IrisConnection]]:
     """SQLAlchemy's ``async_creator`` for one SQLite file: connections sharing one :class:`WriteLock`
-    and one :class:`Checkpoints`."""
+    and one :class:`Checkpoints`; ``write_wait`` hears how long each write turn waited."""
     write_lock = WriteLock(lock_timeout)
     checkpoints = Checkpoints(database, lock_timeout)
 
     async def create() -> IrisConnection:
         # busy_timeout 0: SQLite's busy handler would sleep on the loop thread; IrisConnection.run waits.
         connection = sqlite3.connect(database, timeout=0, check_same_thread=False)
-        return IrisConnection(connection, write_lock, checkpoints)
+        return IrisConnection(connection, write_lock, checkpoints, write_wait)
 
     return create

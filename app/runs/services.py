@@ -9,6 +9,7 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from app.media.pipeline import ImageDelivery
 from app.runs.deadlines import Deadlines
 from app.storage.base import Storage
+from app.telemetry import Telemetry
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,3 +23,5 @@ class RunServices:
     interrupt_ttl_seconds: int
     deadlines: Deadlines
     """The deadline settings; a model's ``options`` may override them."""
+    telemetry: Telemetry
+    """Metrics and spans of runs, model turns and tool calls, and the retry/fallback hooks."""

@@ -1,0 +1,380 @@
+"""One app's telemetry: the metrics it records and, when tracing is configured, its spans.
+
+Each operation Iris wants to see gets one object that records both: a run (:class:`RunTelemetry`,
+the ``invoke_agent {agent}`` span), a model turn (:class:`ChatTelemetry`, ``chat {model}``), a tool
+call (:class:`ToolTelemetry`, ``execute_tool {tool}``). With tracing off they only count; with metrics
+off too they do nothing at all. Retries, fallbacks and cool-downs of vendor models have their own
+hooks (:meth:`Telemetry.record_retry` and its neighbours), which count them and mark the current span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+
+from app.telemetry import spans as gen_ai
+from app.telemetry.logs import RunIds, run_context
+from app.telemetry.metrics import Metrics
+from providers import Message
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
+CLIENT_TOOL = "client"
+"""The ``tool`` label of every frontend tool: their names come from clients, so they are not labels."""
+UNKNOWN_TOOL = "unknown"
+"""The ``tool`` label of a call to a name nobody offered (models invent names)."""
+
+
+class Telemetry:
+    """What an app records; built by :func:`app.telemetry.build_telemetry`, shared by every run."""
+
+    def __init__(
+        self, *, metrics: Metrics | None, provider: TracerProvider | None, capture_content: bool = False
+    ) -> None:
+        self.metrics = metrics
+        self.provider = provider
+        """``None``: tracing is off, and no span is ever made."""
+        self.tracer: Tracer | None = provider.get_tracer("iris") if provider is not None else None
+        self.capture_content = capture_content
+
+    def shutdown(self) -> None:
+        """Export the spans still buffered, then stop exporting (blocks: call it on a thread)."""
+        if self.provider is not None:
+            self.provider.shutdown()
+
+    def run(
+        self, *, run_id: str, thread_id: str, agent: str, provider_id: str, model_id: str, model_ref: str
+    ) -> RunTelemetry:
+        """The telemetry of one run; enter it for the run's whole life."""
+        return RunTelemetry(
+            self, run_id=run_id, thread_id=thread_id, agent=agent, provider_id=provider_id, model_id=model_id,
+            model_ref=model_ref,
+        )  # fmt: skip
+
+    # --- before a stream: refusals and the database ------------------------------------------------
+
+    def problem(self, status: int, code: str, extra: dict[str, Any] | None) -> None:
+        """A problem+json answer; a quota refusal also counts under its ``limit``."""
+        if self.metrics is None:
+            return
+        self.metrics.problems.labels(str(status), code).inc()
+        if code == "quota_exceeded" and extra and isinstance(extra.get("limit"), str):
+            self.metrics.quota_refusals.labels(extra["limit"]).inc()
+
+    def write_wait(self, seconds: float) -> None:
+        """A SQLite write transaction waited ``seconds`` for its turn."""
+        if self.metrics is not None:
+            self.metrics.db_write_wait.observe(seconds)
+
+    @contextlib.contextmanager
+    def stream_open(self) -> Iterator[None]:
+        """An event stream is open to a client (counted in ``iris_active_streams``)."""
+        if self.metrics is None:
+            yield
+            return
+        self.metrics.active_streams.inc()
+        try:
+            yield
+        finally:
+            self.metrics.active_streams.dec()
+
+    # --- vendor retries and fallbacks ----------------------------------------------------------------
+
+    def record_retry(self, model: str, code: str) -> None:
+        """A vendor request on ``model`` (a catalogue ref, ``provider/modelId``) failed with ``code``
+        and is tried again on the same model."""
+        if self.metrics is not None:
+            self.metrics.model_retries.labels(model, code).inc()
+        self._span_event("iris.retry", {"iris.model": model, gen_ai.ERROR_TYPE: code})
+
+    def record_fallback(self, from_model: str, to_model: str, code: str) -> None:
+        """The run moves from ``from_model`` (which failed with ``code``) to ``to_model``."""
+        if self.metrics is not None:
+            self.metrics.model_fallbacks.labels(from_model, to_model, code).inc()
+        self._span_event(
+            "iris.fallback",
+            {"iris.from_model": from_model, "iris.to_model": to_model, gen_ai.ERROR_TYPE: code},
+        )
+
+    def record_cooldown(self, model: str) -> None:
+        """``model`` kept failing and is cooled down (skipped for a while, by every process)."""
+        if self.metrics is not None:
+            self.metrics.model_cooldowns.labels(model).inc()
+        self._span_event("iris.cooldown", {"iris.model": model})
+
+    def _span_event(self, name: str, attributes: dict[str, str]) -> None:
+        """An event on the current span (the run's or its model turn's), when one is recording."""
+        if self.tracer is None:
+            return
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.add_event(name, attributes)
+
+    # --- spans -------------------------------------------------------------------------------------
+
+    def follow(self, run_id: str, parent: SpanContext | None) -> contextlib.AbstractContextManager[object]:
+        """A client following a run's stream (a re-attach): a ``follow_run`` span in the run's own trace
+        (``parent``, its ``invoke_agent`` span), linked to the request's span, so a run keeps one trace
+        however often its client reconnects."""
+        if self.tracer is None or parent is None:
+            return contextlib.nullcontext()
+        request = trace.get_current_span().get_span_context()
+        links = [Link(request)] if request.is_valid else []
+        span = self.tracer.start_span(
+            "follow_run", context=trace.set_span_in_context(trace.NonRecordingSpan(parent)), links=links,
+            attributes={"iris.run.id": run_id},
+        )  # fmt: skip
+        return trace.use_span(span, end_on_exit=True)
+
+
+class RunTelemetry:
+    """One run: ``invoke_agent {agent}``, ``iris_runs_*`` and the run's ids on its log lines."""
+
+    def __init__(
+        self,
+        telemetry: Telemetry,
+        *,
+        run_id: str,
+        thread_id: str,
+        agent: str,
+        provider_id: str,
+        model_id: str,
+        model_ref: str,
+    ) -> None:
+        self.telemetry = telemetry
+        self.run_id, self.thread_id, self.agent = run_id, thread_id, agent
+        self.provider_id, self.model_id, self.model_ref = provider_id, model_id, model_ref
+        self.span: Span | None = None
+        self._started = 0.0
+        self._stack = contextlib.ExitStack()
+
+    @property
+    def span_context(self) -> SpanContext | None:
+        """The run span's context (followers join its trace), when tracing is on."""
+        return self.span.get_span_context() if self.span is not None else None
+
+    @property
+    def trace_ids(self) -> dict[str, str]:
+        """``{"traceId", "spanId"}`` of the run's span as hex, for ``RUN_STARTED.metadata``; empty when
+        tracing is off."""
+        context = self.span_context
+        if context is None or not context.is_valid:
+            return {}
+        return {"traceId": format(context.trace_id, "032x"), "spanId": format(context.span_id, "016x")}
+
+    def __enter__(self) -> RunTelemetry:
+        self._started = time.perf_counter()
+        metrics, tracer = self.telemetry.metrics, self.telemetry.tracer
+        if metrics is not None:
+            metrics.runs_started.labels(self.model_ref).inc()
+            metrics.active_runs.inc()
+        if tracer is not None:
+            self.span = tracer.start_span(
+                f"invoke_agent {self.agent}",
+                kind=SpanKind.INTERNAL,
+                attributes={
+                    gen_ai.OPERATION: "invoke_agent",
+                    gen_ai.AGENT_NAME: self.agent,
+                    gen_ai.CONVERSATION: self.thread_id,
+                    gen_ai.PROVIDER: gen_ai.provider_name(self.provider_id),
+                    gen_ai.REQUEST_MODEL: self.model_id,
+                    "iris.run.id": self.run_id,
+                },
+            )
+            self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
+        trace_id = self.trace_ids.get("traceId")
+        self._stack.enter_context(run_context(RunIds(self.run_id, self.thread_id, trace_id)))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.telemetry.metrics is not None:
+            self.telemetry.metrics.active_runs.dec()
+            self.telemetry.metrics.run_duration.labels(self.model_ref).observe(
+                time.perf_counter() - self._started
+            )
+        self._stack.close()
+
+    def finished(self, outcome: str) -> None:
+        """The run ended with ``RUN_FINISHED`` (``success``, ``interrupt``, ``cancelled``)."""
+        if self.telemetry.metrics is not None:
+            self.telemetry.metrics.runs_finished.labels(self.model_ref, outcome).inc()
+        if self.span is not None:
+            self.span.set_attribute("iris.run.outcome", outcome)
+
+    def failed(self, code: str) -> None:
+        """The run ended with ``RUN_ERROR`` ``code``."""
+        if self.telemetry.metrics is not None:
+            self.telemetry.metrics.runs_failed.labels(self.model_ref, code).inc()
+        if self.span is not None:
+            self.span.set_attribute(gen_ai.ERROR_TYPE, code)
+            self.span.set_status(Status(StatusCode.ERROR, code))
+
+    def chat(self, *, provider_id: str | None = None, model_id: str | None = None) -> ChatTelemetry:
+        """One model turn (by default on the run's model; a fallback names its own)."""
+        return ChatTelemetry(
+            self, provider_id=provider_id or self.provider_id, model_id=model_id or self.model_id
+        )
+
+    def tool(self, name: str, call_id: str, *, known: bool) -> ToolTelemetry:
+        """A server tool call about to run (``known``: a tool the run offered)."""
+        return ToolTelemetry(self, name, call_id, label=name if known else UNKNOWN_TOOL)
+
+    def tool_outcome(self, name: str | None, outcome: str) -> None:
+        """A call that is not run here: ``approval_requested``, ``client`` (a frontend tool, ``name``
+        ``None``) or ``refused``."""
+        if self.telemetry.metrics is not None:
+            self.telemetry.metrics.tool_calls.labels(name or CLIENT_TOOL, outcome).inc()
+
+
+class ChatTelemetry:
+    """One model turn: ``chat {model}`` (kind CLIENT) and the ``gen_ai_client_*`` metrics."""
+
+    def __init__(self, run: RunTelemetry, *, provider_id: str, model_id: str) -> None:
+        self.run = run
+        self.provider = gen_ai.provider_name(provider_id)
+        self.model_id = model_id
+        self._labels = ("chat", self.provider, model_id)
+        self._started = 0.0
+        self._first = False
+        self.span: Span | None = None
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> ChatTelemetry:
+        self._started = time.perf_counter()
+        tracer = self.run.telemetry.tracer
+        if tracer is not None:
+            self.span = tracer.start_span(
+                f"chat {self.model_id}",
+                kind=SpanKind.CLIENT,
+                attributes={
+                    gen_ai.OPERATION: "chat",
+                    gen_ai.PROVIDER: self.provider,
+                    gen_ai.REQUEST_MODEL: self.model_id,
+                    gen_ai.CONVERSATION: self.run.thread_id,
+                    "gen_ai.request.stream": True,
+                },
+            )
+            self._stack.enter_context(trace.use_span(self.span, end_on_exit=True, record_exception=False))
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        error = None if exc is None or isinstance(exc, asyncio.CancelledError) else gen_ai.error_type(exc)
+        metrics = self.run.telemetry.metrics
+        if metrics is not None:
+            metrics.operation_duration.labels(*self._labels, error or "").observe(
+                time.perf_counter() - self._started
+            )
+        if self.span is not None and error is not None:
+            self.span.set_attribute(gen_ai.ERROR_TYPE, error)
+            self.span.set_status(Status(StatusCode.ERROR, error))
+        self._stack.close()
+
+    def request(self, messages: Sequence[Message], system: str | None) -> None:
+        """What is sent; recorded on the span only with ``IRIS_TRACE_CONTENT``."""
+        if self.span is not None and self.run.telemetry.capture_content:
+            self.span.set_attribute(gen_ai.INPUT_MESSAGES, gen_ai.input_messages(messages))
+            if system:
+                self.span.set_attribute(gen_ai.SYSTEM_INSTRUCTIONS, system)
+
+    def first_chunk(self) -> None:
+        """The turn's first content arrived (call on every piece; only the first counts)."""
+        if self._first:
+            return
+        self._first = True
+        elapsed = time.perf_counter() - self._started
+        metrics = self.run.telemetry.metrics
+        if metrics is not None:
+            metrics.time_to_first_chunk.labels(*self._labels).observe(elapsed)
+        if self.span is not None:
+            self.span.set_attribute(gen_ai.TIME_TO_FIRST_CHUNK, elapsed)
+
+    def usage(self, **tokens: int | None) -> None:
+        """The vendor's token counts: ``input``, ``output``, ``reasoning``, ``cached``, ``image``."""
+        metrics = self.run.telemetry.metrics
+        if metrics is not None:
+            for kind, count in tokens.items():
+                if count is not None:
+                    metrics.token_usage.labels(*self._labels, kind).observe(count)
+        if self.span is not None:
+            for kind, attribute in _TOKEN_ATTRIBUTES.items():
+                if tokens.get(kind) is not None:
+                    self.span.set_attribute(attribute, tokens[kind] or 0)
+
+    def finished(
+        self,
+        reason: str,
+        *,
+        answer: str = "",
+        calls: Sequence[tuple[str, str, str]] = (),
+        response_model: str | None = None,
+    ) -> None:
+        """The turn ended with ``reason``; ``answer`` and ``calls`` are recorded only with content on."""
+        if self.span is None:
+            return
+        self.span.set_attribute(gen_ai.FINISH_REASONS, [reason])
+        self.span.set_attribute(gen_ai.RESPONSE_MODEL, response_model or self.model_id)
+        if self.run.telemetry.capture_content:
+            self.span.set_attribute(gen_ai.OUTPUT_MESSAGES, gen_ai.output_messages(answer, calls, reason))
+
+
+_TOKEN_ATTRIBUTES = {
+    "input": gen_ai.INPUT_TOKENS,
+    "output": gen_ai.OUTPUT_TOKENS,
+    "reasoning": gen_ai.REASONING_TOKENS,
+    "cached": gen_ai.CACHED_TOKENS,
+}
+
+
+class ToolTelemetry:
+    """One server tool call: ``execute_tool {tool}`` (kind INTERNAL) and ``iris_tool_calls``."""
+
+    def __init__(self, run: RunTelemetry, name: str, call_id: str, *, label: str) -> None:
+        self.run, self.name, self.call_id, self.label = run, name, call_id, label
+        self.span: Span | None = None
+        self._started = 0.0
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> ToolTelemetry:
+        self._started = time.perf_counter()
+        tracer = self.run.telemetry.tracer
+        if tracer is not None:
+            self.span = tracer.start_span(
+                f"execute_tool {self.label}",
+                kind=SpanKind.INTERNAL,
+                attributes={
+                    gen_ai.OPERATION: "execute_tool",
+                    gen_ai.TOOL_NAME: self.name,
+                    gen_ai.TOOL_CALL_ID: self.call_id,
+                    gen_ai.TOOL_TYPE: "function",
+                },
+            )
+            self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        metrics = self.run.telemetry.metrics
+        if metrics is not None:
+            metrics.tool_duration.labels(self.label).observe(time.perf_counter() - self._started)
+        self._stack.close()
+
+    def outcome(self, status: str, *, arguments: str, result: str, error: str | None = None) -> None:
+        """How the call ended (``succeeded``, ``failed``); arguments and result only with content on."""
+        metrics = self.run.telemetry.metrics
+        if metrics is not None:
+            metrics.tool_calls.labels(self.label, status).inc()
+        if self.span is None:
+            return
+        self.span.set_attribute("iris.tool.outcome", status)
+        if error is not None:
+            self.span.set_attribute(gen_ai.ERROR_TYPE, "tool_failed")
+            self.span.set_status(Status(StatusCode.ERROR, error))
+        if self.run.telemetry.capture_content:
+            self.span.set_attribute(gen_ai.TOOL_ARGUMENTS, arguments)
+            self.span.set_attribute(gen_ai.TOOL_RESULT, result)

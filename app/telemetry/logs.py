@@ -1,0 +1,121 @@
+"""Log lines that say which run they belong to: readable text by default, one JSON object per line
+with ``IRIS_LOG_FORMAT=json``.
+
+A run sets its ids (:func:`run_context`) in a context variable for as long as it executes; every line
+logged by it, or by a task it starts, carries them, with the trace id of the run (or of the request a
+line is logged in). The formatters read them when the line is written, so no logger needs a filter
+and a line logged outside any run simply has none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import datetime as dt
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry import trace
+
+from app.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class RunIds:
+    run_id: str
+    thread_id: str
+    trace_id: str | None = None
+
+
+_RUN: contextvars.ContextVar[RunIds | None] = contextvars.ContextVar("iris_run", default=None)
+
+
+@contextlib.contextmanager
+def run_context(ids: RunIds) -> Iterator[None]:
+    """While this runs (and in every task it starts), log lines carry ``ids``."""
+    token = _RUN.set(ids)
+    try:
+        yield
+    finally:
+        _RUN.reset(token)
+
+
+def _current_trace_id() -> str | None:
+    """The trace of the span current where the line is logged (an HTTP request's, outside runs)."""
+    context = trace.get_current_span().get_span_context()
+    return format(context.trace_id, "032x") if context.is_valid else None
+
+
+def line_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The ids a line carries: its run's, the trace's, and the problem ``code`` a caller passed as
+    ``extra={"code": …}``."""
+    fields: dict[str, Any] = {}
+    ids = _RUN.get()
+    if ids is not None:
+        fields["run_id"] = ids.run_id
+        fields["thread_id"] = ids.thread_id
+    trace_id = (ids.trace_id if ids is not None else None) or _current_trace_id()
+    if trace_id is not None:
+        fields["trace_id"] = trace_id
+    code = getattr(record, "code", None)
+    if isinstance(code, str):
+        fields["code"] = code
+    return fields
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``, the
+    ids of :func:`line_fields`, and ``exception`` (the traceback) when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            **line_fields(record),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            line["exception"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message`` and, when there are any, the ids as ``key=value`` at the end."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        fields = line_fields(record)
+        if not fields:
+            return text
+        head, sep, tail = text.partition("\n")  # the ids go on the message line, before a traceback
+        return head + " [" + " ".join(f"{k}={v}" for k, v in fields.items()) + "]" + sep + tail
+
+
+def log_config(settings: Settings) -> dict[str, Any]:
+    """A :func:`logging.config.dictConfig` for `iris serve`: one stderr handler with the configured
+    format, uvicorn's loggers (access log included) sent through it."""
+    formatter = "json" if settings.log_format == "json" else "text"
+    level = settings.log_level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "json": {"()": JsonFormatter},
+            "text": {"()": TextFormatter},
+        },
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": formatter}},
+        "root": {"handlers": ["stderr"], "level": level},
+        "loggers": {
+            name: {"handlers": [], "level": level, "propagate": True}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+        },
+    }
