@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
+import logging.config
 import os
 import socket
 import sys
@@ -51,9 +52,11 @@ def _serve(_args: argparse.Namespace) -> None:
     import uvicorn
 
     from app.asgi import create_app
+    from app.telemetry.logs import log_config
 
     settings = _settings()
     assert settings.jwt_secret
+    logging.config.dictConfig(log_config(settings))  # before anything logs; uvicorn's loggers too
     sock = _listen(settings.host, settings.port)
     app = create_app(settings)
     base = settings.effective_public_url.rstrip("/")
@@ -62,7 +65,7 @@ def _serve(_args: argparse.Namespace) -> None:
     print(f"Chat page: {base}/   (try it in a browser)")
     print(f"API docs: {base}/schema/swagger   OpenAPI: {base}/schema/openapi.json")
     print(f"Dev token for user 'dev' (30 days):\n{token}", flush=True)
-    config = uvicorn.Config(app, log_level="info")
+    config = uvicorn.Config(app, log_config=None, log_level=settings.log_level)
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -25,6 +25,7 @@ from app.api.openapi import IrisOpenAPIConfig
 from app.api.problems import EXCEPTION_HANDLERS
 from app.api.routes import ROUTE_HANDLERS
 from app.api.routes.debug import DebugController
+from app.api.routes.metrics import MetricsController
 from app.api.routes.web import static_routers, swagger_plugin
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
@@ -42,6 +43,8 @@ from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
 from app.telemetry import Telemetry, build_telemetry
 from app.telemetry.http import http_middleware, http_plugins, name_request_span
+from app.telemetry.listener import MetricsListener
+from app.telemetry.logs import litestar_logging
 from app.telemetry.metrics import process_exited
 from providers import ProviderContext
 from providers.registry import ProviderRegistry
@@ -114,8 +117,21 @@ def create_app(
     except ValueError as exc:  # misconfiguration: fail at start, not on the first upload
         raise SettingsError(str(exc)) from exc
 
+    listener = (
+        MetricsListener(settings.metrics_address, settings.prometheus_multiproc_dir)
+        if settings.metrics and settings.metrics_address
+        else None
+    )
+
     async def on_startup(app: Litestar) -> None:
         app.state.loop_monitor.start()
+        if listener is not None:
+            try:
+                listener.start()
+            except OSError as exc:
+                raise SettingsError(
+                    f"IRIS_METRICS_ADDRESS={settings.metrics_address}: {exc.strerror}"
+                ) from exc
         app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
         delivery = ImageDelivery(
             VariantCache(storage, app.state.decode_limiter),
@@ -148,7 +164,10 @@ def create_app(
             log.error("database unreachable at start-up (%s); /readyz reports 503 until it is", exc)
             return
         if not at_head:
-            log.error("database is not migrated to head: run `just migrate`; /readyz reports 503 until then")
+            log.error(
+                "database is not migrated to head: run `just migrate`; /readyz reports 503 until then",
+                extra={"code": "migrations_pending"},
+            )
             return
         await seed_catalogue(alchemy)
         if models_file is not None:
@@ -164,11 +183,18 @@ def create_app(
         await storage.aclose()
         await http.aclose()
         await app.state.loop_monitor.stop()
+        if listener is not None:
+            listener.stop()
         await anyio.to_thread.run_sync(telemetry.shutdown)  # the spans still buffered are exported
         process_exited(settings.prometheus_multiproc_dir)
 
     return Litestar(
-        route_handlers=[*ROUTE_HANDLERS, *static_routers(), *([DebugController] if settings.debug else [])],
+        route_handlers=[
+            *ROUTE_HANDLERS,
+            *static_routers(),
+            *([DebugController] if settings.debug else []),
+            *([MetricsController] if settings.metrics and not settings.metrics_address else []),
+        ],
         cors_config=cors_config(settings),
         plugins=[SQLAlchemyPlugin(config=alchemy), *http_plugins(telemetry)],
         middleware=http_middleware(telemetry),
@@ -202,6 +228,7 @@ def create_app(
             ),
         ),
         request_max_body_size=settings.max_request_bytes,
+        logging_config=litestar_logging(settings),
         debug=settings.debug,
     )
 

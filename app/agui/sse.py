@@ -7,7 +7,7 @@ separator), each carries an ``id:`` line with the run's sequence number (for re-
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol
 
 Frame = tuple[int, bytes]
@@ -30,7 +30,7 @@ def frame(sequence: int, payload: bytes) -> bytes:
 
 async def relay(
     source: FrameSource, *, ping_seconds: float, on_close: Callable[[], None]
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The SSE body for one subscriber, until the stream is over; a client leaving only unsubscribes.
 
     Frames that queued up while the last write was in flight go out together in one write, so a fast

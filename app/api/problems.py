@@ -21,6 +21,7 @@ from litestar.types import ExceptionHandlersMap
 from app.errors import Conflict, DatabaseUnavailable, IrisError, NotFound, QuotaExceeded, ServiceUnavailable
 from app.persistence.availability import RETRY_AFTER_SECONDS, database_unavailable
 from app.storage.base import StorageError
+from app.telemetry import Telemetry
 from providers.wire import WireStruct
 
 log = logging.getLogger("iris.errors")
@@ -82,7 +83,11 @@ def problem(
     errors: list[FieldError] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Problem:
-    """Build the problem document for ``request``; ``type`` is a stable URN per code."""
+    """Build the problem document for ``request``; ``type`` is a stable URN per code. Every problem is
+    counted (``iris_problems_total``, quota refusals also by limit)."""
+    telemetry: Telemetry | None = getattr(request.app.state, "telemetry", None)
+    if telemetry is not None:
+        telemetry.problem(status, code, extra)
     return Problem(
         type=f"urn:iris:problem:{code}",
         title=title,
@@ -184,19 +189,37 @@ def _repository_error(request: Request[Any, Any, Any], exc: RepositoryError) -> 
 
 
 def _storage_error(request: Request[Any, Any, Any], exc: StorageError) -> Response[bytes]:
-    log.error("storage failed on %s %s: %s", request.method, request.url.path, exc)
+    log.error(
+        "storage failed on %s %s: %s",
+        request.method,
+        request.url.path,
+        exc,
+        extra={"code": "storage_unavailable"},
+    )
     return _iris_error(request, ServiceUnavailable("Storage is not available.", code="storage_unavailable"))
 
 
 def _database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
-    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    log.warning(
+        "database unavailable on %s %s: %s",
+        request.method,
+        request.url.path,
+        exc,
+        extra={"code": "database_unavailable"},
+    )
     return _iris_error(request, DatabaseUnavailable("The database is unavailable; try again shortly."))
 
 
 def _internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     if database_unavailable(exc):
         return _database_unavailable(request, exc)
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.exception(
+        "unhandled error on %s %s",
+        request.method,
+        request.url.path,
+        exc_info=exc,
+        extra={"code": "internal_error"},
+    )
     body = problem(
         request,
         status=500,

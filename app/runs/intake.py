@@ -103,6 +103,8 @@ class RunPlan:
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
     reasoning: ReasoningControl = NO_REASONING
+    agent: str | None = None
+    """The agent's slug (its runs' ``invoke_agent {agent}`` spans); stateless chat has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +240,7 @@ async def prepare_run(
         system=system,
         server_tools=server_tools,
         frontend_tools=frontend_tools,
+        agent=agent.slug,
         resume=tuple(decisions),
         ignored_resume_ids=tuple(ignored),
         user_message_id=(answered[-1].external_id or str(answered[-1].id)) if answered else None,

@@ -111,6 +111,11 @@ class RunManager:
         entry = self._runs.get(run_id)
         return entry[2] if entry else None
 
+    def traceparent(self, run_id: str) -> str | None:
+        """The W3C ``traceparent`` of a run this process is executing (tracing on), else ``None``."""
+        entry = self._runs.get(run_id)
+        return entry[3].telemetry.trace_ids.get("traceparent") if entry else None
+
     def cancel(self, run_id: str) -> bool:
         """Stop a run this process is executing; ``False`` if it runs elsewhere (or not at all)."""
         entry = self._runs.get(run_id)

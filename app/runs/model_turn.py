@@ -27,12 +27,13 @@ from app.agui.events import (
     ToolCallStart,
 )
 from app.media.pipeline import stream_with_inline_fallback
-from app.runs.deadlines import Deadlines, paced
+from app.runs.deadlines import Deadlines, is_progress, paced
 from app.runs.event_store import EventSink
 from app.runs.intake import RunPlan
 from app.runs.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
 from app.runs.reasoning import ProviderReasoningEvent, ReasoningStream
 from app.runs.usage import Counts, billable, request_image_tokens
+from app.telemetry import ChatTelemetry, RunTelemetry
 from providers import (
     Finish,
     Message,
@@ -50,6 +51,15 @@ from providers import ToolCallStart as ProviderToolCallStart
 from providers import Warning as ProviderWarning
 
 log = logging.getLogger("iris.runs")
+
+
+def is_content(event: object) -> bool:
+    """Whether an event is the answer's content (text, reasoning, a tool call): the first one is the
+    turn's "first chunk"; usage and the finish are progress but not content."""
+    return isinstance(
+        event, TextDelta | ReasoningDelta | ReasoningOpaque | ProviderToolCallStart
+    ) and is_progress(event)
+
 
 Builder = Callable[[bool], Awaitable[Sequence[Message]]]
 """The request's messages, with images by URL (``True``) or inline (``False``)."""
@@ -78,22 +88,51 @@ class Turn:
 class ModelTurns:
     """Streams a run's model turns into its sink, one at a time, and knows what a dropped one left open."""
 
-    def __init__(self, plan: RunPlan, store: EventSink, deadlines: Deadlines) -> None:
+    def __init__(
+        self, plan: RunPlan, store: EventSink, deadlines: Deadlines, telemetry: RunTelemetry
+    ) -> None:
         self.plan = plan
         self.store = store
         self._deadlines = deadlines
+        self._telemetry = telemetry
         self._open_turn: Turn | None = None
         self._open_calls: set[str] = set()
 
     async def stream(self, build: Builder, options: RequestOptions, by_url: bool) -> Turn:
-        """One turn: the provider's stream of this request, its events emitted as they arrive."""
+        """One turn: the provider's stream of this request, its events emitted as they arrive, inside
+        its ``chat {model}`` span (the vendor's HTTP request and the intake commit are its children)."""
         plan = self.plan
         turn = Turn(message_id=str(uuid_utils.uuid7()), reasoning=ReasoningStream(provider=plan.provider.id))
         self._open_turn = turn
+        with self._telemetry.chat() as chat:
+            await self._stream(turn, chat, build, options, by_url)
+            chat.usage(
+                input=turn.counts.input_tokens,
+                output=turn.counts.output_tokens,
+                reasoning=turn.counts.reasoning_tokens,
+                cached=turn.counts.cached_input_tokens,
+                image=turn.counts.image_tokens,
+            )
+            chat.finished(
+                turn.finish_reason,
+                answer=turn.answer,
+                calls=[(call_id, name, turn.arguments(call_id)) for call_id, (name, _) in turn.calls.items()],
+            )
+        for call_id in sorted(self._open_calls):  # a vendor that never closed a call: close it first
+            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+        self._open_calls.clear()
+        await self._end_message(turn)
+        return turn
+
+    async def _stream(
+        self, turn: Turn, chat: ChatTelemetry, build: Builder, options: RequestOptions, by_url: bool
+    ) -> None:
+        plan = self.plan
 
         async def measured(url: bool) -> Sequence[Message]:
             messages = await build(url)
             turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
+            chat.request(messages, options.system)
             self.store.commit_intake()  # while the vendor thinks
             return messages
 
@@ -103,6 +142,8 @@ class ModelTurns:
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
+                if is_content(event):
+                    chat.first_chunk()
                 if isinstance(event, ReasoningStart | ReasoningDelta | ReasoningEnd | ReasoningOpaque):
                     await self._reasoning(turn, event)
                     continue
@@ -136,11 +177,6 @@ class ModelTurns:
                     turn.finish_reason = event.reason
                 elif isinstance(event, ProviderWarning):
                     log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
-        for call_id in sorted(self._open_calls):  # a vendor that never closed a call: close it first
-            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
-        self._open_calls.clear()
-        await self._end_message(turn)
-        return turn
 
     async def close_dropped(self) -> None:
         """Close what the dropped turn left open; its partial answer is kept."""

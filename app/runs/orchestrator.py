@@ -34,12 +34,13 @@ from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.model_turn import Builder, ModelTurns, Turn
-from app.runs.outputs import IGNORED_RESUME_KEY, USER_MESSAGE_KEY
+from app.runs.outputs import IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
 from app.runs.reasoning import REASONING_NOTE_KEY
 from app.runs.services import RunServices
 from app.runs.tool_loop import ToolLoop
 from app.runs.usage import USAGE_KEY, Counts, billable, token_usage
 from app.storage.base import StorageError
+from app.telemetry import RunTelemetry
 from providers import ProviderError, RequestOptions, UnsupportedPartError
 
 log = logging.getLogger("iris.runs")
@@ -69,8 +70,16 @@ class Orchestrator:
         self._cancel_requested = False
         self._turn_task: asyncio.Task[Turn] | None = None
         self._deadlines = services.deadlines.for_model(plan.model.options)
-        self._model_turns = ModelTurns(plan, store, self._deadlines)
-        self._tool_loop = ToolLoop(plan, services, store)
+        self.telemetry: RunTelemetry = services.telemetry.run(
+            run_id=plan.run_id,
+            thread_id=plan.thread_id,
+            agent=plan.agent,
+            provider_id=plan.provider.id,
+            model_id=plan.model.model_id,
+            model_ref=plan.model_ref,
+        )
+        self._model_turns = ModelTurns(plan, store, self._deadlines, self.telemetry)
+        self._tool_loop = ToolLoop(plan, services, store, self.telemetry)
 
     def request_cancel(self) -> None:
         """Stop at once: the model's stream is dropped, open items are closed, the outcome is cancelled."""
@@ -79,6 +88,11 @@ class Orchestrator:
             self._turn_task.cancel()
 
     async def run(self) -> None:
+        """The whole run, inside its telemetry (the ``invoke_agent`` span and the run's log ids)."""
+        with self.telemetry:
+            await self._run()
+
+    async def _run(self) -> None:
         plan = self.plan
         try:
             started: dict[str, object] = {}
@@ -88,6 +102,11 @@ class Orchestrator:
                 started[USER_MESSAGE_KEY] = plan.user_message_id
             if plan.reasoning.ignored is not None:
                 started[REASONING_NOTE_KEY] = plan.reasoning.ignored
+            if trace_ids := self.telemetry.trace_ids:
+                started[TRACE_ID_KEY], started[TRACEPARENT_KEY] = (
+                    trace_ids["traceId"],
+                    trace_ids["traceparent"],
+                )
             await self.store.emit(
                 RunStarted(
                     thread_id=plan.thread_id,
@@ -117,6 +136,7 @@ class Orchestrator:
                 plan.run_id,
                 code,
                 exc_info=not expected,
+                extra={"code": code},
             )
             await self._fail(code, message)
 
@@ -131,6 +151,7 @@ class Orchestrator:
                 metadata=self._usage_metadata(),
             )
         )
+        self.telemetry.finished(str(outcome.__struct_config__.tag))
 
     async def _finish_cancelled(self) -> None:
         """Close what the dropped turn left open — its partial answer is kept — then end as cancelled."""
@@ -140,6 +161,7 @@ class Orchestrator:
     async def _fail(self, code: str, message: str) -> None:
         if self.store.finished:
             return
+        self.telemetry.failed(code)
         event = RunError(message=message, code=code, usage=self._token_usage(), timestamp=now_ms())
         try:
             await self.store.emit(event)

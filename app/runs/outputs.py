@@ -17,6 +17,11 @@ IGNORED_RESUME_KEY = "iris/ignoredResumeEntries"
 """On ``RUN_STARTED``: the interrupt ids of resume entries that answered no open interrupt."""
 USER_MESSAGE_KEY = "iris/userMessageId"
 """On ``RUN_STARTED``: the id (as history shows it) of the user message the run answers."""
+TRACE_ID_KEY = "iris/traceId"
+"""On ``RUN_STARTED``, when tracing is on: the trace the run's spans are in (32 hex digits)."""
+TRACEPARENT_KEY = "iris/traceparent"
+"""On ``RUN_STARTED``, when tracing is on: the run's ``invoke_agent`` span as a W3C ``traceparent``
+(a follower in another process joins the run's trace with it)."""
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):

@@ -18,7 +18,7 @@ from litestar.response import Stream
 
 from app.agui.events import RunError, RunFinished, TextMessageEnd
 from app.agui.input import InboundUser, parse_messages
-from app.agui.sse import HEADERS, relay
+from app.agui.sse import relay
 from app.catalogue.views import model_spec
 from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
@@ -34,6 +34,7 @@ from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
 from app.runs.resolution import runnable
 from app.runs.services import RunServices
+from app.runs.streaming import observed, sse
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
@@ -126,7 +127,7 @@ def stream_stateless(plan: RunPlan, services: RunServices, *, ping_seconds: floa
         task.cancel()  # nothing is stored, so nothing is lost
 
     body = relay(subscription, ping_seconds=ping_seconds, on_close=close)
-    return Stream(body, media_type="text/event-stream", headers=HEADERS)
+    return sse(observed(body, services.telemetry))
 
 
 async def answer_stateless(plan: RunPlan, services: RunServices) -> LlmChatAnswer:

@@ -4,8 +4,10 @@ it, or follow a run that is already going (re-attach)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from functools import partial
+from uuid import UUID
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from litestar.response import Stream
@@ -13,11 +15,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.sse import HEADERS, FrameSource, relay
 from app.errors import Unprocessable
+from app.persistence.db import session_scope
 from app.persistence.models import Run
+from app.persistence.repositories import RunEventRepository
 from app.runs.event_store import IntakeNotStored
 from app.runs.intake import Repositories, RunPlan
 from app.runs.live import LoggedFrames
 from app.runs.manager import RunManager
+from app.runs.outputs import TRACEPARENT_KEY
+from app.telemetry import Telemetry
 
 
 class Intake:
@@ -76,9 +82,8 @@ def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_sec
     ``run_in_progress`` when this process is running the thread already)."""
     channel, subscription = manager.start(plan, intake=intake.start_commit)
     intake.hand_over()
-    return _sse(
-        relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))
-    )
+    body = relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))
+    return sse(observed(body, manager.services.telemetry))
 
 
 def follow_stream(
@@ -89,13 +94,17 @@ def follow_stream(
     channel = manager.channel(run.external_id)
     source: FrameSource
     on_close: Callable[[], None]
+    traceparent: Callable[[], Awaitable[str | None]]
     if channel is not None:
         subscription = channel.subscribe(after=after)
         source, on_close = subscription, partial(channel.unsubscribe, subscription)
+        traceparent = partial(_local_traceparent, manager.traceparent(run.external_id))
     else:
         logged = LoggedFrames(alchemy, run.id, after=after, wakeups=manager.wakeups)
         source, on_close = logged, logged.close
-    return _sse(relay(source, ping_seconds=ping_seconds, on_close=on_close))
+        traceparent = partial(_logged_traceparent, alchemy, run.id)
+    body = relay(source, ping_seconds=ping_seconds, on_close=on_close)
+    return sse(observed(body, manager.services.telemetry, follows=(run.external_id, traceparent)))
 
 
 def resume_point(last_event_id: str | None, after: int | None) -> int:
@@ -110,5 +119,35 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
     return point
 
 
-def _sse(body: AsyncIterator[bytes]) -> Stream:
+def sse(body: AsyncIterator[bytes]) -> Stream:
     return Stream(body, media_type="text/event-stream", headers=HEADERS)
+
+
+async def observed(
+    body: AsyncGenerator[bytes, None],
+    telemetry: Telemetry,
+    *,
+    follows: tuple[str, Callable[[], Awaitable[str | None]]] | None = None,
+) -> AsyncIterator[bytes]:
+    """``body``, counted as an open stream; a re-attach (``follows``: the run id, and how to find its
+    ``traceparent``) also gets its ``follow_run`` span in the run's trace."""
+    with telemetry.stream_open():
+        run_id, find = follows if follows is not None else ("", None)
+        traceparent = await find() if find is not None and telemetry.tracer is not None else None
+        with telemetry.follow(run_id, traceparent):
+            async with contextlib.aclosing(body) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+
+
+async def _local_traceparent(value: str | None) -> str | None:
+    return value
+
+
+async def _logged_traceparent(alchemy: SQLAlchemyAsyncConfig, run_pk: UUID) -> str | None:
+    """The ``traceparent`` a run executing elsewhere logged in its ``RUN_STARTED``."""
+    async with session_scope(alchemy) as db:
+        first = await RunEventRepository(session=db).list_after(run_pk, 0, limit=1)
+    metadata = first[0].event.get("metadata") if first else None
+    value = metadata.get(TRACEPARENT_KEY) if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) else None

@@ -28,6 +28,7 @@ from app.runs.model_turn import Builder, Turn
 from app.runs.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
 from app.runs.services import RunServices
 from app.runs.tools import ServerTool, ToolContext, ToolFailed
+from app.telemetry import RunTelemetry
 from providers import Message, RequestOptions, TextPart, ToolCallPart
 
 NextTurn = Callable[[Builder, RequestOptions, bool], Awaitable[Turn]]
@@ -38,10 +39,13 @@ request can drop."""
 class ToolLoop:
     """Runs one :class:`RunPlan`'s turns and tools; see the module docstring."""
 
-    def __init__(self, plan: RunPlan, services: RunServices, store: EventSink) -> None:
+    def __init__(
+        self, plan: RunPlan, services: RunServices, store: EventSink, telemetry: RunTelemetry
+    ) -> None:
         self.plan = plan
         self.services = services
         self.store = store
+        self.telemetry = telemetry
 
     async def run(self, next_turn: NextTurn) -> Outcome:
         plan = self.plan
@@ -102,11 +106,14 @@ class ToolLoop:
                 tool = tools.get(name)
                 if name in frontend and tool is None:
                     pending.append(call_id)  # the client runs it; its answer comes with the next run
+                    self.telemetry.tool_outcome(None, "pending")
                 elif tool is not None and tool.needs_approval:
                     approvals.append(
                         approval_interrupt(call_id, name, turn.arguments(call_id), expires_at=self._expiry())
                     )
+                    self.telemetry.tool_outcome(name, "approval_requested")
                 elif spent:
+                    self.telemetry.tool_outcome(name, "refused", known=tool is not None)
                     await self._refuse(call_id, name, f"this run has used all {turns} of its model turns")
                 else:
                     output = await self._execute(tool, call_id, name, turn.arguments(call_id), tool_context)
@@ -125,6 +132,7 @@ class ToolLoop:
             return await self._execute(
                 tool, decision.tool_call_id, decision.tool_name, decision.arguments, context
             )
+        self.telemetry.tool_outcome(decision.tool_name, "declined", known=tool is not None)
         output = ToolAgentOutput(
             tool_call_id=decision.tool_call_id,
             tool_name=decision.tool_name,
@@ -152,6 +160,16 @@ class ToolLoop:
     async def _execute(
         self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext
     ) -> ToolAgentOutput:
+        """Run one call inside its ``execute_tool {tool}`` span; a failure is the model's to read."""
+        with self.telemetry.tool(name, call_id, known=tool is not None) as span:
+            output, content = await self._call(tool, call_id, name, arguments, context)
+            span.outcome(output.status, arguments=arguments, result=content, error=output.error)
+        await self._emit_result(output, content)
+        return output
+
+    async def _call(
+        self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext
+    ) -> tuple[ToolAgentOutput, str]:
         started = time.perf_counter()
         try:
             if tool is None:
@@ -177,8 +195,7 @@ class ToolLoop:
                 duration_ms=_elapsed_ms(started),
             )
             content = f"error: {exc}"
-        await self._emit_result(output, content)
-        return output
+        return output, content
 
     async def _emit_result(self, output: ToolAgentOutput, content: str) -> None:
         await self.store.emit(

@@ -13,18 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
 from app.settings import Settings, SettingsError
-from app.telemetry.core import ChatTelemetry, RunTelemetry, Telemetry, ToolTelemetry
+from app.telemetry.core import W3C, ChatTelemetry, RunTelemetry, Telemetry, ToolTelemetry
 from app.telemetry.metrics import check_multiprocess, process_metrics
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
 __all__ = ["ChatTelemetry", "RunTelemetry", "Telemetry", "ToolTelemetry", "build_telemetry", "trace_headers"]
-
-_W3C = TraceContextTextMapPropagator()
 
 
 def build_telemetry(settings: Settings, *, span_exporter: SpanExporter | None = None) -> Telemetry:
@@ -47,5 +43,5 @@ def trace_headers() -> dict[str, str]:
     """``traceparent`` (and ``tracestate``) of the current span, for a request the instrumented vendor
     client does not make (an MCP server's); empty when there is no span."""
     headers: dict[str, str] = {}
-    _W3C.inject(headers)
+    W3C.inject(headers)
     return headers

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from app.telemetry import spans as gen_ai
 from app.telemetry.logs import RunIds, run_context
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 CLIENT_TOOL = "client"
 """The ``tool`` label of every frontend tool: their names come from clients, so they are not labels."""
+W3C = TraceContextTextMapPropagator()
 UNKNOWN_TOOL = "unknown"
 """The ``tool`` label of a call to a name nobody offered (models invent names)."""
 
@@ -50,7 +52,14 @@ class Telemetry:
             self.provider.shutdown()
 
     def run(
-        self, *, run_id: str, thread_id: str, agent: str, provider_id: str, model_id: str, model_ref: str
+        self,
+        *,
+        run_id: str,
+        thread_id: str,
+        agent: str | None,
+        provider_id: str,
+        model_id: str,
+        model_ref: str,
     ) -> RunTelemetry:
         """The telemetry of one run; enter it for the run's whole life."""
         return RunTelemetry(
@@ -119,19 +128,26 @@ class Telemetry:
 
     # --- spans -------------------------------------------------------------------------------------
 
-    def follow(self, run_id: str, parent: SpanContext | None) -> contextlib.AbstractContextManager[object]:
+    @contextlib.contextmanager
+    def follow(self, run_id: str, traceparent: str | None) -> Iterator[None]:
         """A client following a run's stream (a re-attach): a ``follow_run`` span in the run's own trace
-        (``parent``, its ``invoke_agent`` span), linked to the request's span, so a run keeps one trace
-        however often its client reconnects."""
-        if self.tracer is None or parent is None:
-            return contextlib.nullcontext()
+        (``traceparent`` names its ``invoke_agent`` span), linked to the request's span, so a run keeps
+        one trace however often its client reconnects. The span is never made current: nothing runs
+        under it, and a stream's generator may be closed from another context."""
+        if self.tracer is None or traceparent is None:
+            yield
+            return
         request = trace.get_current_span().get_span_context()
-        links = [Link(request)] if request.is_valid else []
         span = self.tracer.start_span(
-            "follow_run", context=trace.set_span_in_context(trace.NonRecordingSpan(parent)), links=links,
+            "follow_run",
+            context=W3C.extract({"traceparent": traceparent}),
+            links=[Link(request)] if request.is_valid else [],
             attributes={"iris.run.id": run_id},
-        )  # fmt: skip
-        return trace.use_span(span, end_on_exit=True)
+        )
+        try:
+            yield
+        finally:
+            span.end()
 
 
 class RunTelemetry:
@@ -143,7 +159,7 @@ class RunTelemetry:
         *,
         run_id: str,
         thread_id: str,
-        agent: str,
+        agent: str | None,
         provider_id: str,
         model_id: str,
         model_ref: str,
@@ -156,18 +172,14 @@ class RunTelemetry:
         self._stack = contextlib.ExitStack()
 
     @property
-    def span_context(self) -> SpanContext | None:
-        """The run span's context (followers join its trace), when tracing is on."""
-        return self.span.get_span_context() if self.span is not None else None
-
-    @property
     def trace_ids(self) -> dict[str, str]:
-        """``{"traceId", "spanId"}`` of the run's span as hex, for ``RUN_STARTED.metadata``; empty when
-        tracing is off."""
-        context = self.span_context
-        if context is None or not context.is_valid:
+        """``traceId`` (hex) and ``traceparent`` (W3C) of the run's span, for ``RUN_STARTED.metadata``
+        and followers in other processes; empty when tracing is off."""
+        if self.span is None or not self.span.get_span_context().is_valid:
             return {}
-        return {"traceId": format(context.trace_id, "032x"), "spanId": format(context.span_id, "016x")}
+        carrier: dict[str, str] = {}
+        W3C.inject(carrier, context=trace.set_span_in_context(self.span))
+        return {"traceId": format(self.span.get_span_context().trace_id, "032x"), **carrier}
 
     def __enter__(self) -> RunTelemetry:
         self._started = time.perf_counter()
@@ -176,18 +188,18 @@ class RunTelemetry:
             metrics.runs_started.labels(self.model_ref).inc()
             metrics.active_runs.inc()
         if tracer is not None:
-            self.span = tracer.start_span(
-                f"invoke_agent {self.agent}",
-                kind=SpanKind.INTERNAL,
-                attributes={
-                    gen_ai.OPERATION: "invoke_agent",
-                    gen_ai.AGENT_NAME: self.agent,
-                    gen_ai.CONVERSATION: self.thread_id,
-                    gen_ai.PROVIDER: gen_ai.provider_name(self.provider_id),
-                    gen_ai.REQUEST_MODEL: self.model_id,
-                    "iris.run.id": self.run_id,
-                },
-            )
+            attributes = {
+                gen_ai.OPERATION: "invoke_agent",
+                gen_ai.CONVERSATION: self.thread_id,
+                gen_ai.PROVIDER: gen_ai.provider_name(self.provider_id),
+                gen_ai.REQUEST_MODEL: self.model_id,
+                "iris.run.id": self.run_id,
+                "iris.model": self.model_ref,
+            }
+            if self.agent is not None:
+                attributes[gen_ai.AGENT_NAME] = self.agent
+            name = "invoke_agent" if self.agent is None else f"invoke_agent {self.agent}"
+            self.span = tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
             self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
         trace_id = self.trace_ids.get("traceId")
         self._stack.enter_context(run_context(RunIds(self.run_id, self.thread_id, trace_id)))
@@ -226,11 +238,12 @@ class RunTelemetry:
         """A server tool call about to run (``known``: a tool the run offered)."""
         return ToolTelemetry(self, name, call_id, label=name if known else UNKNOWN_TOOL)
 
-    def tool_outcome(self, name: str | None, outcome: str) -> None:
-        """A call that is not run here: ``approval_requested``, ``client`` (a frontend tool, ``name``
-        ``None``) or ``refused``."""
+    def tool_outcome(self, name: str | None, outcome: str, *, known: bool = True) -> None:
+        """A call that is not run here: ``approval_requested``, ``declined`` (by the user),
+        ``refused`` (the run's turns are spent) or ``pending`` (a frontend tool's: ``name`` ``None``)."""
         if self.telemetry.metrics is not None:
-            self.telemetry.metrics.tool_calls.labels(name or CLIENT_TOOL, outcome).inc()
+            label = CLIENT_TOOL if name is None else name if known else UNKNOWN_TOOL
+            self.telemetry.metrics.tool_calls.labels(label, outcome).inc()
 
 
 class ChatTelemetry:

@@ -15,10 +15,10 @@ from litestar.plugins import PluginProtocol
 from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
 from litestar.plugins.prometheus import PrometheusConfig
 from opentelemetry import trace
+from opentelemetry.metrics import NoOpMeterProvider
 
 from app.telemetry.core import Telemetry
 from app.telemetry.metrics import HTTP_PREFIX
-from app.telemetry.tracing import NO_METER
 
 UNTRACED = ["^/metrics$", "^/healthz$", "^/readyz$"]
 HTTP_BUCKETS: list[str | float] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
@@ -31,7 +31,7 @@ def http_plugins(telemetry: Telemetry) -> list[PluginProtocol]:
         return []
     config = OpenTelemetryConfig(
         tracer_provider=telemetry.provider,
-        meter_provider=NO_METER,
+        meter_provider=NoOpMeterProvider(),
         exclude=UNTRACED,
         exclude_spans=["receive", "send"],
         scope_span_details_extractor=_unrouted_span,

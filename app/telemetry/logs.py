@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from litestar.logging.config import LoggingConfig
 from opentelemetry import trace
 
 from app.settings import Settings
@@ -101,21 +102,33 @@ class TextFormatter(logging.Formatter):
 
 
 def log_config(settings: Settings) -> dict[str, Any]:
-    """A :func:`logging.config.dictConfig` for `iris serve`: one stderr handler with the configured
-    format, uvicorn's loggers (access log included) sent through it."""
-    formatter = "json" if settings.log_format == "json" else "text"
+    """A :func:`logging.config.dictConfig` of the configured format: one stderr handler that formats
+    each line where it is logged (so the run's ids are at hand), the root logger and Litestar's and
+    uvicorn's loggers (access log included) sent through it."""
+    formatter = JsonFormatter if settings.log_format == "json" else TextFormatter
     level = settings.log_level.upper()
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {
-            "json": {"()": JsonFormatter},
-            "text": {"()": TextFormatter},
-        },
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": formatter}},
+        "formatters": {"iris": {"()": formatter}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "iris"}},
         "root": {"handlers": ["stderr"], "level": level},
-        "loggers": {
-            name: {"handlers": [], "level": level, "propagate": True}
-            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
-        },
+        "loggers": {name: {"handlers": [], "level": level, "propagate": True} for name in OWN_LOGGERS},
     }
+
+
+OWN_LOGGERS = ("litestar", "uvicorn", "uvicorn.error", "uvicorn.access")
+"""Loggers that come with handlers of their own: they are sent to the root's instead."""
+
+
+def litestar_logging(settings: Settings) -> LoggingConfig:
+    """The same configuration as Litestar's ``logging_config``, which applies it when the app is built
+    (whatever server runs the app: `iris serve`, or uvicorn/gunicorn given ``app.asgi:create_app``)."""
+    config = log_config(settings)
+    return LoggingConfig(
+        formatters=config["formatters"],
+        handlers=config["handlers"],
+        root=config["root"],
+        loggers=config["loggers"],
+        disable_existing_loggers=False,
+    )

@@ -26,6 +26,8 @@ from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
+    TRACE_ID_KEY,
+    TRACEPARENT_KEY,
     USER_MESSAGE_KEY,
     WORKER_OUTPUT_KEY,
     ToolAgentOutput,
@@ -156,13 +158,22 @@ class EventMetadata(msgspec.Struct):
 
 class RunStartedMetadata(
     msgspec.Struct,
-    rename={"ignored_resume_entries": IGNORED_RESUME_KEY, "user_message_id": USER_MESSAGE_KEY},
+    rename={
+        "ignored_resume_entries": IGNORED_RESUME_KEY,
+        "user_message_id": USER_MESSAGE_KEY,
+        "trace_id": TRACE_ID_KEY,
+        "traceparent": TRACEPARENT_KEY,
+    },
     kw_only=True,
 ):
     ignored_resume_entries: list[str] | None = None
     """Resume entries that answered no open interrupt (their interrupt ids)."""
     user_message_id: str | None = None
     """The id history shows for the user message this run answers (``editMessageId`` takes it)."""
+    trace_id: str | None = None
+    """With tracing on: the trace id of the run's spans (32 hex digits), as in its log lines."""
+    traceparent: str | None = None
+    """With tracing on: the run's ``invoke_agent`` span as a W3C ``traceparent``."""
 
 
 class TextMessageEndMetadata(msgspec.Struct, rename={"worker_agent_output": WORKER_OUTPUT_KEY}, kw_only=True):
