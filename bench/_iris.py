@@ -19,6 +19,36 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
+def process_tree(pid: int) -> list[int]:
+    """The process and all its descendants (from /proc)."""
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            try:
+                todo += [int(p) for p in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of the process and its children (threads included)."""
+    total = 0
+    for p in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

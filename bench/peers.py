@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _iris import dev_token, free_port, iris, running, started, wait_up
+from _iris import cpu_seconds, dev_token, free_port, iris, load, process_tree, running, started, wait_up
 from PIL import Image
 
 HERE = Path(__file__).resolve().parent
@@ -215,34 +215,9 @@ async def one(client: httpx.AsyncClient, target: Target) -> Timing:
 # --- process figures -----------------------------------------------------------------------------------
 
 
-def _tree(pid: int) -> list[int]:
-    pids, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        pids.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*"):
-            try:
-                todo += [int(p) for p in (task / "children").read_text().split()]
-            except OSError:
-                continue
-    return pids
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of the process and its children (threads included)."""
-    total = 0
-    for p in _tree(pid):
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def peak_rss_mib(pid: int) -> float:
     total = 0
-    for p in _tree(pid):
+    for p in process_tree(pid):
         try:
             status = Path(f"/proc/{p}/status").read_text()
         except OSError:
@@ -251,10 +226,6 @@ def peak_rss_mib(pid: int) -> float:
             if line.startswith("VmHWM:"):
                 total += int(line.split()[1])
     return total / 1024
-
-
-def load() -> float:
-    return round(os.getloadavg()[0], 2)
 
 
 # --- phases --------------------------------------------------------------------------------------------

@@ -16,12 +16,12 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from app.telemetry import spans as gen_ai
 from app.telemetry.logs import RunIds, run_context
-from app.telemetry.metrics import Metrics
+from app.telemetry.metrics import Metrics, labelled
 from providers import Message
 
 if TYPE_CHECKING:
@@ -73,9 +73,9 @@ class Telemetry:
         """A problem+json answer; a quota refusal also counts under its ``limit``."""
         if self.metrics is None:
             return
-        self.metrics.problems.labels(str(status), code).inc()
+        labelled(self.metrics.problems, str(status), code).inc()
         if code == "quota_exceeded" and extra and isinstance(extra.get("limit"), str):
-            self.metrics.quota_refusals.labels(extra["limit"]).inc()
+            labelled(self.metrics.quota_refusals, extra["limit"]).inc()
 
     def write_wait(self, seconds: float) -> None:
         """A SQLite write transaction waited ``seconds`` for its turn."""
@@ -100,13 +100,13 @@ class Telemetry:
         """A vendor request on ``model`` (a catalogue ref, ``provider/modelId``) failed with ``code``
         and is tried again on the same model."""
         if self.metrics is not None:
-            self.metrics.model_retries.labels(model, code).inc()
+            labelled(self.metrics.model_retries, model, code).inc()
         self._span_event("iris.retry", {"iris.model": model, gen_ai.ERROR_TYPE: code})
 
     def record_fallback(self, from_model: str, to_model: str, code: str) -> None:
         """The run moves from ``from_model`` (which failed with ``code``) to ``to_model``."""
         if self.metrics is not None:
-            self.metrics.model_fallbacks.labels(from_model, to_model, code).inc()
+            labelled(self.metrics.model_fallbacks, from_model, to_model, code).inc()
         self._span_event(
             "iris.fallback",
             {"iris.from_model": from_model, "iris.to_model": to_model, gen_ai.ERROR_TYPE: code},
@@ -115,7 +115,7 @@ class Telemetry:
     def record_cooldown(self, model: str) -> None:
         """``model`` kept failing and is cooled down (skipped for a while, by every process)."""
         if self.metrics is not None:
-            self.metrics.model_cooldowns.labels(model).inc()
+            labelled(self.metrics.model_cooldowns, model).inc()
         self._span_event("iris.cooldown", {"iris.model": model})
 
     def _span_event(self, name: str, attributes: dict[str, str]) -> None:
@@ -138,9 +138,13 @@ class Telemetry:
             yield
             return
         request = trace.get_current_span().get_span_context()
+        parent = W3C.extract({"traceparent": traceparent})
+        if not trace.get_current_span(parent).get_span_context().trace_flags.sampled:
+            yield  # the run's trace was not sampled: nor is its follower
+            return
         span = self.tracer.start_span(
             "follow_run",
-            context=W3C.extract({"traceparent": traceparent}),
+            context=parent,
             links=[Link(request)] if request.is_valid else [],
             attributes={"iris.run.id": run_id},
         )
@@ -148,6 +152,16 @@ class Telemetry:
             yield
         finally:
             span.end()
+
+
+def start_child(tracer: Tracer, name: str, *, kind: SpanKind, attributes: dict[str, Any]) -> Span | None:
+    """A span under the current one; none when the current one is not recorded (its trace was not
+    sampled, and every sampler Iris offers decides a trace's spans alike), so an unsampled run costs no
+    spans of its own."""
+    parent = trace.get_current_span()
+    if parent.get_span_context().is_valid and not parent.is_recording():
+        return None
+    return tracer.start_span(name, kind=kind, attributes=attributes)
 
 
 class RunTelemetry:
@@ -168,6 +182,8 @@ class RunTelemetry:
         self.run_id, self.thread_id, self.agent = run_id, thread_id, agent
         self.provider_id, self.model_id, self.model_ref = provider_id, model_id, model_ref
         self.span: Span | None = None
+        self._trace: SpanContext | None = None
+        """The run's span context, or its request's when that one was not sampled (then no span is made)."""
         self._started = 0.0
         self._stack = contextlib.ExitStack()
 
@@ -175,17 +191,17 @@ class RunTelemetry:
     def trace_ids(self) -> dict[str, str]:
         """``traceId`` (hex) and ``traceparent`` (W3C) of the run's span, for ``RUN_STARTED.metadata``
         and followers in other processes; empty when tracing is off."""
-        if self.span is None or not self.span.get_span_context().is_valid:
+        if self._trace is None or not self._trace.is_valid:
             return {}
         carrier: dict[str, str] = {}
-        W3C.inject(carrier, context=trace.set_span_in_context(self.span))
-        return {"traceId": format(self.span.get_span_context().trace_id, "032x"), **carrier}
+        W3C.inject(carrier, context=trace.set_span_in_context(trace.NonRecordingSpan(self._trace)))
+        return {"traceId": format(self._trace.trace_id, "032x"), **carrier}
 
     def __enter__(self) -> RunTelemetry:
         self._started = time.perf_counter()
         metrics, tracer = self.telemetry.metrics, self.telemetry.tracer
         if metrics is not None:
-            metrics.runs_started.labels(self.model_ref).inc()
+            labelled(metrics.runs_started, self.model_ref).inc()
             metrics.active_runs.inc()
         if tracer is not None:
             attributes = {
@@ -199,8 +215,10 @@ class RunTelemetry:
             if self.agent is not None:
                 attributes[gen_ai.AGENT_NAME] = self.agent
             name = "invoke_agent" if self.agent is None else f"invoke_agent {self.agent}"
-            self.span = tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
-            self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
+            self.span = start_child(tracer, name, kind=SpanKind.INTERNAL, attributes=attributes)
+            self._trace = (self.span or trace.get_current_span()).get_span_context()
+            if self.span is not None:
+                self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
         trace_id = self.trace_ids.get("traceId")
         self._stack.enter_context(run_context(RunIds(self.run_id, self.thread_id, trace_id)))
         return self
@@ -208,7 +226,7 @@ class RunTelemetry:
     def __exit__(self, *exc_info: object) -> None:
         if self.telemetry.metrics is not None:
             self.telemetry.metrics.active_runs.dec()
-            self.telemetry.metrics.run_duration.labels(self.model_ref).observe(
+            labelled(self.telemetry.metrics.run_duration, self.model_ref).observe(
                 time.perf_counter() - self._started
             )
         self._stack.close()
@@ -216,14 +234,14 @@ class RunTelemetry:
     def finished(self, outcome: str) -> None:
         """The run ended with ``RUN_FINISHED`` (``success``, ``interrupt``, ``cancelled``)."""
         if self.telemetry.metrics is not None:
-            self.telemetry.metrics.runs_finished.labels(self.model_ref, outcome).inc()
+            labelled(self.telemetry.metrics.runs_finished, self.model_ref, outcome).inc()
         if self.span is not None:
             self.span.set_attribute("iris.run.outcome", outcome)
 
     def failed(self, code: str) -> None:
         """The run ended with ``RUN_ERROR`` ``code``."""
         if self.telemetry.metrics is not None:
-            self.telemetry.metrics.runs_failed.labels(self.model_ref, code).inc()
+            labelled(self.telemetry.metrics.runs_failed, self.model_ref, code).inc()
         if self.span is not None:
             self.span.set_attribute(gen_ai.ERROR_TYPE, code)
             self.span.set_status(Status(StatusCode.ERROR, code))
@@ -243,7 +261,7 @@ class RunTelemetry:
         ``refused`` (the run's turns are spent) or ``pending`` (a frontend tool's: ``name`` ``None``)."""
         if self.telemetry.metrics is not None:
             label = CLIENT_TOOL if name is None else name if known else UNKNOWN_TOOL
-            self.telemetry.metrics.tool_calls.labels(label, outcome).inc()
+            labelled(self.telemetry.metrics.tool_calls, label, outcome).inc()
 
 
 class ChatTelemetry:
@@ -263,7 +281,8 @@ class ChatTelemetry:
         self._started = time.perf_counter()
         tracer = self.run.telemetry.tracer
         if tracer is not None:
-            self.span = tracer.start_span(
+            self.span = start_child(
+                tracer,
                 f"chat {self.model_id}",
                 kind=SpanKind.CLIENT,
                 attributes={
@@ -274,14 +293,15 @@ class ChatTelemetry:
                     "gen_ai.request.stream": True,
                 },
             )
-            self._stack.enter_context(trace.use_span(self.span, end_on_exit=True, record_exception=False))
+            if self.span is not None:
+                self._stack.enter_context(trace.use_span(self.span, end_on_exit=True, record_exception=False))
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
         error = None if exc is None or isinstance(exc, asyncio.CancelledError) else gen_ai.error_type(exc)
         metrics = self.run.telemetry.metrics
         if metrics is not None:
-            metrics.operation_duration.labels(*self._labels, error or "").observe(
+            labelled(metrics.operation_duration, *self._labels, error or "").observe(
                 time.perf_counter() - self._started
             )
         if self.span is not None and error is not None:
@@ -304,7 +324,7 @@ class ChatTelemetry:
         elapsed = time.perf_counter() - self._started
         metrics = self.run.telemetry.metrics
         if metrics is not None:
-            metrics.time_to_first_chunk.labels(*self._labels).observe(elapsed)
+            labelled(metrics.time_to_first_chunk, *self._labels).observe(elapsed)
         if self.span is not None:
             self.span.set_attribute(gen_ai.TIME_TO_FIRST_CHUNK, elapsed)
 
@@ -314,7 +334,7 @@ class ChatTelemetry:
         if metrics is not None:
             for kind, count in tokens.items():
                 if count is not None:
-                    metrics.token_usage.labels(*self._labels, kind).observe(count)
+                    labelled(metrics.token_usage, *self._labels, kind).observe(count)
         if self.span is not None:
             for kind, attribute in _TOKEN_ATTRIBUTES.items():
                 if tokens.get(kind) is not None:
@@ -358,7 +378,8 @@ class ToolTelemetry:
         self._started = time.perf_counter()
         tracer = self.run.telemetry.tracer
         if tracer is not None:
-            self.span = tracer.start_span(
+            self.span = start_child(
+                tracer,
                 f"execute_tool {self.label}",
                 kind=SpanKind.INTERNAL,
                 attributes={
@@ -368,20 +389,21 @@ class ToolTelemetry:
                     gen_ai.TOOL_TYPE: "function",
                 },
             )
-            self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
+            if self.span is not None:
+                self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         metrics = self.run.telemetry.metrics
         if metrics is not None:
-            metrics.tool_duration.labels(self.label).observe(time.perf_counter() - self._started)
+            labelled(metrics.tool_duration, self.label).observe(time.perf_counter() - self._started)
         self._stack.close()
 
     def outcome(self, status: str, *, arguments: str, result: str, error: str | None = None) -> None:
         """How the call ended (``succeeded``, ``failed``); arguments and result only with content on."""
         metrics = self.run.telemetry.metrics
         if metrics is not None:
-            metrics.tool_calls.labels(self.label, status).inc()
+            labelled(metrics.tool_calls, self.label, status).inc()
         if self.span is None:
             return
         self.span.set_attribute("iris.tool.outcome", status)

@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any, TypeVar, cast
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -40,6 +41,7 @@ RUN_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 WAIT_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 TOOL_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 HTTP_PREFIX = "iris_http"
+M = TypeVar("M", Counter, Gauge, Histogram)
 """Litestar's Prometheus middleware names its families ``iris_http_requests_total`` and so on."""
 
 GEN_AI_LABELS = ("gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model")
@@ -135,6 +137,20 @@ def process_metrics() -> Metrics:
             "iris_model_cooldowns", "Times a model that kept failing was cooled down", ["model"]
         ),
     )
+
+
+_CHILDREN: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def labelled(metric: M, *values: str) -> M:
+    """``metric.labels(*values)``, remembered: prometheus_client validates the labels and takes a lock on
+    every ``labels()`` call, several microseconds that a run would pay a dozen times. Label sets are few
+    (that is what keeps them low-cardinality), so the children are kept for the process's life."""
+    key = (id(metric), values)
+    child = _CHILDREN.get(key)
+    if child is None:
+        child = _CHILDREN[key] = metric.labels(*values)
+    return cast("M", child)
 
 
 def check_multiprocess(directory: str | None) -> str | None:

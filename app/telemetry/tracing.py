@@ -10,9 +10,10 @@ host's own global provider is left alone.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
+from opentelemetry import trace
 from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-from opentelemetry.instrumentation.sqlalchemy.engine import EngineTracer
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -29,12 +30,12 @@ from opentelemetry.sdk.trace.sampling import (
     Sampler,
     TraceIdRatioBased,
 )
-from opentelemetry.trace import Tracer
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.settings import OtelSettings
 
-INSTRUMENTATION = "iris"
 NO_METER = NoOpMeterProvider()
 """Instrumentations also record OpenTelemetry metrics; Iris's metrics are Prometheus, so theirs go nowhere."""
 
@@ -52,8 +53,6 @@ def sampler(otel: OtelSettings) -> Sampler:
 
 def key_values(value: str | None) -> dict[str, str]:
     """``key=value,…`` (the OTLP headers and resource attribute format), values percent-decoded."""
-    from urllib.parse import unquote
-
     pairs: dict[str, str] = {}
     for item in (value or "").split(","):
         key, sep, val = item.partition("=")
@@ -89,6 +88,7 @@ def otlp_exporter(otel: OtelSettings) -> SpanExporter:
         headers=key_values(otel.headers),
         timeout=otel.timeout_ms / 1000,
         compression=compression,
+        meter_provider=NO_METER,
     )
 
 
@@ -98,13 +98,45 @@ def instrument_http_client(client: Any, provider: TracerProvider) -> None:
 
 
 def instrument_engine(engine: AsyncEngine, provider: TracerProvider) -> None:
-    """Every statement becomes a client span under whatever span is current when it runs. SQLite
-    statements run inline in the calling task (app/persistence/sqlite.py) and PostgreSQL ones in
-    SQLAlchemy's greenlet, which shares the task's context: either way the run's span is their parent."""
-    tracer = provider.get_tracer("opentelemetry.instrumentation.sqlalchemy")
-    usage = NO_METER.get_meter(INSTRUMENTATION).create_up_down_counter("db.client.connections.usage")
-    EngineTracer(tracer, engine.sync_engine, usage)  # type: ignore[no-untyped-call]
+    """Each statement run inside a recorded span becomes its child (kind CLIENT, the database
+    conventions' ``db.system.name``, ``db.namespace``, ``db.operation.name``, ``db.query.text``).
 
+    SQLite statements run inline in the calling task (app/persistence/sqlite.py) and PostgreSQL ones in
+    SQLAlchemy's greenlet, which shares the task's context: either way the current span is the run's.
+    A statement outside a recorded span (an unsampled run, the run keeper's heartbeats) makes none, so
+    it costs one context lookup; that is why this is not the contrib SQLAlchemy instrumentation, which
+    builds every statement's attributes and span whether or not anything records them.
+    """
+    tracer = provider.get_tracer("iris.db")
+    url = engine.url
+    system = "postgresql" if url.get_backend_name().startswith("postgres") else url.get_backend_name()
+    base: dict[str, str | int] = {"db.system.name": system, "db.namespace": url.database or ""}
+    if url.host:
+        base["server.address"] = url.host
+    if url.port:
+        base["server.port"] = url.port
 
-def iris_tracer(provider: TracerProvider) -> Tracer:
-    return provider.get_tracer(INSTRUMENTATION)
+    def before(_conn: Any, _cursor: Any, statement: str, _params: Any, context: Any, _many: bool) -> None:
+        if not trace.get_current_span().is_recording():
+            return
+        operation = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else "SQL"
+        context._iris_span = tracer.start_span(
+            f"{operation} {base['db.namespace']}".strip() if system != "sqlite" else operation,
+            kind=SpanKind.CLIENT,
+            attributes={**base, "db.operation.name": operation, "db.query.text": statement},
+        )
+
+    def after(_conn: Any, _cursor: Any, _statement: str, _params: Any, context: Any, _many: bool) -> None:
+        span = getattr(context, "_iris_span", None)
+        if span is not None:
+            span.end()
+
+    def failed(exception_context: Any) -> None:
+        span = getattr(exception_context.execution_context, "_iris_span", None)
+        if span is not None:
+            span.set_status(Status(StatusCode.ERROR, type(exception_context.original_exception).__name__))
+            span.end()
+
+    event.listen(engine.sync_engine, "before_cursor_execute", before)
+    event.listen(engine.sync_engine, "after_cursor_execute", after)
+    event.listen(engine.sync_engine, "handle_error", failed)

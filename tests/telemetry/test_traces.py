@@ -132,7 +132,7 @@ async def test_a_run_with_a_tool_call_is_one_trace_of_genai_spans(
     # The database statements of the run are its children: SQLite runs them inline in the run's task,
     # PostgreSQL in SQLAlchemy's greenlet, which shares the task's context.
     inside = {agent.context.span_id, tool.context.span_id, *(t.context.span_id for t in turns)}
-    statements = [s for s in spans if s.attributes and "db.system" in s.attributes]
+    statements = [s for s in spans if s.attributes and "db.system.name" in s.attributes]
     run_statements = [s for s in statements if parent_of(s) in inside]
     assert any(str(s.name).startswith("INSERT") for s in run_statements), [s.name for s in statements]
     assert all(s.context.trace_id == agent.context.trace_id for s in run_statements)
@@ -159,7 +159,7 @@ async def test_the_vendor_request_is_a_child_span_and_carries_its_trace_context(
     assert chat.attributes["gen_ai.usage.output_tokens"] == 7
     assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
     children = [s for s in spans if s.kind == SpanKind.CLIENT and parent_of(s) == chat.context.span_id]
-    (vendor,) = [s for s in children if "db.system" not in (s.attributes or {})]  # the intake commit
+    (vendor,) = [s for s in children if "db.system.name" not in (s.attributes or {})]  # the intake commit
     assert vendor.name == "POST"
     assert vendor.attributes is not None
     assert str(vendor.attributes.get("url.full", vendor.attributes.get("http.url"))).endswith(
