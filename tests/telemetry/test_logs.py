@@ -26,6 +26,7 @@ from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS
 
 OPENAI_KEY = "sk-test-123"
 
@@ -114,7 +115,7 @@ def test_serve_writes_every_line_as_json(settings: Settings, tmp_path: Path) -> 
         "IRIS_LOG_FORMAT": "json",
     }
     with iris_process(env, port, tmp_path / "serve.log") as process:
-        assert httpx.get(f"{process.base_url}/api/nothing-here").status_code == 404
+        assert httpx.get(f"{process.base_url}/api/nothing-here", timeout=REQUEST_SECONDS).status_code == 404
     banner, _, logged = process.output().partition("(30 days):\n")
     lines = [json.loads(line) for line in logged.splitlines()[1:] if line.strip()]  # after the token line
     assert "Iris serving on" in banner

@@ -20,6 +20,7 @@ from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS
 
 Client = AsyncTestClient[Litestar]
 OPENAI_KEY = "sk-test-123"
@@ -202,12 +203,13 @@ def test_a_listener_of_its_own_serves_metrics_without_a_token(
     address = f"127.0.0.1:{free_port()}"
     app = create_app(msgspec.structs.replace(settings, metrics_address=address), environ={})
     with serve_asgi(app, lifespan="on") as base:
-        assert httpx.get(f"{base}/metrics", headers=auth("root", role="admin")).status_code == 404
-        httpx.post(f"{base}/api/auth/guest")
-        served = httpx.get(f"http://{address}/metrics", timeout=10)
+        main_port = httpx.get(f"{base}/metrics", headers=auth("root", role="admin"), timeout=REQUEST_SECONDS)
+        assert main_port.status_code == 404
+        httpx.post(f"{base}/api/auth/guest", timeout=REQUEST_SECONDS)
+        served = httpx.get(f"http://{address}/metrics", timeout=REQUEST_SECONDS)
         assert served.status_code == 200
         samples = parse(served.text)
         assert value(samples, "iris_http_requests_total", path="/api/auth/guest") >= 1
-        assert httpx.get(f"http://{address}/other", timeout=10).status_code == 404
+        assert httpx.get(f"http://{address}/other", timeout=REQUEST_SECONDS).status_code == 404
     with pytest.raises(httpx.TransportError):
-        httpx.get(f"http://{address}/metrics", timeout=2)  # stopped with the app
+        httpx.get(f"http://{address}/metrics", timeout=REQUEST_SECONDS)  # stopped with the app

@@ -3,7 +3,6 @@ either answers for both, and a worker killed mid-run leaves its counts but not i
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from tests.runs.conftest import SLOW_MODEL
 from tests.runs.helpers import run_input, user_message
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS, until
 from tests.telemetry.test_metrics import parse, value
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,10 @@ def workers(
             {**env, "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port_b}"}, port_b, tmp_path / "b.log"
         ) as b,
     ):
-        created = httpx.post(f"{a.base_url}/api/models", json=SLOW_MODEL, headers=auth("root", role="admin"))
+        admin = auth("root", role="admin")
+        created = httpx.post(
+            f"{a.base_url}/api/models", json=SLOW_MODEL, headers=admin, timeout=REQUEST_SECONDS
+        )
         assert created.status_code == 201, created.text
         yield a, b
 
@@ -51,7 +54,7 @@ def workers(
 def scrape(
     process: IrisProcess, admin: dict[str, str]
 ) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    response = httpx.get(f"{process.base_url}/metrics", headers=admin, timeout=30)
+    response = httpx.get(f"{process.base_url}/metrics", headers=admin, timeout=REQUEST_SECONDS)
     assert response.status_code == 200, response.text
     return parse(response.text)
 
@@ -64,7 +67,9 @@ def test_either_worker_answers_a_scrape_for_both(
     for process, count in ((a, 2), (b, 3)):
         for _ in range(count):
             body = run_input(str(uuid.uuid4()), user_message("hello"))
-            answered = httpx.post(f"{process.base_url}/agent/runs", json=body, headers=alice, timeout=60)
+            answered = httpx.post(
+                f"{process.base_url}/agent/runs", json=body, headers=alice, timeout=REQUEST_SECONDS
+            )
             assert answered.status_code == 200
             assert b"RUN_FINISHED" in answered.content
     for process in (a, b):
@@ -83,17 +88,18 @@ def test_a_killed_worker_keeps_its_counts_but_not_its_active_runs(
     words = " ".join(f"w{i}" for i in range(400))  # 40 ms a word: a run that is still going when killed
     body = run_input(str(uuid.uuid4()), user_message(words), model="local/slow")
     with (
-        httpx.Client(base_url=b.base_url, timeout=30) as client,
+        httpx.Client(base_url=b.base_url, timeout=REQUEST_SECONDS) as client,
         client.stream("POST", "/agent/runs", json=body, headers=alice) as response,
     ):
         assert response.status_code == 200
         for chunk in response.iter_bytes():
             if b"TEXT_MESSAGE_CONTENT" in chunk:
                 break
-        deadline = time.monotonic() + 30
-        while value(scrape(a, admin), "iris_active_runs") != 1:
-            assert time.monotonic() < deadline, "the running run on B never showed on A"
-            time.sleep(0.1)
+        until(
+            lambda: value(scrape(a, admin), "iris_active_runs") == 1,
+            within=REQUEST_SECONDS,
+            what="the run going on B shows as active on A",
+        )
         b.kill()
     samples = scrape(a, admin)
     assert value(samples, "iris_active_runs") == 0
