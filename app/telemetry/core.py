@@ -154,14 +154,19 @@ class Telemetry:
             span.end()
 
 
-def start_child(tracer: Tracer, name: str, *, kind: SpanKind, attributes: dict[str, Any]) -> Span | None:
-    """A span under the current one; none when the current one is not recorded (its trace was not
-    sampled, and every sampler Iris offers decides a trace's spans alike), so an unsampled run costs no
-    spans of its own."""
+def opened(
+    stack: contextlib.ExitStack, tracer: Tracer, name: str, kind: SpanKind, attributes: dict[str, Any]
+) -> Span | None:
+    """A span under the current one, current itself until ``stack`` closes (then it ends). None when
+    the current one is not recorded: its trace was not sampled, and every sampler Iris offers decides a
+    trace's spans alike, so an unsampled run costs no spans of its own. Exceptions are not recorded as
+    span events: ``error.type`` holds the stable code instead."""
     parent = trace.get_current_span()
     if parent.get_span_context().is_valid and not parent.is_recording():
         return None
-    return tracer.start_span(name, kind=kind, attributes=attributes)
+    span = tracer.start_span(name, kind=kind, attributes=attributes)
+    stack.enter_context(trace.use_span(span, end_on_exit=True, record_exception=False))
+    return span
 
 
 class RunTelemetry:
@@ -215,10 +220,10 @@ class RunTelemetry:
             if self.agent is not None:
                 attributes[gen_ai.AGENT_NAME] = self.agent
             name = "invoke_agent" if self.agent is None else f"invoke_agent {self.agent}"
-            self.span = start_child(tracer, name, kind=SpanKind.INTERNAL, attributes=attributes)
-            self._trace = (self.span or trace.get_current_span()).get_span_context()
+            self._trace = trace.get_current_span().get_span_context()
+            self.span = opened(self._stack, tracer, name, SpanKind.INTERNAL, attributes)
             if self.span is not None:
-                self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
+                self._trace = self.span.get_span_context()
         trace_id = self.trace_ids.get("traceId")
         self._stack.enter_context(run_context(RunIds(self.run_id, self.thread_id, trace_id)))
         return self
@@ -279,13 +284,13 @@ class ChatTelemetry:
 
     def __enter__(self) -> ChatTelemetry:
         self._started = time.perf_counter()
-        tracer = self.run.telemetry.tracer
-        if tracer is not None:
-            self.span = start_child(
-                tracer,
+        if self.run.telemetry.tracer is not None:
+            self.span = opened(
+                self._stack,
+                self.run.telemetry.tracer,
                 f"chat {self.model_id}",
-                kind=SpanKind.CLIENT,
-                attributes={
+                SpanKind.CLIENT,
+                {
                     gen_ai.OPERATION: "chat",
                     gen_ai.PROVIDER: self.provider,
                     gen_ai.REQUEST_MODEL: self.model_id,
@@ -293,8 +298,6 @@ class ChatTelemetry:
                     "gen_ai.request.stream": True,
                 },
             )
-            if self.span is not None:
-                self._stack.enter_context(trace.use_span(self.span, end_on_exit=True, record_exception=False))
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
@@ -376,21 +379,19 @@ class ToolTelemetry:
 
     def __enter__(self) -> ToolTelemetry:
         self._started = time.perf_counter()
-        tracer = self.run.telemetry.tracer
-        if tracer is not None:
-            self.span = start_child(
-                tracer,
+        if self.run.telemetry.tracer is not None:
+            self.span = opened(
+                self._stack,
+                self.run.telemetry.tracer,
                 f"execute_tool {self.label}",
-                kind=SpanKind.INTERNAL,
-                attributes={
+                SpanKind.INTERNAL,
+                {
                     gen_ai.OPERATION: "execute_tool",
                     gen_ai.TOOL_NAME: self.name,
                     gen_ai.TOOL_CALL_ID: self.call_id,
                     gen_ai.TOOL_TYPE: "function",
                 },
             )
-            if self.span is not None:
-                self._stack.enter_context(trace.use_span(self.span, end_on_exit=True))
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -9,33 +9,22 @@ import json
 import logging
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from litestar.testing import AsyncTestClient
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from app.asgi import create_app
 from app.settings import Settings
 from app.telemetry.logs import JsonFormatter, RunIds, TextFormatter, run_context
 from tests.conftest import JWT_SECRET
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.http_server import serve_asgi
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
 from tests.support.waits import REQUEST_SECONDS
-
-OPENAI_KEY = "sk-test-123"
-
-
-@pytest.fixture
-def openai() -> Iterator[tuple[FakeOpenAI, str]]:
-    fake = FakeOpenAI(api_key=OPENAI_KEY)
-    with serve_asgi(fake.app) as base:
-        yield fake, base
+from tests.telemetry.conftest import with_openai_model
 
 
 def captured(formatter: logging.Formatter) -> tuple[logging.Handler, io.StringIO]:
@@ -53,22 +42,15 @@ async def test_a_failed_runs_json_line_carries_its_ids_and_code(
     openai: tuple[FakeOpenAI, str],
     auth: Callable[..., dict[str, str]],
 ) -> None:
-    app = create_app(settings, environ={"OPENAI_API_KEY": OPENAI_KEY}, span_exporter=InMemorySpanExporter())
-    handler, sink = captured(JsonFormatter())
-    try:
-        async with AsyncTestClient(app=app) as client:
-            body = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"}
-            options = {"baseUrl": openai[1] + "/v1"}
-            admin = auth("root", role="admin")
-            assert (
-                await client.post("/api/models", json={**body, "options": options}, headers=admin)
-            ).is_success
+    async with with_openai_model(settings, openai, auth, span_exporter=InMemorySpanExporter()) as client:
+        handler, sink = captured(JsonFormatter())  # after the app configured logging
+        try:
             openai[0].server_error()
             thread = str(uuid.uuid4())
             body_in = run_input(thread, user_message("hi"), model="openai/gpt-4o")
             events = await run(client, auth("alice"), body_in)
-    finally:
-        logging.getLogger().removeHandler(handler)
+        finally:
+            logging.getLogger().removeHandler(handler)
     code = of_type(events, "RUN_ERROR")[0]["code"]
     trace_id = of_type(events, "RUN_STARTED")[0]["metadata"]["iris/traceId"]
     lines = [json.loads(line) for line in sink.getvalue().splitlines()]

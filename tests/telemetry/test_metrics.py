@@ -5,7 +5,7 @@ with its labels, counts move by what happened, labels stay low-cardinality, and 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 
 import httpx
 import msgspec
@@ -21,9 +21,9 @@ from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.postgres import free_port
 from tests.support.waits import REQUEST_SECONDS
+from tests.telemetry.conftest import with_openai_model
 
 Client = AsyncTestClient[Litestar]
-OPENAI_KEY = "sk-test-123"
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
@@ -47,26 +47,11 @@ def label_values(samples: Samples, name: str, label: str) -> set[str]:
 
 
 @pytest.fixture
-def openai() -> Iterator[tuple[FakeOpenAI, str]]:
-    fake = FakeOpenAI(api_key=OPENAI_KEY)
-    with serve_asgi(fake.app) as base:
-        yield fake, base
-
-
-@pytest.fixture
 async def metered(
     settings: Settings, openai: tuple[FakeOpenAI, str], auth: Callable[..., dict[str, str]]
 ) -> AsyncIterator[Client]:
     limited = msgspec.structs.replace(settings, quota_user_runs_per_minute=2)
-    app = create_app(limited, environ={"OPENAI_API_KEY": OPENAI_KEY})
-    async with AsyncTestClient(app=app) as client:
-        body = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"}
-        created = await client.post(
-            "/api/models",
-            json={**body, "options": {"baseUrl": openai[1] + "/v1"}},
-            headers=auth("root", role="admin"),
-        )
-        assert created.status_code == 201, created.text
+    async with with_openai_model(limited, openai, auth) as client:
         yield client
 
 

@@ -5,7 +5,7 @@ the vendor receives, and a re-attached stream in the run's own trace."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -20,22 +20,14 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.http_server import serve_asgi
+from tests.telemetry.conftest import with_openai_model
 
 Client = AsyncTestClient[Litestar]
-OPENAI_KEY = "sk-test-123"
 
 
 @pytest.fixture
 def exporter() -> InMemorySpanExporter:
     return InMemorySpanExporter()
-
-
-@pytest.fixture
-def openai() -> Iterator[tuple[FakeOpenAI, str]]:
-    fake = FakeOpenAI(api_key=OPENAI_KEY)
-    with serve_asgi(fake.app) as base:
-        yield fake, base
 
 
 @pytest.fixture
@@ -45,15 +37,7 @@ async def traced(
     openai: tuple[FakeOpenAI, str],
     auth: Callable[..., dict[str, str]],
 ) -> AsyncIterator[Client]:
-    app = create_app(settings, environ={"OPENAI_API_KEY": OPENAI_KEY}, span_exporter=exporter)
-    async with AsyncTestClient(app=app) as client:
-        body = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"}
-        created = await client.post(
-            "/api/models",
-            json={**body, "options": {"baseUrl": openai[1] + "/v1"}},
-            headers=auth("root", role="admin"),
-        )
-        assert created.status_code == 201, created.text
+    async with with_openai_model(settings, openai, auth, span_exporter=exporter) as client:
         exporter.clear()
         yield client
 
