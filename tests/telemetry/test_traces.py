@@ -18,6 +18,7 @@ from opentelemetry.trace import SpanKind
 
 from app.asgi import create_app
 from app.settings import Settings
+from app.telemetry import build_telemetry, trace_headers
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
 from tests.telemetry.conftest import with_openai_model
@@ -216,3 +217,21 @@ async def test_no_spans_and_no_trace_ids_when_tracing_is_off(client: Client, ali
     (started,) = of_type(events, "RUN_STARTED")
     assert "iris/traceId" not in (started.get("metadata") or {})
     assert client.app.state.telemetry.tracer is None
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"])
+def test_trace_headers_carry_the_current_span_for_calls_outside_the_vendor_client(
+    settings: Settings, exporter: InMemorySpanExporter
+) -> None:
+    """The hook an MCP client calls: the W3C ``traceparent`` of its current span, nothing outside one."""
+    assert trace_headers() == {}
+    telemetry = build_telemetry(settings, span_exporter=exporter)
+    assert telemetry.tracer is not None
+    with telemetry.tracer.start_as_current_span("execute_tool lookup") as span:
+        headers = trace_headers()
+    context = span.get_span_context()
+    version, trace_id, span_id, flags = headers["traceparent"].split("-")
+    assert (version, trace_id, span_id) == ("00", f"{context.trace_id:032x}", f"{context.span_id:016x}")
+    assert int(flags, 16) & 1  # sampled
+    assert trace_headers() == {}
+    telemetry.shutdown()
