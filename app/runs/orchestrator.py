@@ -34,7 +34,7 @@ from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.model_turn import Builder, ModelTurns, Turn
-from app.runs.outputs import IGNORED_RESUME_KEY, USER_MESSAGE_KEY
+from app.runs.outputs import AGENT_KEY, IGNORED_RESUME_KEY, USER_MESSAGE_KEY
 from app.runs.reasoning import REASONING_NOTE_KEY
 from app.runs.services import RunServices
 from app.runs.tool_loop import ToolLoop
@@ -88,6 +88,8 @@ class Orchestrator:
                 started[USER_MESSAGE_KEY] = plan.user_message_id
             if plan.reasoning.ignored is not None:
                 started[REASONING_NOTE_KEY] = plan.reasoning.ignored
+            if plan.agent is not None:
+                started[AGENT_KEY] = msgspec.to_builtins(plan.agent)
             await self.store.emit(
                 RunStarted(
                     thread_id=plan.thread_id,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from app.runs.usage import BillableUsage
+from app.schemas.agents import AgentRef
 from providers.wire import WireStruct
 
 WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
@@ -17,12 +18,15 @@ IGNORED_RESUME_KEY = "iris/ignoredResumeEntries"
 """On ``RUN_STARTED``: the interrupt ids of resume entries that answered no open interrupt."""
 USER_MESSAGE_KEY = "iris/userMessageId"
 """On ``RUN_STARTED``: the id (as history shows it) of the user message the run answers."""
+AGENT_KEY = "iris/agent"
+"""On ``RUN_STARTED``: the agent and version the run uses (:class:`~app.schemas.agents.AgentRef`)."""
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
     """The worker's answer for one assistant message (``TEXT_MESSAGE_END``): ``reasoningSummary`` is
     the start of what the model thought (redacted blocks never appear), ``reasoningTokens`` what it
-    cost, as the vendor reported it."""
+    cost, as the vendor reported it; ``agent`` the agent version that answered (absent for stateless
+    chat)."""
 
     answer: str
     model: str
@@ -32,6 +36,7 @@ class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
     usage: BillableUsage | None = None
     reasoning_summary: str | None = None
     reasoning_tokens: int | None = None
+    agent: AgentRef | None = None
 
 
 class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):

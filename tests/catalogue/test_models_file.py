@@ -16,7 +16,7 @@ import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.asgi import build_registry, create_app
+from app.asgi import build_registry, build_tool_directory, create_app
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.persistence.db import create_alchemy_config
@@ -63,8 +63,9 @@ async def _apply(settings: Settings, path: Path) -> list[str]:
     async with httpx.AsyncClient() as http:
         try:
             await seed_catalogue(alchemy)  # what start-up does before applying the file
+            tools = build_tool_directory()
             return await apply_models_file(
-                alchemy, load_models_file(path, build_registry(settings, {}, http))
+                alchemy, load_models_file(path, build_registry(settings, {}, http), tools), tools
             )
         finally:
             await alchemy.get_engine().dispose()
@@ -103,6 +104,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
         "added openai/gpt-4o",
         "added openai/gpt-4o-mini",
         "default agent: default model is now openai/gpt-4o",
+        "default agent: now offers openai/gpt-4o",  # the short form offers the file's guest-visible models
     ]
     trimmed = FILE.replace('name = "GPT-4o"', 'name = "GPT-4o (2024)"').replace(
         '[[models]]\nprovider = "openai"\nmodelId = "gpt-4o-mini"\nname = "GPT-4o mini"\ntype = "text"\n', ""
@@ -187,9 +189,9 @@ async def test_file_problems_name_the_file(settings: Settings, tmp_path: Path) -
             (FILE + "\n[extra]\n", "unknown field `extra`"),
         ]:
             with pytest.raises(ModelsFileError, match=message):
-                load_models_file(_write(tmp_path, text), registry)
+                load_models_file(_write(tmp_path, text), registry, build_tool_directory())
         with pytest.raises(ModelsFileError, match="No such file"):
-            load_models_file(tmp_path / "missing.toml", registry)
+            load_models_file(tmp_path / "missing.toml", registry, build_tool_directory())
 
 
 async def test_the_example_file_applies(settings: Settings) -> None:

@@ -24,7 +24,17 @@ from app.persistence.migrations import REPO_ROOT, alembic_config
 from tests.support.waits import SUBPROCESS_SECONDS
 
 T = TypeVar("T")
-TABLES = {"agents", "models", "sessions", "messages", "runs", "run_events", "uploads", "quota_usage"}
+TABLES = {
+    "agents",
+    "agent_versions",
+    "models",
+    "sessions",
+    "messages",
+    "runs",
+    "run_events",
+    "uploads",
+    "quota_usage",
+}
 
 
 def _tables(url: str) -> set[str]:

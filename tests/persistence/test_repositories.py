@@ -173,16 +173,25 @@ async def test_runs_and_event_log(db_session: AsyncSession) -> None:
 
 
 async def test_a_thread_has_at_most_one_running_run(db_session: AsyncSession) -> None:
-    agent_id = await _agent(db_session)
-    session = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
+    agents = AgentRepository(session=db_session)
+    version = await agents.save_version(AgentFactory.build(slug="one-run"), {}, new=True)
+    session = SessionRepository(session=db_session).create_for_owner(
+        str(uuid.uuid4()), "u", version.agent_id, None
+    )
     runs = RunRepository(session=db_session)
     model = await ModelRepository(session=db_session).add(ModelRowFactory.build())
-    first = runs.add_running(external_id="a", session_id=session.id, owner_id="u", model=model)
+
+    def start(run_id: str) -> Run:
+        return runs.add_running(
+            external_id=run_id, session_id=session.id, owner_id="u", model=model, agent_version_id=version.id
+        )
+
+    first = start("a")
     await db_session.flush()
     first.status = "succeeded"  # ended runs do not count…
-    runs.add_running(external_id="b", session_id=session.id, owner_id="u", model=model)
+    start("b")
     await db_session.flush()
-    runs.add_running(external_id="c", session_id=session.id, owner_id="u", model=model)
+    start("c")
     with pytest.raises((IntegrityError, sa_exc.IntegrityError)):  # …a second one going does
         await db_session.flush()
     await db_session.rollback()

@@ -24,6 +24,7 @@ from app.agui.events import (
 from app.agui.input import RunAgentInput
 from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
+    AGENT_KEY,
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
     USER_MESSAGE_KEY,
@@ -31,6 +32,7 @@ from app.runs.outputs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
+from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from providers.wire import WireStruct
 
@@ -123,7 +125,8 @@ class ForwardedProps(WireStruct, kw_only=True):
     model_id: str | None = None
     """A catalogue model (its id or ``provider/modelId``); default: the thread's, then the agent's."""
     agent: str | None = None
-    """An agent slug, for a new thread; default: the default agent."""
+    """An agent slug, for a new thread (default: the default agent); an existing thread keeps its own
+    (another slug is 409 ``thread_agent_mismatch``)."""
     enable_tools: bool | None = None
     """``false`` offers the model no tools."""
 
@@ -156,13 +159,19 @@ class EventMetadata(msgspec.Struct):
 
 class RunStartedMetadata(
     msgspec.Struct,
-    rename={"ignored_resume_entries": IGNORED_RESUME_KEY, "user_message_id": USER_MESSAGE_KEY},
+    rename={
+        "ignored_resume_entries": IGNORED_RESUME_KEY,
+        "user_message_id": USER_MESSAGE_KEY,
+        "agent": AGENT_KEY,
+    },
     kw_only=True,
 ):
     ignored_resume_entries: list[str] | None = None
     """Resume entries that answered no open interrupt (their interrupt ids)."""
     user_message_id: str | None = None
     """The id history shows for the user message this run answers (``editMessageId`` takes it)."""
+    agent: AgentRef | None = None
+    """The agent and the version of it this run uses (stays in the run's log after the agent changes)."""
 
 
 class TextMessageEndMetadata(msgspec.Struct, rename={"worker_agent_output": WORKER_OUTPUT_KEY}, kw_only=True):
