@@ -4,6 +4,7 @@ chat, with its own models and sessions."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 from playwright.sync_api import Page, expect
@@ -12,17 +13,17 @@ from app.security.auth import issue_token
 from tests.browser.chat_page import assistant_messages, open_as_guest, send, wait_idle
 from tests.browser.conftest import JWT_SECRET, Site
 
-HELPDESK = {
+HELPDESK: dict[str, Any] = {
     "slug": "helpdesk",
     "name": "Helpdesk",
     "description": "Answers in plain text.",
     "models": ["local/text"],
     "guestAccess": True,
 }
-MEMBERS = {"slug": "members", "name": "Members only", "models": ["local/vision"]}
+MEMBERS: dict[str, Any] = {"slug": "members", "name": "Members only", "models": ["local/vision"]}
 
 
-def _define(site: Site, agent: dict[str, object]) -> None:
+def _define(site: Site, agent: dict[str, Any]) -> None:
     admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
     created = httpx.post(f"{site.base}/api/agents", json=agent, headers=admin)
     assert created.status_code in (201, 409), created.text  # 409: another run of this module made it
