@@ -38,12 +38,13 @@ def check_slug(slug: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AgentDefinition:
-    """What an agent is, checked, its models resolved to catalogue rows (the default among them)."""
+    """What an agent is, checked, its models resolved to catalogue rows (the default among them; only an
+    agent stored before agents had lists may lack one)."""
 
     name: str
     description: str
     instructions: str
-    default_model: ModelRow
+    default_model: ModelRow | None
     models: tuple[ModelRow, ...]
     tools: tuple[str, ...]
     max_tool_iterations: int | None
@@ -80,7 +81,7 @@ async def check_changes(
     values = {k: v for k, v in changes.items() if k not in ("models", "default_model", "tools")}
     if "models" in changes or "default_model" in changes:
         refs = changes.get("models", [m.ref for m in current.models])
-        default = changes.get("default_model", current.default_model.ref)
+        default = changes.get("default_model", current.default_model.ref if current.default_model else None)
         values["models"], values["default_model"] = await resolve_models(models, refs, default)
     if "tools" in changes:
         values["tools"] = tuple(check_agent_tools(changes["tools"], tools))
@@ -92,14 +93,11 @@ async def current_definition(row: Agent, models: ModelRepository) -> AgentDefini
     ids = [UUID(pk) for pk in row.model_ids]
     rows = await models.by_ids([*ids, *([row.default_model_id] if row.default_model_id else [])])
     offered = tuple(rows[pk] for pk in ids if pk in rows)
-    default = rows.get(row.default_model_id) if row.default_model_id else None
-    if default is None:  # unreachable while the foreign key holds; an agent always has a default
-        raise Unprocessable(f"The agent {row.slug!r} has no default model.", code="model_not_found")
     return AgentDefinition(
         name=row.name,
         description=row.description,
         instructions=row.instructions,
-        default_model=default,
+        default_model=rows.get(row.default_model_id) if row.default_model_id else None,
         models=offered,
         tools=tuple(row.tools),
         max_tool_iterations=row.max_tool_iterations,
@@ -158,7 +156,7 @@ def _columns(definition: AgentDefinition) -> dict[str, Any]:
         "name": definition.name,
         "description": definition.description,
         "instructions": definition.instructions,
-        "default_model_id": definition.default_model.id,
+        "default_model_id": definition.default_model.id if definition.default_model else None,
         "model_ids": [str(row.id) for row in definition.models],
         "tools": list(definition.tools),
         "max_tool_iterations": definition.max_tool_iterations,
@@ -187,7 +185,7 @@ def snapshot(slug: str, definition: AgentDefinition) -> dict[str, Any]:
         name=definition.name,
         description=definition.description,
         instructions=definition.instructions,
-        default_model=_pin(definition.default_model),
+        default_model=_pin(definition.default_model) if definition.default_model else None,
         models=[_pin(row) for row in definition.models],
         tools=list(definition.tools),
         max_tool_iterations=definition.max_tool_iterations,

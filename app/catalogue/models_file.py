@@ -200,7 +200,8 @@ async def _default_agent(models: ModelRepository, agents: AgentRepository, spec:
             offered.append(model)
     added = [model.ref for model in offered[len(current.models) :]]
     await save_changes(agents, default, replace(current, default_model=row, models=tuple(offered)))
-    changes = [f"default agent: default model is now {row.ref}"] if current.default_model.id != row.id else []
+    moved = current.default_model is None or current.default_model.id != row.id
+    changes = [f"default agent: default model is now {row.ref}"] if moved else []
     return changes + ([f"default agent: now offers {', '.join(added)}"] if added else [])
 
 

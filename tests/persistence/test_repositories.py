@@ -242,3 +242,31 @@ async def test_seeding_is_idempotent_and_race_safe(database_url: str, tmp_path: 
     finally:
         engine = config.get_engine()
         await engine.dispose()
+
+
+async def test_two_writers_of_one_agent_collide_on_its_next_version(database_url: str) -> None:
+    """Each change is the agent's next version; a writer who read the agent before another one saved
+    it tries to write the same version number and is refused, so no version is lost or doubled."""
+    config = create_alchemy_config(Settings(database_url=database_url))
+    try:
+        async with config.get_session() as first, config.get_session() as second:
+            await AgentRepository(session=first).save_version(
+                AgentFactory.build(slug="shared"), {"n": 1}, new=True
+            )
+            await first.commit()
+            stale = await AgentRepository(session=second).get_by_slug("shared")
+            assert stale is not None
+            await second.commit()  # what it read stays in hand; its read transaction ends
+
+            fresh = await AgentRepository(session=first).get_by_slug("shared")
+            assert fresh is not None
+            await AgentRepository(session=first).save_version(fresh, {"n": 2}, new=False)
+            await first.commit()
+            with pytest.raises((DuplicateKeyError, IntegrityError)):  # 409 conflict for an API caller
+                await AgentRepository(session=second).save_version(stale, {"n": "lost"}, new=False)
+            await second.rollback()
+
+            versions = await AgentRepository(session=first).versions(fresh.id)
+            assert [(v.version, v.snapshot) for v in versions] == [(2, {"n": 2}), (1, {"n": 1})]
+    finally:
+        await config.get_engine().dispose()

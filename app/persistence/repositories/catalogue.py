@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 from uuid import UUID
 
+from advanced_alchemy.exceptions import wrap_sqlalchemy_exception
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import and_, bindparam, select
 
@@ -114,8 +115,9 @@ class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
             agent.version += 1
             await self.update(agent)
         version = AgentVersion(agent_id=agent.id, version=agent.version, snapshot=snapshot)
-        self.session.add(version)
-        await self.session.flush()
+        with wrap_sqlalchemy_exception(dialect_name=self._dialect.name):  # a collision: DuplicateKeyError
+            self.session.add(version)
+            await self.session.flush()
         return version
 
     async def versions(self, agent_id: UUID) -> Sequence[AgentVersion]:
