@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from app.security.auth import issue_token
 from tests.browser.chat_page import assistant_messages, open_as_guest, send, wait_idle
 from tests.browser.conftest import JWT_SECRET, Site
+from tests.support.waits import REQUEST_SECONDS
 
 HELPDESK: dict[str, Any] = {
     "slug": "helpdesk",
@@ -25,14 +26,14 @@ MEMBERS: dict[str, Any] = {"slug": "members", "name": "Members only", "models": 
 
 def _define(site: Site, agent: dict[str, Any]) -> None:
     admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
-    created = httpx.post(f"{site.base}/api/agents", json=agent, headers=admin)
+    created = httpx.post(f"{site.base}/api/agents", json=agent, headers=admin, timeout=REQUEST_SECONDS)
     assert created.status_code in (201, 409), created.text  # 409: another run of this module made it
 
 
 def test_the_picker_shows_the_agents_a_guest_may_use_and_opens_their_chats(page: Page, site: Site) -> None:
     agent = page.get_by_role("combobox", name="Agent", exact=True)
     open_as_guest(page, site.base)
-    if not httpx.get(f"{site.base}/api/agents/helpdesk/models").is_success:
+    if not httpx.get(f"{site.base}/api/agents/helpdesk/models", timeout=REQUEST_SECONDS).is_success:
         expect(agent).to_be_hidden()  # one agent: nothing to pick
     _define(site, HELPDESK)
     _define(site, MEMBERS)
@@ -51,7 +52,8 @@ def test_the_picker_shows_the_agents_a_guest_may_use_and_opens_their_chats(page:
     expect(assistant_messages(page).last).to_contain_text("hello helpdesk")
     token = page.evaluate("() => sessionStorage.getItem('iris.token')")
     bearer = {"Authorization": f"Bearer {token}"}
-    sessions = httpx.get(f"{site.base}/api/agents/helpdesk/sessions", headers=bearer).json()["sessions"]
+    listed = httpx.get(f"{site.base}/api/agents/helpdesk/sessions", headers=bearer, timeout=REQUEST_SECONDS)
+    sessions = listed.json()["sessions"]
     assert [s["title"] for s in sessions] == ["hello helpdesk"]  # the chat is the helpdesk's
 
     agent.select_option(label="Iris")

@@ -7,6 +7,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.waits import REQUEST_SECONDS
+
 
 def _patch(current: dict[str, Any], refs: tuple[str, ...]) -> dict[str, Any]:
     return {"models": [*current["models"], *(ref for ref in refs if ref not in current["models"])]}
@@ -23,7 +25,12 @@ async def offer(client: Any, admin: dict[str, str], *refs: str, agent: str = "de
 
 def offer_sync(base_url: str, admin: dict[str, str], *refs: str, agent: str = "default") -> None:
     """:func:`offer` for a server on a real socket, without an event loop."""
-    current = httpx.get(f"{base_url}/api/agents/{agent}", headers=admin)
+    current = httpx.get(f"{base_url}/api/agents/{agent}", headers=admin, timeout=REQUEST_SECONDS)
     assert current.status_code == 200, current.text
-    changed = httpx.patch(f"{base_url}/api/agents/{agent}", json=_patch(current.json(), refs), headers=admin)
+    changed = httpx.patch(
+        f"{base_url}/api/agents/{agent}",
+        json=_patch(current.json(), refs),
+        headers=admin,
+        timeout=REQUEST_SECONDS,
+    )
     assert changed.status_code == 200, changed.text
