@@ -82,7 +82,9 @@ async def client(
                 headers=admin,
             )
             assert created.status_code == 201, created.text
-        await offer(test_client, admin, "openai/gpt-4o", "openai/run-bound")
+        await offer(
+            test_client, admin, "openai/gpt-4o", "openai/slow-start", "openai/run-bound", "openai/patient"
+        )
         yield test_client
 
 
