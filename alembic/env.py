@@ -55,9 +55,17 @@ def _configure(connection: Connection | None = None, url: str | None = None) -> 
 
 
 def _run_sync(connection: Connection) -> None:
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        # Batch mode alters a SQLite table by copying it and dropping the old one; with foreign keys on,
+        # dropping a parent (agents, sessions, runs) would cascade into its children and delete them.
+        # The pragma only takes effect outside a transaction, so it is the connection's first statement.
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
     _configure(connection)
     with context.begin_transaction():
         context.run_migrations()
+        if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
+            raise RuntimeError(f"the migration left rows whose foreign keys point nowhere: {broken[:5]}")
 
 
 async def _run_async() -> None:

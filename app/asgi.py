@@ -27,6 +27,7 @@ from app.api.routes import ROUTE_HANDLERS
 from app.api.routes.debug import DebugController
 from app.api.routes.metrics import MetricsController
 from app.api.routes.web import static_routers, swagger_plugin
+from app.catalogue.agent_tools import KnownTools, ToolDirectory
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.media.pipeline import ImageDelivery
@@ -38,6 +39,7 @@ from app.runs.deadlines import Deadlines
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
 from app.runs.services import RunServices
+from app.runs.tools import SERVER_TOOLS
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
@@ -84,6 +86,11 @@ def build_registry(
     )
 
 
+def build_tool_directory() -> ToolDirectory:
+    """The tools an agent may list: Iris's built-in server tools."""
+    return KnownTools.of(SERVER_TOOLS)
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -110,10 +117,15 @@ def create_app(
 
         instrument_http_client(http, telemetry.provider)
         instrument_engine(alchemy.get_engine(), telemetry.provider)
+    tool_directory = build_tool_directory()
     try:
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)
-        models_file = load_models_file(Path(settings.models_file), registry) if settings.models_file else None
+        models_file = (
+            load_models_file(Path(settings.models_file), registry, tool_directory)
+            if settings.models_file
+            else None
+        )
     except ValueError as exc:  # misconfiguration: fail at start, not on the first upload
         raise SettingsError(str(exc)) from exc
 
@@ -143,7 +155,6 @@ def create_app(
                 alchemy=alchemy,
                 storage=storage,
                 delivery=delivery,
-                max_tool_iterations=settings.max_tool_iterations,
                 interrupt_ttl_seconds=settings.interrupt_ttl_seconds,
                 deadlines=Deadlines(
                     first_token=settings.first_token_timeout_seconds,
@@ -172,7 +183,7 @@ def create_app(
         await seed_catalogue(alchemy)
         if models_file is not None:
             try:
-                await apply_models_file(alchemy, models_file)
+                await apply_models_file(alchemy, models_file, tool_directory)
             except ModelsFileError as exc:
                 raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
         await app.state.run_manager.start_keeping()
@@ -210,6 +221,7 @@ def create_app(
                 "storage": storage,
                 "url_policy": url_policy,
                 "registry": registry,
+                "tool_directory": tool_directory,
                 "loop_monitor": LoopMonitor(),
                 "telemetry": telemetry,
             }

@@ -147,3 +147,20 @@ def iris(
     argv = [sys.executable, *(command or ("-m", "app", "serve"))]
     with running(argv, env, Path(tmp) / "iris.log", f"{base}/healthz") as pid:
         yield base, token, pid
+
+
+def add_model(base: str, admin: str, model: Mapping[str, object], agent: str = "default") -> str:
+    """Add a model to the catalogue and offer it in ``agent`` (an agent runs only the models it offers);
+    returns its ``provider/modelId``."""
+    headers = {"Authorization": f"Bearer {admin}"}
+    created = httpx.post(f"{base}/api/models", json=dict(model), headers=headers, timeout=30)
+    if created.status_code != 201:
+        raise RuntimeError(f"creating a model answered {created.status_code}: {created.text[:300]}")
+    ref = str(created.json()["ref"])
+    current = httpx.get(f"{base}/api/agents/{agent}", headers=headers, timeout=30).json()
+    offered = httpx.patch(
+        f"{base}/api/agents/{agent}", json={"models": [*current["models"], ref]}, headers=headers, timeout=30
+    )
+    if offered.status_code != 200:
+        raise RuntimeError(f"offering {ref} in {agent!r} answered {offered.status_code}: {offered.text[:99]}")
+    return ref

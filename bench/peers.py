@@ -44,7 +44,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _iris import cpu_seconds, dev_token, free_port, iris, load, process_tree, running, started, wait_up
+from _iris import (
+    add_model,
+    cpu_seconds,
+    dev_token,
+    free_port,
+    iris,
+    load,
+    process_tree,
+    running,
+    started,
+    wait_up,
+)
 from PIL import Image
 
 HERE = Path(__file__).resolve().parent
@@ -459,13 +470,7 @@ async def prepare_iris(
     """The openai model at the upstream; ``threads`` fresh threads with an uploaded image each."""
     async with httpx.AsyncClient(timeout=TIMEOUT, limits=httpx.Limits(max_connections=4)) as client:
         model = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"}
-        created = await client.post(
-            f"{base}/api/models",
-            json={**model, "options": {"baseUrl": f"{upstream}/v1"}},
-            headers={"Authorization": f"Bearer {admin}"},
-        )
-        if created.status_code != 201:
-            raise RuntimeError(f"creating the model answered {created.status_code}: {created.text[:300]}")
+        await asyncio.to_thread(add_model, base, admin, {**model, "options": {"baseUrl": f"{upstream}/v1"}})
         ids = [str(uuid.uuid4()) for _ in range(threads)]
         semaphore = asyncio.Semaphore(4)
 

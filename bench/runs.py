@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx
 import msgspec
-from _iris import ROOT, dev_token, free_port, iris, running
+from _iris import ROOT, add_model, dev_token, free_port, iris, running
 from _results import Results
 from litestar import Litestar, get, post
 from litestar.response import Stream
@@ -425,9 +425,7 @@ def follow_lag(tmp: str) -> tuple[list[str], int]:
         shared = {"IRIS_DATABASE_URL": url, "IRIS_JWT_SECRET": uuid.uuid4().hex * 2}
         with iris(f"{tmp}/a", environ=shared) as (a, token, _), iris(f"{tmp}/b", environ=shared) as (b, _, _):
             admin = dev_token({**os.environ, **shared, "IRIS_DATA_DIR": f"{tmp}/a/data"}, "root", "admin")
-            created = httpx.post(f"{a}/api/models", json=SLOW, headers={"Authorization": f"Bearer {admin}"})
-            if created.status_code != 201:
-                raise RuntimeError(f"creating local/slow answered {created.status_code}: {created.text}")
+            add_model(a, admin, SLOW)
             load_before = os.getloadavg()[0]
 
             async def all_runs() -> list[list[float]]:

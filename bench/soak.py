@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _iris import dev_token, iris
+from _iris import add_model, dev_token, iris
 from _results import Results
 from PIL import Image
 
@@ -207,9 +207,7 @@ def peak_rss_mb(pid: int) -> float:
 
 async def soak(base: str, token: str, admin: str, pid: int) -> int:
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-        admin_headers = {"Authorization": f"Bearer {admin}"}
-        created = await http.post("/api/models", json=SLOW_MODEL, headers=admin_headers)
-        created.raise_for_status()
+        await asyncio.to_thread(add_model, base, admin, SLOW_MODEL)
         clients = [Client(http, token, random.Random(i)) for i in range(CONCURRENCY)]
         stop = time.monotonic() + DURATION
         await asyncio.gather(*(client.loop(stop) for client in clients))

@@ -25,4 +25,9 @@ class AgentFactory(SQLAlchemyFactory[Agent]):
     __set_foreign_keys__ = False
 
     default_model_id = None
-    enabled_tools: list[str] = []
+    model_ids: list[str] = []
+    tools: list[str] = []
+    reasoning: dict[str, object] = {}
+    max_tool_iterations = None
+    enabled = True
+    from_file = False

@@ -14,6 +14,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.catalogue.agent_tools import ToolDirectory
 from app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -43,6 +44,11 @@ def provide_storage(state: State) -> Storage:
 def provide_registry(state: State) -> ProviderRegistry:
     registry: ProviderRegistry = state.registry
     return registry
+
+
+def provide_tool_directory(state: State) -> ToolDirectory:
+    directory: ToolDirectory = state.tool_directory
+    return directory
 
 
 def provide_decode_limiter(state: State) -> anyio.CapacityLimiter:
@@ -98,6 +104,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "storage": Provide(provide_storage, sync_to_thread=False),
     "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
     "registry": Provide(provide_registry, sync_to_thread=False),
+    "tool_directory": Provide(provide_tool_directory, sync_to_thread=False),
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
+from app.catalogue.agents import AgentDefinition, create_agent
 from app.persistence.db import session_scope
-from app.persistence.models import Agent, ModelRow
+from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
+from app.schemas.agents import AgentReasoning
 
 log = logging.getLogger("iris.catalogue")
 
@@ -40,6 +43,23 @@ def default_models() -> list[ModelRow]:
     ]
 
 
+def default_agent(models: Sequence[ModelRow]) -> AgentDefinition:
+    """The agent every fresh install starts with: both local models (vision by default), every
+    built-in tool, open to guests."""
+    return AgentDefinition(
+        name="Iris",
+        description="A helpful assistant that can look at images.",
+        instructions="You are Iris, a helpful assistant that can look at images.",
+        default_model=models[0],
+        models=tuple(models),
+        tools=("image_info", "current_time", "delete_attachment"),
+        max_tool_iterations=None,
+        guest_access=True,
+        reasoning=AgentReasoning(),
+        enabled=True,
+    )
+
+
 async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
     """Insert the defaults when the catalogue is empty; returns whether it did.
 
@@ -53,16 +73,7 @@ async def seed_catalogue(config: SQLAlchemyAsyncConfig) -> bool:
             if await models.count() or await agents.count():
                 return False
             rows = await models.add_many(default_models())
-            await agents.add(
-                Agent(
-                    slug=DEFAULT_AGENT_SLUG,
-                    name="Iris",
-                    system_prompt="You are Iris, a helpful assistant that can look at images.",
-                    default_model_id=rows[0].id,
-                    guest_access=True,
-                    enabled_tools=["image_info", "current_time", "delete_attachment"],
-                )
-            )
+            await create_agent(agents, DEFAULT_AGENT_SLUG, default_agent(rows))
     except (DuplicateKeyError, IntegrityError):
         log.info("another process seeded the catalogue first")
         return False

@@ -1,14 +1,17 @@
-"""The models file (``IRIS_MODELS_FILE``, TOML): the catalogue as configuration, applied idempotently.
+"""The models file (``IRIS_MODELS_FILE``, TOML): the catalogue and its agents as configuration,
+applied idempotently.
 
-Each ``[[models]]`` entry has the fields of ``POST /api/models`` (same names, same checks, options
-included: secrets and unknown keys are refused exactly as the API refuses them). ``[agent]``
-``defaultModel`` names the default agent's model by ``provider/modelId``; its model list is the
-picker's, i.e. the entries with ``guestVisible = true``.
+Each ``[[models]]`` entry has the fields of ``POST /api/models`` and each ``[[agents]]`` entry those of
+``POST /api/agents`` (same names, same checks: secrets and unknown option keys, slugs, model refs and
+tool names are refused exactly as the API refuses them). ``[agent]`` is the short form for the default
+agent: ``defaultModel`` names its model by ``provider/modelId``, and it then also offers every enabled
+``guestVisible`` model of the file.
 
-Applying it upserts by ``(provider, modelId)``: the file wins for every field of the models it lists,
-and those rows are marked ``from_file``. A ``from_file`` row the file no longer lists is disabled, never
-deleted (sessions and runs keep pointing at it). Rows added through the admin API are never touched
-unless the file starts listing them. Applying the same file again changes nothing.
+Applying it upserts models by ``(provider, modelId)`` and agents by ``slug``: the file wins for every
+field of what it lists (an omitted field takes its default), and those rows are marked ``from_file``. A
+``from_file`` row the file no longer lists is disabled, never deleted (sessions and runs keep pointing
+at it). Rows added through the admin API are never touched unless the file starts listing them. An
+agent that changes gets a new version; applying the same file again changes nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import logging
 import tomllib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +27,15 @@ import msgspec
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
+from app.catalogue.agent_tools import ToolDirectory, check_agent_tools
+from app.catalogue.agents import check_definition, check_slug, create_agent, current_definition, save_changes
 from app.catalogue.defaults import DEFAULT_AGENT_SLUG
 from app.catalogue.options import check_options
 from app.errors import IrisError
 from app.persistence.db import session_scope
 from app.persistence.models import ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository
+from app.schemas.agents import AgentCreate
 from app.schemas.catalogue import ModelCreate
 from providers.registry import ProviderRegistry
 from providers.wire import RequestStruct
@@ -41,7 +48,7 @@ class ModelsFileError(ValueError):
 
 
 class AgentDefaults(RequestStruct):
-    """``[agent]``: the default agent's model, as ``provider/modelId``."""
+    """``[agent]``, the short form: the default agent's model, as ``provider/modelId``."""
 
     default_model: str
 
@@ -50,11 +57,13 @@ class ModelsFile(RequestStruct):
     """The whole file."""
 
     models: list[ModelCreate] = msgspec.field(default_factory=list)
+    agents: list[AgentCreate] = msgspec.field(default_factory=list)
     agent: AgentDefaults | None = None
 
 
-def load_models_file(path: Path, registry: ProviderRegistry) -> ModelsFile:
-    """Read and check the file (types, duplicates, options) before anything is written."""
+def load_models_file(path: Path, registry: ProviderRegistry, tools: ToolDirectory) -> ModelsFile:
+    """Read and check the file (types, duplicates, options, slugs, tools) before anything is written;
+    model refs are checked when it is applied, against the catalogue it then finds."""
     try:
         with path.open("rb") as handle:
             raw = tomllib.load(handle)
@@ -73,6 +82,22 @@ def load_models_file(path: Path, registry: ProviderRegistry) -> ModelsFile:
             check_options(model.options, model.provider, registry)
         except IrisError as exc:
             raise ModelsFileError(f"{where}: {exc.detail} [{exc.code}]") from exc
+    slugs: set[str] = set()
+    for index, agent in enumerate(spec.agents):
+        where = f"{path}: agents[{index}] ({agent.slug})"
+        if agent.slug in slugs:
+            raise ModelsFileError(f"{where}: listed twice")
+        slugs.add(agent.slug)
+        try:
+            check_slug(agent.slug)
+            check_agent_tools(agent.tools, tools)
+        except IrisError as exc:
+            raise ModelsFileError(f"{where}: {exc.detail} [{exc.code}]") from exc
+    if spec.agent is not None and DEFAULT_AGENT_SLUG in slugs:
+        raise ModelsFileError(
+            f"{path}: [agent] and an [[agents]] entry {DEFAULT_AGENT_SLUG!r} both configure the default "
+            "agent; keep one"
+        )
     return spec
 
 
@@ -83,7 +108,9 @@ def _differences(row: ModelRow, wanted: dict[str, Any]) -> list[str]:
     return [name for name in _FIELDS if getattr(row, name) != wanted[name]]
 
 
-async def apply_models_file(config: SQLAlchemyAsyncConfig, spec: ModelsFile) -> list[str]:
+async def apply_models_file(
+    config: SQLAlchemyAsyncConfig, spec: ModelsFile, tools: ToolDirectory
+) -> list[str]:
     """Bring the catalogue in line with the file, in one transaction; one line per change made."""
     changes: list[str] = []
     try:
@@ -111,8 +138,10 @@ async def apply_models_file(config: SQLAlchemyAsyncConfig, spec: ModelsFile) -> 
                     row.enabled = False
                     await models.update(row)
                     changes.append(f"disabled {row.ref} (no longer in the file)")
+            agents = AgentRepository(session=session)
+            changes += await _apply_agents(models, agents, spec, tools)
             if spec.agent is not None:
-                changes += await _default_model(models, AgentRepository(session=session), spec.agent)
+                changes += await _default_agent(models, agents, spec)
     except (DuplicateKeyError, IntegrityError) as exc:
         raise ModelsFileError("another process changed the catalogue at the same time; apply again") from exc
     for change in changes:
@@ -120,20 +149,60 @@ async def apply_models_file(config: SQLAlchemyAsyncConfig, spec: ModelsFile) -> 
     return changes
 
 
-async def _default_model(models: ModelRepository, agents: AgentRepository, agent: AgentDefaults) -> list[str]:
-    row = await models.get_by_ref(agent.default_model)
+async def _apply_agents(
+    models: ModelRepository, agents: AgentRepository, spec: ModelsFile, tools: ToolDirectory
+) -> list[str]:
+    """``[[agents]]``: create, change (a new version) or disable what the file manages."""
+    changes: list[str] = []
+    for index, entry in enumerate(spec.agents):
+        try:
+            definition = await check_definition(entry, models, tools)
+        except IrisError as exc:
+            raise ModelsFileError(f"agents[{index}] ({entry.slug}): {exc.detail} [{exc.code}]") from exc
+        row = await agents.get_by_slug(entry.slug)
+        if row is None:
+            await create_agent(agents, entry.slug, definition, from_file=True)
+            changes.append(f"added agent {entry.slug}")
+            continue
+        managed = row.from_file
+        row.from_file = True
+        changed = await save_changes(agents, row, definition)
+        if changed:
+            changes.append(f"updated agent {row.slug}: {', '.join(changed)} (version {row.version})")
+        elif not managed:
+            await agents.update(row)
+            changes.append(f"updated agent {row.slug}: now managed by the file")
+    listed = {entry.slug for entry in spec.agents}
+    for row in await agents.list_from_file():
+        if row.slug not in listed and row.enabled:
+            await save_changes(agents, row, replace(await current_definition(row, models), enabled=False))
+            changes.append(f"disabled agent {row.slug} (no longer in the file)")
+    return changes
+
+
+async def _default_agent(models: ModelRepository, agents: AgentRepository, spec: ModelsFile) -> list[str]:
+    """``[agent]``: the default agent's model, and every enabled guest-visible model of the file added to
+    what it offers (nothing it offers already is removed)."""
+    assert spec.agent is not None
+    wanted = spec.agent.default_model
+    row = await models.get_by_ref(wanted)
     if row is None or not row.enabled:
-        raise ModelsFileError(
-            f"[agent] defaultModel: no enabled model {agent.default_model!r} in the catalogue"
-        )
+        raise ModelsFileError(f"[agent] defaultModel: no enabled model {wanted!r} in the catalogue")
     default = await agents.get_by_slug(DEFAULT_AGENT_SLUG)
     if default is None:
         raise ModelsFileError(f"[agent]: there is no {DEFAULT_AGENT_SLUG!r} agent to configure")
-    if default.default_model_id == row.id:
-        return []
-    default.default_model_id = row.id
-    await agents.update(default)
-    return [f"default agent: default model is now {row.ref}"]
+    current = await current_definition(default, models)
+    offered = list(current.models)
+    guest_visible = [f"{m.provider}/{m.model_id}" for m in spec.models if m.guest_visible and m.enabled]
+    for ref in [wanted, *guest_visible]:
+        model = await models.get_by_ref(ref)
+        if model is not None and all(known.id != model.id for known in offered):
+            offered.append(model)
+    added = [model.ref for model in offered[len(current.models) :]]
+    await save_changes(agents, default, replace(current, default_model=row, models=tuple(offered)))
+    moved = current.default_model is None or current.default_model.id != row.id
+    changes = [f"default agent: default model is now {row.ref}"] if moved else []
+    return changes + ([f"default agent: now offers {', '.join(added)}"] if added else [])
 
 
 def describe(changes: Sequence[str]) -> str:

@@ -131,11 +131,9 @@ def agent_model(row: ModelRow, registry: ProviderRegistry) -> AgentModel:
 
 
 def picker_models(
-    visible: Sequence[ModelRow], default: ModelRow | None, registry: ProviderRegistry
+    offered: Sequence[ModelRow], default: ModelRow | None, registry: ProviderRegistry
 ) -> AgentModels:
-    """Guest-visible models, plus the agent's default when it is not among them (seed 002's fix-up)."""
-    entries = [agent_model(row, registry) for row in visible]
-    if default is not None and default.enabled and all(row.id != default.id for row in visible):
-        entries.append(agent_model(default, registry))
+    """Exactly the models an agent offers, in its order, less disabled ones; its default when enabled."""
+    entries = [agent_model(row, registry) for row in offered if row.enabled]
     usable_default = default if default is not None and default.enabled else None
     return AgentModels(models=entries, default_model_id=str(usable_default.id) if usable_default else None)

@@ -24,6 +24,7 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
     text,
+    true,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -54,18 +55,49 @@ class ModelRow(UUIDv7AuditBase):
 
 
 class Agent(UUIDv7AuditBase):
-    """An agent the frontend chats with (seed 002's ``agentSlug``)."""
+    """An agent the frontend chats with (seed 002's ``agentSlug``), as it is now.
+
+    Every change bumps ``version`` and records an immutable :class:`AgentVersion`, which runs point at:
+    this row is what the next run uses, the versions are what earlier runs used. Agents are disabled,
+    never deleted (their sessions stay readable).
+    """
 
     __tablename__ = "agents"
 
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
-    system_prompt: Mapped[str] = mapped_column(Text, default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    """The system prompt."""
     default_model_id: Mapped[UUID | None] = mapped_column(
         ForeignKey("models.id", ondelete="RESTRICT"), nullable=True
     )
+    model_ids: Mapped[list[str]] = mapped_column(JsonB, default=list)
+    """The models the agent offers (catalogue ids, in picker order); the default is one of them."""
+    tools: Mapped[list[str]] = mapped_column(JsonB, default=list)
+    """Tool names (``current_time``, ``{server}__{tool}``) and whole MCP servers (``mcp:{server}/*``)."""
+    max_tool_iterations: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Model turns a run may take; ``None`` follows ``IRIS_MAX_TOOL_ITERATIONS``."""
     guest_access: Mapped[bool] = mapped_column(Boolean, default=False)
-    enabled_tools: Mapped[list[str]] = mapped_column(JsonB, default=list)
+    reasoning: Mapped[dict[str, Any]] = mapped_column(JsonB, default=dict)
+    """Reasoning defaults (``enableThinking``, ``reasoningEffort``) between the request and the model's."""
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    from_file: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Managed by the models file (``[[agents]]``): dropped from it, the agent is disabled."""
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
+    """The number of the newest :class:`AgentVersion`."""
+
+
+class AgentVersion(UUIDv7AuditBase):
+    """One version of an agent, never changed once written: what a run that points at it ran with."""
+
+    __tablename__ = "agent_versions"
+    __table_args__ = (UniqueConstraint("agent_id", "version", name="uq_agent_versions_agent_id_version"),)
+
+    agent_id: Mapped[UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JsonB)
+    """The whole definition as it was (``app.schemas.agents.AgentSnapshot``)."""
 
 
 class ChatSession(UUIDv7AuditBase):
@@ -110,6 +142,10 @@ class Run(UUIDv7AuditBase):
     status: Mapped[str] = mapped_column(String(16))
     model_id: Mapped[UUID | None] = mapped_column(ForeignKey("models.id", ondelete="SET NULL"), nullable=True)
     model_ref: Mapped[str | None] = mapped_column(String(270), nullable=True)
+    agent_version_id: Mapped[UUID | None] = mapped_column(
+        ForeignKey("agent_versions.id", ondelete="SET NULL"), nullable=True
+    )
+    """The agent version the run ran with (``None`` for runs from before versions were recorded)."""
     started_at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

@@ -11,7 +11,7 @@ import uuid
 from typing import Any
 
 from app.agui.input import RunAgentInput
-from app.errors import IrisError, Unprocessable
+from app.errors import IrisError, NotFound, Unprocessable
 from app.runs.intake import Rewind
 from app.schemas.chat import ChatRequest
 
@@ -62,7 +62,10 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
 
 
 def chat_field(exc: IrisError, parts_field: str = "parts") -> IrisError:
-    """Rename an engine field (``messages[0].content[1]``) to the chat body's (``parts[1]``)."""
+    """Rename an engine field (``messages[0].content[1]``) to the chat body's (``parts[1]``). A session
+    of another agent is not under this agent's path: 404, as the chat surface's other endpoints say."""
+    if exc.code == "thread_agent_mismatch":
+        return NotFound("No such session with this agent.", code="thread_not_found", field="sessionId")
     if exc.field is not None and exc.field.startswith(_ENGINE_FIELD):
         exc.field = parts_field + exc.field[len(_ENGINE_FIELD) :]
     elif exc.field == "messages[0]":

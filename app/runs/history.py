@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any, Literal, TypeVar
 
+import msgspec
+
 from app.persistence.models import Message
 from app.runs.parts import deleted_note
+from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatMessageOut, ReasoningPartOut
 from app.schemas.chat import ImagePartOut as ChatImageOut
 from app.schemas.history import (
@@ -189,4 +192,11 @@ def chat_message(row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[
         parts=parts,
         created_at=row.created_at,
         superseded_at=row.superseded_at,
+        agent=_answered_by(row),
     )
+
+
+def _answered_by(row: Message) -> AgentRef | None:
+    """The agent version an assistant row's worker output names (rows from before versions: none)."""
+    agent = (row.meta.get("worker_agent_output") or {}).get("agent") if row.role == "assistant" else None
+    return msgspec.convert(agent, AgentRef) if agent is not None else None

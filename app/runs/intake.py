@@ -44,6 +44,7 @@ from app.runs.resolution import (
     system_prompt,
 )
 from app.runs.tools import ServerTool
+from app.schemas.agents import AgentRef
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
@@ -97,14 +98,16 @@ class RunPlan:
     system: str | None
     server_tools: tuple[ServerTool, ...]
     frontend_tools: tuple[ToolSpec, ...]
+    max_tool_iterations: int
+    """Model turns the run may take (its agent version's figure, else ``IRIS_MAX_TOOL_ITERATIONS``)."""
     resume: tuple[ResumeDecision, ...]
     ignored_resume_ids: tuple[str, ...]
+    agent: AgentRef | None = None
+    """The agent version the run uses (none for stateless chat, which has no agent)."""
     user_message_id: str | None = None
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
     reasoning: ReasoningControl = NO_REASONING
-    agent: str | None = None
-    """The agent's slug (its runs' ``invoke_agent {agent}`` spans); stateless chat has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +153,11 @@ async def prepare_run(
             history = [row for row in history if row.position < cut]
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
-    model = await resolve_model(repos.models, registry, agent, session, forwarded, principal, settings)
-    reasoning = reasoning_control(forwarded, model.row.options, model.capabilities, model.row.ref)
+    model = await resolve_model(repos.models, registry, agent, session, forwarded, settings)
+    reasoning_defaults = {**model.row.options, **agent.reasoning_defaults}  # the agent's win over the model's
+    reasoning = reasoning_control(forwarded, reasoning_defaults, model.capabilities, model.row.ref)
     tools_on = forwarded.get("enableTools") is not False
-    server_tools = offered_server_tools(agent, model.capabilities) if tools_on else ()
+    server_tools = offered_server_tools(agent.config, model.capabilities) if tools_on else ()
     frontend_tools = offered_frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
 
     stored = (
@@ -184,7 +188,7 @@ async def prepare_run(
 
     deleted = await deleted_uploads(repos.uploads, history)  # the new rows' uploads were just found
     history += new_rows
-    system = system_prompt(agent, body)
+    system = system_prompt(agent.config, body)
     if not delivers_by_url(
         model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
     ):
@@ -207,7 +211,7 @@ async def prepare_run(
     # (the runId, a new threadId, a message position) fails that commit: RUN_ERROR run_not_stored.
     if session is None:
         session = repos.sessions.create_for_owner(
-            thread_id, principal.user_id, agent.id, model.row.id, title=_title(new_rows)
+            thread_id, principal.user_id, agent.pk, model.row.id, title=_title(new_rows)
         )
     else:
         session.model_id = model.row.id
@@ -215,7 +219,11 @@ async def prepare_run(
     if awaiting is not None:
         awaiting.pending_interrupts = None  # answered by this run
     run = repos.runs.add_running(
-        external_id=run_id, session_id=session.id, owner_id=principal.user_id, model=model.row
+        external_id=run_id,
+        session_id=session.id,
+        owner_id=principal.user_id,
+        model=model.row,
+        agent_version_id=agent.version_pk,
     )
     spec = model_spec(model.row)
     for row in new_rows:
@@ -240,9 +248,10 @@ async def prepare_run(
         system=system,
         server_tools=server_tools,
         frontend_tools=frontend_tools,
-        agent=agent.slug,
+        max_tool_iterations=agent.config.max_tool_iterations or settings.max_tool_iterations,
         resume=tuple(decisions),
         ignored_resume_ids=tuple(ignored),
+        agent=agent.ref,
         user_message_id=(answered[-1].external_id or str(answered[-1].id)) if answered else None,
         reasoning=reasoning,
     )

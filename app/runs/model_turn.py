@@ -212,6 +212,7 @@ class ModelTurns:
             usage=billable(turn.counts, provider=plan.provider.id, model=plan.model),
             reasoning_summary=turn.reasoning.summary,
             reasoning_tokens=turn.counts.reasoning_tokens,
+            agent=plan.agent,
         )
         self._open_turn = None
         await self.store.emit(

@@ -34,7 +34,7 @@ from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.runs.intake import RunPlan
 from app.runs.model_turn import Builder, ModelTurns, Turn
-from app.runs.outputs import IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
+from app.runs.outputs import AGENT_KEY, IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
 from app.runs.reasoning import REASONING_NOTE_KEY
 from app.runs.services import RunServices
 from app.runs.tool_loop import ToolLoop
@@ -73,7 +73,7 @@ class Orchestrator:
         self.telemetry: RunTelemetry = services.telemetry.run(
             run_id=plan.run_id,
             thread_id=plan.thread_id,
-            agent=plan.agent,
+            agent=None if plan.agent is None else plan.agent.slug,
             provider_id=plan.provider.id,
             model_id=plan.model.model_id,
             model_ref=plan.model_ref,
@@ -107,6 +107,8 @@ class Orchestrator:
                     trace_ids["traceId"],
                     trace_ids["traceparent"],
                 )
+            if plan.agent is not None:
+                started[AGENT_KEY] = msgspec.to_builtins(plan.agent)
             await self.store.emit(
                 RunStarted(
                     thread_id=plan.thread_id,

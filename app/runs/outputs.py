@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from app.runs.usage import BillableUsage
+from app.schemas.agents import AgentRef
 from providers.wire import WireStruct
 
 WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
@@ -22,12 +23,15 @@ TRACE_ID_KEY = "iris/traceId"
 TRACEPARENT_KEY = "iris/traceparent"
 """On ``RUN_STARTED``, when tracing is on: the run's ``invoke_agent`` span as a W3C ``traceparent``
 (a follower in another process joins the run's trace with it)."""
+AGENT_KEY = "iris/agent"
+"""On ``RUN_STARTED``: the agent and version the run uses (:class:`~app.schemas.agents.AgentRef`)."""
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
     """The worker's answer for one assistant message (``TEXT_MESSAGE_END``): ``reasoningSummary`` is
     the start of what the model thought (redacted blocks never appear), ``reasoningTokens`` what it
-    cost, as the vendor reported it."""
+    cost, as the vendor reported it; ``agent`` the agent version that answered (absent for stateless
+    chat)."""
 
     answer: str
     model: str
@@ -37,6 +41,7 @@ class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
     usage: BillableUsage | None = None
     reasoning_summary: str | None = None
     reasoning_tokens: int | None = None
+    agent: AgentRef | None = None
 
 
 class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):

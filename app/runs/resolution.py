@@ -1,9 +1,10 @@
-"""What a run resolves before its stream opens: the caller's thread, its agent and model, the tools it
-offers and its system prompt.
+"""What a run resolves before its stream opens: the caller's thread, its agent (at its newest version)
+and model, the tools it offers and its system prompt.
 
-Each is checked on the way — the thread's owner, guest access, an enabled model whose provider is
-registered and whose key is set, client tool names that no server tool has — and a refusal is a
-problem+json answer before anything is stored (:mod:`app.runs.intake`).
+Each is checked on the way — the thread's owner, the thread's agent, guest access, an enabled model the
+agent offers whose provider is registered and whose key is set, client tool names that no server tool
+has — and a refusal is a problem+json answer before anything is stored (:mod:`app.runs.intake`). The run
+then uses its agent version's instructions, tools, turn budget and models, never the live agent row.
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
+
+import msgspec
 
 from app.agui.input import RunAgentInput
 from app.catalogue.defaults import DEFAULT_AGENT_SLUG
 from app.catalogue.views import effective_capabilities, missing_key
-from app.errors import Forbidden, NotFound, ServiceUnavailable, Unprocessable
-from app.persistence.models import Agent, ChatSession, ModelRow
+from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
+from app.persistence.models import ChatSession, ModelRow
 from app.persistence.repositories import AgentRepository, ModelRepository, SessionRepository
 from app.runs.tools import SERVER_TOOLS, ServerTool
+from app.schemas.agents import AgentRef, AgentSnapshot
 from app.security.auth import Principal
 from app.settings import Settings
 from providers import Capabilities, NoSuchProvider, Provider, ToolSpec
@@ -45,35 +50,66 @@ async def resolve_thread(
     return session
 
 
+@dataclass(frozen=True, slots=True)
+class RunAgent:
+    """The agent a run uses: its newest version when the run was checked (``config``), which the run
+    records, so its history says what answered after the agent changes."""
+
+    pk: UUID
+    version_pk: UUID
+    config: AgentSnapshot
+    ref: AgentRef
+
+    @property
+    def reasoning_defaults(self) -> dict[str, Any]:
+        """The agent's reasoning defaults, under the option names the model's own defaults use."""
+        defaults: dict[str, Any] = msgspec.to_builtins(self.config.reasoning)
+        return defaults
+
+
 async def resolve_agent(
     agents: AgentRepository, session: ChatSession | None, forwarded: dict[str, Any], principal: Principal
-) -> Agent:
-    """The thread's agent; for a new thread ``forwardedProps.agent`` (a slug) or the default one."""
+) -> RunAgent:
+    """The thread's agent; for a new thread ``forwardedProps.agent`` (a slug) or the default one. An
+    existing thread keeps its agent: naming another is 409 ``thread_agent_mismatch``."""
+    wanted = forwarded.get("agent")
     if session is not None:
-        agent = await agents.get_by_id(session.agent_id)
-        wanted = forwarded.get("agent")
-        if agent is not None and wanted is not None and wanted != agent.slug:
-            raise NotFound("No such thread.", code="thread_not_found")  # it belongs to another agent
+        found = await agents.current_by_id(session.agent_id)
+        if found is not None and wanted is not None and wanted != found[0].slug:
+            raise Conflict(
+                f"This thread belongs to the agent {found[0].slug!r}; a thread keeps its agent "
+                "(start a new thread for another one).",
+                code="thread_agent_mismatch",
+                field="forwardedProps.agent",
+                extra={"agent": found[0].slug},
+            )
     else:
-        slug = forwarded.get("agent", DEFAULT_AGENT_SLUG)
-        agent = await agents.get_by_slug(slug) if isinstance(slug, str) else None
-    if agent is None:
+        slug = DEFAULT_AGENT_SLUG if wanted is None else wanted
+        found = await agents.current_by_slug(slug) if isinstance(slug, str) else None
+    if found is None or not found[0].enabled:
         raise NotFound("No such agent.", code="agent_not_found", field="forwardedProps.agent")
+    agent, version = found
     if principal.is_guest and not agent.guest_access:
         raise Forbidden("Guests may not use this agent; sign in.", code="agent_not_for_guests")
-    return agent
+    return RunAgent(
+        pk=agent.id,
+        version_pk=version.id,
+        config=msgspec.convert(version.snapshot, AgentSnapshot),
+        ref=AgentRef(slug=agent.slug, version=version.version),
+    )
 
 
 async def resolve_model(
     models: ModelRepository,
     registry: ProviderRegistry,
-    agent: Agent,
+    agent: RunAgent,
     session: ChatSession | None,
     forwarded: dict[str, Any],
-    principal: Principal,
     settings: Settings,
 ) -> RunnableModel:
-    """``forwardedProps.modelId``, else the thread's model, else the agent's default."""
+    """``forwardedProps.modelId``, which the agent must offer (422 ``model_not_in_agent``); else the
+    thread's model while the agent still offers it; else the agent's default."""
+    config = agent.config
     requested = forwarded.get("modelId")
     if requested is not None:
         row = await models.get_by_ref(requested) if isinstance(requested, str) else None
@@ -81,12 +117,18 @@ async def resolve_model(
             raise Unprocessable(
                 f"No enabled model {requested!r}.", code="model_not_found", field="forwardedProps.modelId"
             )
-        if principal.is_guest and not row.guest_visible and row.id != agent.default_model_id:
-            raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
+        if not config.offers(str(row.id)):
+            raise Unprocessable(
+                f"The agent {config.slug!r} does not offer {row.ref}; it offers "
+                f"{', '.join(pin.ref for pin in config.models)}.",
+                code="model_not_in_agent",
+                field="forwardedProps.modelId",
+            )
     else:
         row = None
-        for candidate in (session.model_id if session else None, agent.default_model_id):
-            if candidate is not None:
+        default = UUID(config.default_model.id) if config.default_model is not None else None
+        for candidate in (session.model_id if session else None, default):
+            if candidate is not None and config.offers(str(candidate)):
                 row = await models.get_by_id(candidate)
                 if row is not None and row.enabled:
                     break
@@ -119,11 +161,12 @@ def runnable(row: ModelRow, registry: ProviderRegistry, settings: Settings) -> R
     return RunnableModel(row=row, provider=provider, capabilities=caps)
 
 
-def offered_server_tools(agent: Agent, caps: Capabilities) -> tuple[ServerTool, ...]:
-    """The agent's tools Iris runs itself, when the model can call tools at all."""
+def offered_server_tools(agent: AgentSnapshot, caps: Capabilities) -> tuple[ServerTool, ...]:
+    """The agent's tools Iris runs itself, when the model can call tools at all (an entry no tool
+    source provides any more is skipped, so a removed plugin does not break the agent)."""
     if not caps.tools:
         return ()
-    return tuple(SERVER_TOOLS[name] for name in agent.enabled_tools if name in SERVER_TOOLS)
+    return tuple(SERVER_TOOLS[name] for name in agent.tools if name in SERVER_TOOLS)
 
 
 def offered_frontend_tools(
@@ -152,8 +195,8 @@ def offered_frontend_tools(
     )
 
 
-def system_prompt(agent: Agent, body: RunAgentInput) -> str | None:
-    """The agent's prompt, plus every context entry the client sent (AG-UI: make them visible)."""
-    sections = [agent.system_prompt.strip()] if agent.system_prompt.strip() else []
+def system_prompt(agent: AgentSnapshot, body: RunAgentInput) -> str | None:
+    """The agent's instructions, plus every context entry the client sent (AG-UI: make them visible)."""
+    sections = [agent.instructions.strip()] if agent.instructions.strip() else []
     sections += [f"{entry.description}:\n{entry.value}" for entry in body.context]
     return "\n\n".join(sections) or None

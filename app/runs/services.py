@@ -19,7 +19,6 @@ class RunServices:
     alchemy: SQLAlchemyAsyncConfig
     storage: Storage
     delivery: ImageDelivery
-    max_tool_iterations: int
     interrupt_ttl_seconds: int
     deadlines: Deadlines
     """The deadline settings; a model's ``options`` may override them."""

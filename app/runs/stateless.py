@@ -111,6 +111,7 @@ async def stateless_plan(
         system=system,
         server_tools=(),
         frontend_tools=(),
+        max_tool_iterations=settings.max_tool_iterations,
         resume=(),
         ignored_resume_ids=(),
     )

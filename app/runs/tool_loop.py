@@ -81,7 +81,7 @@ class ToolLoop:
         # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
         # calls made in the last allowed turn are answered "budget spent" and the run ends.
         options = RequestOptions(system=plan.system, tools=offered_all, reasoning=plan.reasoning.request)
-        turns = max(1, self.services.max_tool_iterations)
+        turns = max(1, plan.max_tool_iterations)
         for iteration in range(turns):
             spent = iteration == turns - 1
             turn = await next_turn(build, options, by_url)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from app.agui.events import TokenUsage
 from app.agui.input import ResumeEntryIn
+from app.schemas.agents import AgentRef
 from app.schemas.history import TextPartOut
 from providers.wire import RequestStruct, WireStruct
 
@@ -57,12 +58,15 @@ class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defau
 
 
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
+    """One message; an answer names the agent version that gave it (``agent``)."""
+
     id: str
     role: Literal["user", "assistant", "tool", "system"]
     content: str
     parts: list[TextPartOut | ImagePartOut | ReasoningPartOut]
     created_at: dt.datetime
     superseded_at: dt.datetime | None = None
+    agent: AgentRef | None = None
 
 
 class ChatHistory(WireStruct):

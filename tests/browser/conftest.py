@@ -24,6 +24,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect, sync_playwright
 
 from app.security.auth import issue_token
+from tests.support.agents import offer_sync
 from tests.support.databases import copy_sqlite
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
@@ -137,6 +138,7 @@ def site(
                 f"{iris.base_url}/api/models", json=SLOW_MODEL, headers=admin, timeout=REQUEST_SECONDS
             )
             assert created.status_code == 201, created.text
+            offer_sync(iris.base_url, admin, "local/slow")
             yield Site(iris=iris, allowed_origin=allowed, denied_origin=denied)
 
 

@@ -21,6 +21,7 @@ from tests.browser.chat_page import (
     wait_thumbnails,
 )
 from tests.browser.conftest import JWT_SECRET, Site
+from tests.support.agents import offer_sync
 from tests.support.waits import REQUEST_SECONDS
 
 SLOW = "Slow vision (vision)"
@@ -245,6 +246,7 @@ def test_think_first_is_offered_only_for_models_that_reason(page: Page, site: Si
     }
     created = httpx.post(f"{site.base}/api/models", json=plain, headers=admin, timeout=REQUEST_SECONDS)
     assert created.status_code in (201, 409), created.text  # 409: another run of this module made it
+    offer_sync(site.base, admin, "local/plain")
     open_as_guest(page, site.base)
     page.get_by_label("Model").select_option(label=SLOW)
     expect(page.get_by_label("Think first")).to_be_visible()

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.asgi import build_registry, create_app
+from app.asgi import build_registry, build_tool_directory, create_app
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.persistence.db import create_alchemy_config
@@ -63,8 +63,9 @@ async def _apply(settings: Settings, path: Path) -> list[str]:
     async with httpx.AsyncClient() as http:
         try:
             await seed_catalogue(alchemy)  # what start-up does before applying the file
+            tools = build_tool_directory()
             return await apply_models_file(
-                alchemy, load_models_file(path, build_registry(settings, {}, http))
+                alchemy, load_models_file(path, build_registry(settings, {}, http), tools), tools
             )
         finally:
             await alchemy.get_engine().dispose()
@@ -103,6 +104,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
         "added openai/gpt-4o",
         "added openai/gpt-4o-mini",
         "default agent: default model is now openai/gpt-4o",
+        "default agent: now offers openai/gpt-4o",  # the short form offers the file's guest-visible models
     ]
     trimmed = FILE.replace('name = "GPT-4o"', 'name = "GPT-4o (2024)"').replace(
         '[[models]]\nprovider = "openai"\nmodelId = "gpt-4o-mini"\nname = "GPT-4o mini"\ntype = "text"\n', ""
@@ -187,9 +189,9 @@ async def test_file_problems_name_the_file(settings: Settings, tmp_path: Path) -
             (FILE + "\n[extra]\n", "unknown field `extra`"),
         ]:
             with pytest.raises(ModelsFileError, match=message):
-                load_models_file(_write(tmp_path, text), registry)
+                load_models_file(_write(tmp_path, text), registry, build_tool_directory())
         with pytest.raises(ModelsFileError, match="No such file"):
-            load_models_file(tmp_path / "missing.toml", registry)
+            load_models_file(tmp_path / "missing.toml", registry, build_tool_directory())
 
 
 async def test_the_example_file_applies(settings: Settings) -> None:
@@ -197,3 +199,91 @@ async def test_the_example_file_applies(settings: Settings) -> None:
     assert changes
     assert all(line.startswith(("added", "default agent")) for line in changes)
     assert await _apply(settings, REPO_ROOT / "examples" / "models.toml") == []
+
+
+AGENTS = """
+[[agents]]
+slug = "writer"
+name = "Writer"
+instructions = "You write."
+models = ["openai/gpt-4o", "openai/gpt-4o-mini"]
+tools = ["current_time"]
+maxToolIterations = 3
+
+[[agents]]
+slug = "helper"
+name = "Helper"
+models = ["local/text"]
+guestAccess = true
+"""
+
+
+async def _agents(client: AsyncTestClient[Any], auth: Auth) -> dict[str, dict[str, Any]]:
+    listed = await client.get("/api/agents", headers=auth("root", "admin"))
+    return {a["slug"]: a for a in listed.json()["agents"]}
+
+
+async def test_agents_in_the_file_apply_once_the_file_wins_and_removed_ones_are_disabled(
+    settings: Settings, tmp_path: Path, auth: Auth
+) -> None:
+    path = _write(tmp_path, FILE.replace("[agent]", AGENTS + "\n[agent]"))
+    added = await _apply(settings, path)
+    assert added[-4:] == [
+        "added agent writer",
+        "added agent helper",
+        "default agent: default model is now openai/gpt-4o",
+        "default agent: now offers openai/gpt-4o",
+    ]
+    assert await _apply(settings, path) == []  # applied twice: nothing changes, no new version
+    admin = auth("root", "admin")
+    async with AsyncTestClient(app=create_app(settings, environ={})) as client:
+        agents = await _agents(client, auth)
+        writer = agents["writer"]
+        assert (writer["models"], writer["defaultModel"], writer["maxToolIterations"]) == (
+            ["openai/gpt-4o", "openai/gpt-4o-mini"],
+            "openai/gpt-4o",
+            3,
+        )
+        assert (writer["version"], agents["helper"]["guestAccess"]) == (1, True)
+        assert (
+            await client.patch("/api/agents/writer", json={"instructions": "Mine."}, headers=admin)
+        ).json()["version"] == 2
+        mine = {"slug": "mine", "name": "Mine", "models": ["local/vision"]}
+        assert (await client.post("/api/agents", json=mine, headers=admin)).status_code == 201
+
+    trimmed = _write(
+        tmp_path, FILE.replace("[agent]", AGENTS.split('[[agents]]\nslug = "helper"')[0] + "[agent]")
+    )
+    assert await _apply(settings, trimmed) == [
+        "updated agent writer: instructions (version 3)",  # the file wins over the API's change
+        "disabled agent helper (no longer in the file)",
+    ]
+    assert await _apply(settings, trimmed) == []
+    async with AsyncTestClient(app=create_app(settings, environ={})) as client:
+        agents = await _agents(client, auth)
+        versions = (await client.get("/api/agents/writer/versions", headers=admin)).json()["versions"]
+    assert agents["helper"]["enabled"] is False  # disabled, not deleted
+    assert agents["mine"]["version"] == 1  # made through the API: left alone
+    assert [v["agent"]["instructions"] for v in versions] == ["You write.", "Mine.", "You write."]
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+async def test_agent_problems_name_the_entry(settings: Settings, tmp_path: Path) -> None:
+    entry = '[[agents]]\nslug = "writer"\nname = "Writer"\nmodels = ["local/text"]\n'
+    async with httpx.AsyncClient() as http:
+        registry, tools = build_registry(settings, {}, http), build_tool_directory()
+        for text, message in [
+            (entry.replace('"writer"', '"Writer"'), r"agents\[0\] \(Writer\): .*\[invalid_agent_slug\]"),
+            (
+                entry + 'tools = ["nope"]\n',
+                r"agents\[0\] \(writer\): There is no tool 'nope'\. \[unknown_tool\]",
+            ),
+            (entry + entry, r"agents\[1\] \(writer\): listed twice"),
+            (entry.replace("writer", "default") + '[agent]\ndefaultModel = "local/text"\n', "keep one"),
+        ]:
+            with pytest.raises(ModelsFileError, match=message):
+                load_models_file(_write(tmp_path, text), registry, tools)
+    unknown = _write(tmp_path, entry.replace("local/text", "openai/nope"))
+    with pytest.raises(ModelsFileError, match=r"agents\[0\] \(writer\): There is no model 'openai/nope'"):
+        await _apply(settings, unknown)
+    assert await _apply(settings, _write(tmp_path, entry)) == ["added agent writer"]  # nothing half-applied

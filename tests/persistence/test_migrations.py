@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import subprocess
 import sys
 import uuid
@@ -24,7 +25,17 @@ from app.persistence.migrations import REPO_ROOT, alembic_config
 from tests.support.waits import SUBPROCESS_SECONDS
 
 T = TypeVar("T")
-TABLES = {"agents", "models", "sessions", "messages", "runs", "run_events", "uploads", "quota_usage"}
+TABLES = {
+    "agents",
+    "agent_versions",
+    "models",
+    "sessions",
+    "messages",
+    "runs",
+    "run_events",
+    "uploads",
+    "quota_usage",
+}
 
 
 def _tables(url: str) -> set[str]:
@@ -255,3 +266,117 @@ def test_a_thread_left_with_two_running_runs_keeps_only_the_newest_running(empty
     assert _run(empty_database_url, read) == {"older": ("failed", "run_lost"), "newer": ("running", None)}
     command.check(config)
     command.downgrade(config, "0005_faults_quotas")
+
+
+def test_agents_become_versioned_data_and_nothing_of_their_threads_is_lost(empty_database_url: str) -> None:
+    """0007: an agent offers what its picker offered (guest-visible models, then its default) and gets
+    version 1; runs from before keep no version. Altering the agents table (SQLite copies it) keeps
+    every session, run, message and event, and so does the way back."""
+    config = alembic_config(empty_database_url)
+    command.upgrade(config, "0006_one_running_run")
+    guid, stamp, now = GUID(length=16), DateTimeUTC(timezone=True), dt.datetime.now(dt.UTC)
+    stamps = {"created_at": now, "updated_at": now}
+
+    def table(name: str, *columns: sa.ColumnClause[Any]) -> sa.TableClause:
+        return sa.table(name, *columns, sa.column("created_at", stamp), sa.column("updated_at", stamp))
+
+    models = table(
+        "models",
+        sa.column("id", guid),
+        *(sa.column(c) for c in ("name", "provider", "model_id", "type")),
+        *(sa.column(c, sa.Boolean) for c in ("supports_tools", "enabled", "guest_visible")),
+        sa.column("options", JsonB),
+    )
+    agents = table(
+        "agents",
+        *(sa.column(c, guid) for c in ("id", "default_model_id")),
+        *(sa.column(c) for c in ("name", "slug", "system_prompt")),
+        sa.column("guest_access", sa.Boolean),
+        sa.column("enabled_tools", JsonB),
+    )
+    sessions = table(
+        "sessions",
+        *(sa.column(c, guid) for c in ("id", "agent_id")),
+        *(sa.column(c) for c in ("owner_id", "thread_id")),
+        sa.column("last_activity_at", stamp),
+    )
+    runs = table(
+        "runs",
+        *(sa.column(c, guid) for c in ("id", "session_id")),
+        *(sa.column(c) for c in ("external_id", "owner_id", "status")),
+        sa.column("started_at", stamp),
+    )
+    messages = table(
+        "messages",
+        *(sa.column(c, guid) for c in ("id", "session_id", "run_id")),
+        *(sa.column(c) for c in ("role", "content")),
+        sa.column("metadata", JsonB),
+        sa.column("position", sa.Integer),
+    )
+    events = sa.table(
+        "run_events", sa.column("run_id", guid), sa.column("sequence", sa.Integer), sa.column("event", JsonB)
+    )
+    pks = {name: uuid.uuid4() for name in ("shown", "hidden", "off", "agent", "session", "run")}
+
+    rows: list[tuple[sa.TableClause, dict[str, Any]]] = [
+        *(
+            (models, {"id": pks[key], "name": key, "provider": "local", "model_id": key, "type": "vision",
+                      "supports_tools": True, "enabled": on, "guest_visible": shown, "options": {}})
+            for key, on, shown in (("shown", True, True), ("hidden", True, False), ("off", False, True))
+        ),
+        (agents, {"id": pks["agent"], "default_model_id": pks["hidden"], "name": "A", "slug": "a",
+                  "system_prompt": "Be brief.", "guest_access": True, "enabled_tools": ["current_time"]}),
+        (sessions, {"id": pks["session"], "agent_id": pks["agent"], "owner_id": "alice", "thread_id": "t",
+                    "last_activity_at": now}),
+        (runs, {"id": pks["run"], "session_id": pks["session"], "external_id": "r", "owner_id": "alice",
+                "status": "succeeded", "started_at": now}),
+        *(
+            (messages, {"id": uuid.uuid4(), "session_id": pks["session"], "run_id": pks["run"], "role": role,
+                        "content": role, "metadata": {}, "position": position})
+            for position, role in enumerate(("user", "assistant"))
+        ),
+    ]  # fmt: skip
+
+    async def seed(conn: AsyncConnection) -> None:
+        for target, values in rows:
+            await conn.execute(sa.insert(target).values(**values, **stamps))
+        await conn.execute(
+            sa.insert(events).values(run_id=pks["run"], sequence=1, event={"type": "RUN_STARTED"})
+        )
+
+    async def kept(conn: AsyncConnection) -> tuple[int, ...]:
+        tables = ("sessions", "runs", "messages", "run_events")
+        counts = [await conn.scalar(sa.select(sa.func.count()).select_from(sa.table(t))) for t in tables]
+        return tuple(int(c or 0) for c in counts)
+
+    _run(empty_database_url, seed)
+    command.upgrade(config, "head")
+
+    async def read(conn: AsyncConnection) -> tuple[Any, ...]:
+        agent = (
+            await conn.execute(sa.text("SELECT instructions, tools, model_ids, version, enabled FROM agents"))
+        ).one()
+        version = (await conn.execute(sa.text("SELECT version, snapshot FROM agent_versions"))).one()
+        run = await conn.scalar(sa.text("SELECT agent_version_id FROM runs"))
+        return agent, version, run
+
+    agent, version, run_version = _run(empty_database_url, read)
+    assert (agent[0], agent[3], bool(agent[4])) == ("Be brief.", 1, True)
+    as_json = [json.loads(v) if isinstance(v, str) else v for v in (agent[1], agent[2], version[1])]
+    assert as_json[0] == ["current_time"]
+    assert as_json[1] == [str(pks["shown"]), str(pks["hidden"])]  # what its picker offered
+    snapshot = as_json[2]
+    assert (version[0], snapshot["slug"], snapshot["instructions"]) == (1, "a", "Be brief.")
+    assert [m["ref"] for m in snapshot["models"]] == ["local/shown", "local/hidden"]
+    assert snapshot["defaultModel"] == {"id": str(pks["hidden"]), "ref": "local/hidden"}
+    assert run_version is None  # which version it ran with was never recorded
+    assert _run(empty_database_url, kept) == (1, 1, 2, 1)
+    command.check(config)
+
+    command.downgrade(config, "0006_one_running_run")
+    assert _run(empty_database_url, kept) == (1, 1, 2, 1)
+
+    async def back(conn: AsyncConnection) -> Any:
+        return (await conn.execute(sa.text("SELECT system_prompt, enabled_tools FROM agents"))).one()
+
+    assert _run(empty_database_url, back)[0] == "Be brief."

@@ -173,16 +173,25 @@ async def test_runs_and_event_log(db_session: AsyncSession) -> None:
 
 
 async def test_a_thread_has_at_most_one_running_run(db_session: AsyncSession) -> None:
-    agent_id = await _agent(db_session)
-    session = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
+    agents = AgentRepository(session=db_session)
+    version = await agents.save_version(AgentFactory.build(slug="one-run"), {}, new=True)
+    session = SessionRepository(session=db_session).create_for_owner(
+        str(uuid.uuid4()), "u", version.agent_id, None
+    )
     runs = RunRepository(session=db_session)
     model = await ModelRepository(session=db_session).add(ModelRowFactory.build())
-    first = runs.add_running(external_id="a", session_id=session.id, owner_id="u", model=model)
+
+    def start(run_id: str) -> Run:
+        return runs.add_running(
+            external_id=run_id, session_id=session.id, owner_id="u", model=model, agent_version_id=version.id
+        )
+
+    first = start("a")
     await db_session.flush()
     first.status = "succeeded"  # ended runs do not count…
-    runs.add_running(external_id="b", session_id=session.id, owner_id="u", model=model)
+    start("b")
     await db_session.flush()
-    runs.add_running(external_id="c", session_id=session.id, owner_id="u", model=model)
+    start("c")
     with pytest.raises((IntegrityError, sa_exc.IntegrityError)):  # …a second one going does
         await db_session.flush()
     await db_session.rollback()
@@ -233,3 +242,31 @@ async def test_seeding_is_idempotent_and_race_safe(database_url: str, tmp_path: 
     finally:
         engine = config.get_engine()
         await engine.dispose()
+
+
+async def test_two_writers_of_one_agent_collide_on_its_next_version(database_url: str) -> None:
+    """Each change is the agent's next version; a writer who read the agent before another one saved
+    it tries to write the same version number and is refused, so no version is lost or doubled."""
+    config = create_alchemy_config(Settings(database_url=database_url))
+    try:
+        async with config.get_session() as first, config.get_session() as second:
+            await AgentRepository(session=first).save_version(
+                AgentFactory.build(slug="shared"), {"n": 1}, new=True
+            )
+            await first.commit()
+            stale = await AgentRepository(session=second).get_by_slug("shared")
+            assert stale is not None
+            await second.commit()  # what it read stays in hand; its read transaction ends
+
+            fresh = await AgentRepository(session=first).get_by_slug("shared")
+            assert fresh is not None
+            await AgentRepository(session=first).save_version(fresh, {"n": 2}, new=False)
+            await first.commit()
+            with pytest.raises((DuplicateKeyError, IntegrityError)):  # 409 conflict for an API caller
+                await AgentRepository(session=second).save_version(stale, {"n": "lost"}, new=False)
+            await second.rollback()
+
+            versions = await AgentRepository(session=first).versions(fresh.id)
+            assert [(v.version, v.snapshot) for v in versions] == [(2, {"n": 2}), (1, {"n": 1})]
+    finally:
+        await config.get_engine().dispose()

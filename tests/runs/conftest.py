@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -13,10 +14,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
+from app.catalogue.agents import create_agent, current_definition
 from app.persistence.db import create_engine
-from app.persistence.models import Agent, ChatSession, Message, Run, RunEvent
-from app.persistence.repositories import AgentRepository, MessageRepository
+from app.persistence.models import ChatSession, Message, Run, RunEvent
+from app.persistence.repositories import AgentRepository, MessageRepository, ModelRepository
 from app.settings import Settings
+from tests.support.agents import offer_sync
 from tests.support.http_server import serve_asgi
 
 
@@ -89,15 +92,13 @@ class Stored:
             await db.commit()
 
     async def add_agent(self, slug: str, *, guest_access: bool) -> None:
-        """An agent (there is no agent API yet), using the default agent's model."""
+        """An agent like the default one (its models and tools), saved as the API saves one."""
         async with self._session() as db:
-            default = await AgentRepository(session=db).get_by_slug("default")
+            agents, models = AgentRepository(session=db), ModelRepository(session=db)
+            default = await agents.get_by_slug("default")
             assert default is not None
-            await AgentRepository(session=db).add(
-                Agent(
-                    slug=slug, name=slug, default_model_id=default.default_model_id, guest_access=guest_access
-                )
-            )
+            like = await current_definition(default, models)
+            await create_agent(agents, slug, replace(like, name=slug, guest_access=guest_access))
             await db.commit()
 
     async def counts(self) -> tuple[int, int, int, int]:
@@ -146,4 +147,5 @@ def base_url(settings: Settings, auth: Callable[..., dict[str, str]]) -> Iterato
     with serve_asgi(create_app(settings, environ={}), lifespan="on") as base:
         created = httpx.post(f"{base}/api/models", json=SLOW_MODEL, headers=auth("root", role="admin"))
         assert created.status_code == 201, created.text
+        offer_sync(base, auth("root", role="admin"), "local/slow")
         yield base

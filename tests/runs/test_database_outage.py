@@ -29,6 +29,7 @@ from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.runs.conftest import SLOW_MODEL, Stored
 from tests.runs.helpers import run_input, user_message
+from tests.support.agents import offer
 from tests.support.agui import parse_sse
 from tests.support.databases import PostgresDatabases, migrate
 from tests.support.http_server import serve_asgi
@@ -72,6 +73,7 @@ async def iris(settings: Settings) -> AsyncIterator[tuple[httpx.AsyncClient, dic
         async with httpx.AsyncClient(base_url=base, timeout=30) as http:
             created = await http.post("/api/models", json=SLOW_MODEL, headers=admin)
             assert created.status_code == 201, created.text
+            await offer(http, admin, "local/slow")
             yield http, alice
 
 

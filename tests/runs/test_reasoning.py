@@ -13,6 +13,7 @@ from litestar.testing import AsyncTestClient
 
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
+from tests.support.agents import offer
 from tests.support.agui import check_stream
 from tests.support.images import image_bytes
 
@@ -57,6 +58,7 @@ async def add_model(
         headers=auth("root", "admin"),
     )
     assert response.status_code == 201, response.text
+    await offer(client, auth("root", "admin"), response.json()["ref"])
     return str(response.json()["ref"])
 
 

@@ -18,6 +18,7 @@ from app.settings import Settings
 from tests.runs.helpers import answer_text, of_type, run, run_input, user_message
 from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
+from tests.support.agents import offer
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_ollama import FakeOllama
@@ -88,6 +89,7 @@ async def vendor_client(
                 }
                 created = await client.post("/api/models", json=body, headers=admin)
                 assert created.status_code == 201, created.text
+                await offer(client, admin, f"{provider}/{model_id}")
             yield client
 
 

@@ -37,6 +37,7 @@ from providers.ollama import OllamaProvider
 from providers.openai import OpenAIProvider
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, run, run_input, upload, user_message
+from tests.support.agents import offer
 
 Client = AsyncTestClient[Litestar]
 UPLOAD_LIMIT = 5 * 1024 * 1024  # IRIS_MAX_IMAGE_BYTES: the largest photo a user can send
@@ -155,6 +156,7 @@ async def budget_client(client: Client, auth: Callable[..., dict[str, str]]) -> 
     )
     assert created.status_code == 201, created.text
     assert created.json()["capabilities"]["maxRequestBytes"] == 200_000
+    await offer(client, auth("root", role="admin"), "local/tight")
     return client, auth("alice")
 
 

@@ -18,6 +18,7 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, user_message
+from tests.support.agents import offer
 from tests.support.fake_openai import FakeOpenAI, Stall
 from tests.support.http_server import serve_asgi
 from tests.support.waits import REQUEST_SECONDS
@@ -81,6 +82,9 @@ async def client(
                 headers=admin,
             )
             assert created.status_code == 201, created.text
+        await offer(
+            test_client, admin, "openai/gpt-4o", "openai/slow-start", "openai/run-bound", "openai/patient"
+        )
         yield test_client
 
 

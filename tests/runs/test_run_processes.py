@@ -20,6 +20,7 @@ from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.runs.conftest import SLOW_MODEL, Stored
 from tests.runs.helpers import run_input, user_message
+from tests.support.agents import offer_sync
 from tests.support.agui import check_lifecycle, check_stream, parse_sse_with_comments
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
@@ -54,6 +55,7 @@ def instance_a(
             f"{process.base_url}/api/models", json=SLOW_MODEL, headers=admin, timeout=REQUEST_SECONDS
         )
         assert created.status_code == 201, created.text
+        offer_sync(process.base_url, admin, "local/slow")
         yield process
 
 

@@ -162,7 +162,7 @@ async def test_resume_cancelled_skips_the_tool_and_tells_the_model(
     )
     events = await run(client, alice, body)
 
-    assert events[0]["metadata"] == {"iris/ignoredResumeEntries": ["int_unknown"]}
+    assert events[0]["metadata"]["iris/ignoredResumeEntries"] == ["int_unknown"]
     output = of_type(events, "TOOL_CALL_RESULT")[0]["metadata"]["iris/toolAgentOutput"]
     assert output["status"] == "cancelled"
     assert output["result"] is None

@@ -20,6 +20,7 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
+from tests.support.agents import offer
 from tests.support.agui import check_stream, parse_sse_with_comments
 from tests.support.images import image_bytes
 
@@ -245,6 +246,7 @@ async def test_pings_keep_a_silent_stream_open(
             headers=auth("root", role="admin"),
         )
         assert created.status_code == 201, created.text
+        await offer(client, auth("root", role="admin"), "local/slow")
         thread = str(uuid.uuid4())
         response = await client.post(
             "/agent/runs", json=run_input(thread, user_message("hi there"), model="local/slow"), headers=alice

@@ -17,6 +17,7 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
+from tests.support.agents import offer
 from tests.support.fake_anthropic import FakeAnthropic, error_event, message_start, text_answer, text_block
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
@@ -61,6 +62,7 @@ async def vendor_client(
                 "/api/models", json={**body, "options": {"baseUrl": base}}, headers=admin
             )
             assert created.status_code == 201, created.text
+        await offer(client, admin, "openai/gpt-4o", "anthropic/claude-sonnet-4-5")
         yield client
 
 

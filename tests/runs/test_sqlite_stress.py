@@ -27,6 +27,7 @@ from litestar import Litestar
 from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.helpers import run_input, user_message
+from tests.support.agents import offer
 from tests.support.agui import parse_sse
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
@@ -159,6 +160,7 @@ async def test_mixed_load_with_forced_collections_never_stalls_the_loop(
                 headers=auth("root", role="admin"),
             )  # fmt: skip
             assert created.status_code == 201, created.text
+            await offer(http, auth("root", role="admin"), "local/slow")
             server_loop = loop_of_app[0]
             stop = time.monotonic() + DURATION
 

@@ -16,6 +16,7 @@ from litestar.testing import AsyncTestClient
 from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.helpers import answer_text, run, run_input, upload, user_message
+from tests.support.agents import offer
 from tests.support.agui import check_stream
 from tests.support.asgi import ConnectionCounter
 from tests.support.fake_openai import FakeOpenAI
@@ -48,6 +49,7 @@ async def vendor_client(
             headers=auth("root", role="admin"),
         )
         assert created.status_code == 201, created.text
+        await offer(client, auth("root", role="admin"), "openai/gpt-4o")
         yield client
 
 

@@ -15,6 +15,7 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import run_input, user_message
+from tests.support.agents import offer
 from tests.support.openapi import ProblemLog
 
 Client = AsyncTestClient[Litestar]
@@ -49,6 +50,7 @@ async def _client_with(
         for body in MODELS:
             created = await client.post("/api/models", json=body, headers=auth("root", "admin"))
             assert created.status_code == 201, created.text
+        await offer(client, auth("root", "admin"), *(f"{m['provider']}/{m['modelId']}" for m in MODELS))
         yield client
     assert problems.undocumented() == [], "answered but not in the OpenAPI document"
 

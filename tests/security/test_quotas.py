@@ -30,6 +30,7 @@ from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.settings import Settings
 from tests.runs.conftest import Stored
+from tests.support.agents import offer_sync
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.openapi import ProblemLog
@@ -74,6 +75,7 @@ def instances(
     first, second = launch(quota_settings), launch(quota_settings)
     created = httpx.post(f"{first}/api/models", json=SLOW, headers=auth("root", role="admin"))
     assert created.status_code == 201, created.text
+    offer_sync(first, auth("root", role="admin"), "local/slow")
     return first, second
 
 

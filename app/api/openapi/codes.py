@@ -41,7 +41,7 @@ _IMAGE_CHECKS = (
 )
 
 RUN_CHECKS: dict[int, tuple[str, ...]] = {
-    403: ("agent_not_for_guests", "model_not_for_guests"),
+    403: ("agent_not_for_guests",),
     404: ("agent_not_found", "thread_not_found"),
     409: ("run_exists", "run_in_progress"),
     422: (
@@ -51,6 +51,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "interrupt_pending",
         "interrupt_unanswered",
         "model_not_found",
+        "model_not_in_agent",
         "no_new_message",
         "request_too_large",
     ),

@@ -24,6 +24,7 @@ from app.agui.events import (
 from app.agui.input import RunAgentInput
 from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
+    AGENT_KEY,
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
     TRACE_ID_KEY,
@@ -33,6 +34,7 @@ from app.runs.outputs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
+from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from providers.wire import WireStruct
 
@@ -125,7 +127,8 @@ class ForwardedProps(WireStruct, kw_only=True):
     model_id: str | None = None
     """A catalogue model (its id or ``provider/modelId``); default: the thread's, then the agent's."""
     agent: str | None = None
-    """An agent slug, for a new thread; default: the default agent."""
+    """An agent slug, for a new thread (default: the default agent); an existing thread keeps its own
+    (another slug is 409 ``thread_agent_mismatch``)."""
     enable_tools: bool | None = None
     """``false`` offers the model no tools."""
 
@@ -163,6 +166,7 @@ class RunStartedMetadata(
         "user_message_id": USER_MESSAGE_KEY,
         "trace_id": TRACE_ID_KEY,
         "traceparent": TRACEPARENT_KEY,
+        "agent": AGENT_KEY,
     },
     kw_only=True,
 ):
@@ -174,6 +178,8 @@ class RunStartedMetadata(
     """With tracing on: the trace id of the run's spans (32 hex digits), as in its log lines."""
     traceparent: str | None = None
     """With tracing on: the run's ``invoke_agent`` span as a W3C ``traceparent``."""
+    agent: AgentRef | None = None
+    """The agent and the version of it this run uses (stays in the run's log after the agent changes)."""
 
 
 class TextMessageEndMetadata(msgspec.Struct, rename={"worker_agent_output": WORKER_OUTPUT_KEY}, kw_only=True):

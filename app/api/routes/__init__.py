@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.api.routes.agents import AgentController
+from app.api.routes.agents import AgentController, AgentPickerController
 from app.api.routes.auth import AuthController
 from app.api.routes.chat import ChatController
 from app.api.routes.files import FileController
@@ -20,6 +20,7 @@ ROUTE_HANDLERS = [
     ModelController,
     ProviderController,
     AgentController,
+    AgentPickerController,
     FileController,
     StorageController,
     RunController,

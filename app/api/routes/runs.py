@@ -76,6 +76,7 @@ class RunController(Controller):
             events=True,
             problems={
                 **RUN_CHECKS,
+                409: (*RUN_CHECKS[409], "thread_agent_mismatch"),
                 422: (
                     *RUN_CHECKS[422],
                     *AGUI_INPUT_CODES,

@@ -1,6 +1,7 @@
 // @ts-check
 /** The chat page: seed 002 §3 on the chat surface, talking only to the public JSON API. */
 import { ApiError, events, getStream, json, postStream, setToken, token, upload, uuid4 } from "./api.js";
+import { clearAgents, loadAgents, watchAgentPicker } from "./agents.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
 /** @typedef {import("./api.js").AgentModel} AgentModel */
@@ -147,6 +148,7 @@ function visionOn() {
 
 function signedOut() {
   setToken(null);
+  clearAgents();
   ui.signin.hidden = false;
   ui.account.hidden = true;
 }
@@ -156,6 +158,7 @@ async function signedIn(value) {
   setToken(value);
   ui.signin.hidden = true;
   ui.who.textContent = describeToken(value);
+  await loadAgents(slug);
   await loadSessions();
   const remembered = stored.get(keys.session());
   ui.account.hidden = false; // shown once the page is ready to chat (a re-attached answer may still run)
@@ -839,6 +842,7 @@ document.addEventListener("keydown", (event) => {
 // -- start ------------------------------------------------------------------------------------------
 
 async function start() {
+  watchAgentPicker();
   await loadModels();
   const value = token();
   if (value) await signedIn(value);

@@ -1,14 +1,16 @@
-"""The catalogue: models and the agents that default to them."""
+"""The catalogue: models, and the agents that offer them with their immutable versions."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 from uuid import UUID
 
+from advanced_alchemy.exceptions import wrap_sqlalchemy_exception
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import bindparam, select
+from sqlalchemy import and_, bindparam, select
 
-from app.persistence.models import Agent, ModelRow
+from app.persistence.models import Agent, AgentVersion, ModelRow
 from app.persistence.repositories._common import first_or_none, parse_uuid
 
 # Statements built once (why: see _common).
@@ -16,8 +18,12 @@ _MODEL_BY_ID = select(ModelRow).where(ModelRow.id == bindparam("id"))
 _MODEL_BY_REF = select(ModelRow).where(
     ModelRow.provider == bindparam("provider"), ModelRow.model_id == bindparam("model_id")
 )
-_AGENT_BY_ID = select(Agent).where(Agent.id == bindparam("id"))
 _AGENT_BY_SLUG = select(Agent).where(Agent.slug == bindparam("slug"))
+_AGENT_WITH_VERSION = select(Agent, AgentVersion).join(
+    AgentVersion, and_(AgentVersion.agent_id == Agent.id, AgentVersion.version == Agent.version)
+)
+_CURRENT_BY_SLUG = _AGENT_WITH_VERSION.where(Agent.slug == bindparam("slug"))
+_CURRENT_BY_ID = _AGENT_WITH_VERSION.where(Agent.id == bindparam("id"))
 
 
 class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
@@ -59,9 +65,16 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
         """A model by its primary key, or ``None``."""
         return await first_or_none(self.session, _MODEL_BY_ID, {"id": model_id})
 
+    async def by_ids(self, ids: Collection[UUID]) -> dict[UUID, ModelRow]:
+        """The models among these ids that exist, by id."""
+        if not ids:
+            return {}
+        rows = await self.session.scalars(select(ModelRow).where(ModelRow.id.in_(list(ids))))
+        return {row.id: row for row in rows}
+
 
 class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
-    """Agents, looked up by slug."""
+    """Agents by slug, and their versions: every change is saved with a new one (:meth:`save_version`)."""
 
     model_type = Agent
 
@@ -69,10 +82,55 @@ class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
         """The agent with this slug, or ``None``."""
         return await first_or_none(self.session, _AGENT_BY_SLUG, {"slug": slug})
 
-    async def get_by_id(self, agent_id: UUID) -> Agent | None:
-        """The agent with this primary key, or ``None``."""
-        return await first_or_none(self.session, _AGENT_BY_ID, {"id": agent_id})
+    async def current_by_slug(self, slug: str) -> tuple[Agent, AgentVersion] | None:
+        """The agent with this slug and its newest version (one statement: every run asks)."""
+        row = (await self.session.execute(_CURRENT_BY_SLUG, {"slug": slug})).first()
+        return (row[0], row[1]) if row is not None else None
+
+    async def current_by_id(self, agent_id: UUID) -> tuple[Agent, AgentVersion] | None:
+        """The agent with this primary key and its newest version."""
+        row = (await self.session.execute(_CURRENT_BY_ID, {"id": agent_id})).first()
+        return (row[0], row[1]) if row is not None else None
+
+    async def list_agents(self, *, include_disabled: bool, guests_only: bool) -> Sequence[Agent]:
+        """Agents by name; disabled ones only when asked, only guest-accessible ones when asked."""
+        stmt = select(Agent).order_by(Agent.name, Agent.slug)
+        if not include_disabled:
+            stmt = stmt.where(Agent.enabled.is_(True))
+        if guests_only:
+            stmt = stmt.where(Agent.guest_access.is_(True))
+        return (await self.session.scalars(stmt)).all()
+
+    async def list_from_file(self) -> Sequence[Agent]:
+        """Agents the models file manages (enabled or not)."""
+        return (await self.session.scalars(select(Agent).where(Agent.from_file.is_(True)))).all()
+
+    async def save_version(self, agent: Agent, snapshot: dict[str, Any], *, new: bool) -> AgentVersion:
+        """Write the agent (a ``new`` one as version 1, else as its next version) and record that
+        version's snapshot; two writers of one agent at once collide on the version's unique key."""
+        if new:
+            agent.version = 1
+            await self.add(agent)
+        else:
+            agent.version += 1
+            await self.update(agent)
+        version = AgentVersion(agent_id=agent.id, version=agent.version, snapshot=snapshot)
+        with wrap_sqlalchemy_exception(dialect_name=self._dialect.name):  # a collision: DuplicateKeyError
+            self.session.add(version)
+            await self.session.flush()
+        return version
+
+    async def versions(self, agent_id: UUID) -> Sequence[AgentVersion]:
+        """Every recorded version of an agent, newest first."""
+        stmt = (
+            select(AgentVersion)
+            .where(AgentVersion.agent_id == agent_id)
+            .order_by(AgentVersion.version.desc())
+        )
+        return (await self.session.scalars(stmt)).all()
 
     async def uses_model(self, model_id: UUID) -> bool:
-        """Whether any agent has this model as its default (it may then not be deleted)."""
-        return await self.exists(default_model_id=model_id)
+        """Whether any agent offers this model or defaults to it (it may then not be deleted)."""
+        listed = str(model_id)
+        rows = await self.session.execute(select(Agent.default_model_id, Agent.model_ids))
+        return any(default == model_id or listed in (ids or ()) for default, ids in rows)

@@ -48,7 +48,9 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         """The run the client named, or ``None``."""
         return await self.get_one_or_none(external_id=external_id)
 
-    def add_running(self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow) -> Run:
+    def add_running(
+        self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow, agent_version_id: UUID
+    ) -> Run:
         """A new ``running`` run, its primary key assigned, written with the transaction (where a
         concurrent request that took the same ``runId`` first makes the commit fail)."""
         now = utcnow()
@@ -60,6 +62,7 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
             status="running",
             model_id=model.id,
             model_ref=model.ref,
+            agent_version_id=agent_version_id,
             started_at=now,
             heartbeat_at=now,
         )
