@@ -14,6 +14,7 @@ from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.runs.conftest import SLOW_MODEL
 from tests.runs.helpers import run_input, user_message
+from tests.support.agents import offer_sync
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
 from tests.support.waits import REQUEST_SECONDS, until
@@ -48,6 +49,7 @@ def workers(
             f"{a.base_url}/api/models", json=SLOW_MODEL, headers=admin, timeout=REQUEST_SECONDS
         )
         assert created.status_code == 201, created.text
+        offer_sync(a.base_url, admin, "local/slow")
         yield a, b
 
 
