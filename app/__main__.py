@@ -106,7 +106,9 @@ def _models_sync(args: argparse.Namespace) -> None:
         alchemy = create_alchemy_config(settings)
         async with vendor_http_client() as http:
             try:
-                spec = load_models_file(Path(args.file), build_registry(settings, os.environ, http))
+                registry = build_registry(settings, os.environ, http)
+                await registry.ready()
+                spec = load_models_file(Path(args.file), registry)
                 await seed_catalogue(alchemy)  # as at start-up: the defaults first, then the file
                 return describe(await apply_models_file(alchemy, spec))
             finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -101,7 +102,9 @@ def create_app(
         raise SettingsError(str(exc)) from exc
 
     async def on_startup(app: Litestar) -> None:
-        app.state.loop_monitor.start()
+        # Every allowed provider is imported and built now, on a thread of its own, while the database
+        # work below goes on; uvicorn serves once this returns, so no request pays for an import.
+        registry.start_loading()
         app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
         delivery = ImageDelivery(
             VariantCache(storage, app.state.decode_limiter),
@@ -143,6 +146,14 @@ def create_app(
                 raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
         await app.state.run_manager.start_keeping()
 
+    async def on_startup_done(app: Litestar) -> None:
+        """Wait for the providers, then watch the loop: from here on it serves requests."""
+        started = time.monotonic()
+        await registry.ready()
+        loaded = len(registry.load_all()[0])
+        log.info("loaded %d provider(s) (waited %.1f s for them)", loaded, time.monotonic() - started)
+        app.state.loop_monitor.start()
+
     async def on_shutdown(app: Litestar) -> None:
         if hasattr(app.state, "run_manager"):
             await app.state.run_manager.shutdown()
@@ -157,7 +168,7 @@ def create_app(
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=refuse_deep_json,
-        on_startup=[on_startup],
+        on_startup=[on_startup, on_startup_done],
         on_shutdown=[on_shutdown],
         state=State(
             {

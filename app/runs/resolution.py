@@ -74,6 +74,7 @@ async def resolve_model(
     settings: Settings,
 ) -> RunnableModel:
     """``forwardedProps.modelId``, else the thread's model, else the agent's default."""
+    await registry.ready()
     requested = forwarded.get("modelId")
     if requested is not None:
         row = await models.get_by_ref(requested) if isinstance(requested, str) else None
