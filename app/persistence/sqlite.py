@@ -14,9 +14,13 @@ handled without it:
   ``sqlite3.OperationalError("database is locked …")``, which the API answers with 503
   ``database_unavailable``.
 - **One writer per process, queued on the loop.** Before its first writing statement a connection takes
-  the engine's :class:`WriteLock` (an asyncio lock, waited for with the same deadline) and holds it
-  until ``commit``/``rollback``/``close``, so in-process writers never find each other busy; only
-  another process can.
+  the engine's :class:`WriteLock` (an asyncio lock) and holds it until ``commit``/``rollback``/``close``,
+  so in-process writers never find each other busy; only another process can.
+- **One deadline per write turn.** Waiting for this process's lock and then for the file (another
+  process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
+  another that is itself waiting for the file gives up when its own deadline passes, not a deadline
+  later. Once the first write succeeds the turn is won (SQLite's write lock is held to the commit), and
+  later statements of the transaction get a deadline of their own.
 - **No fsync on the loop.** In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL without
   syncing; only a checkpoint syncs. Automatic checkpoints (which run inside a committing connection)
   are off, and :class:`Checkpoints` runs a passive one on a thread of its own every
@@ -53,6 +57,11 @@ def is_write(sql: str) -> bool:
     return not sql.lstrip().upper().startswith(_READS)
 
 
+def locked_error(timeout: float) -> sqlite3.OperationalError:
+    """What a writer that got no turn within the deadline raises (503 ``database_unavailable``)."""
+    return sqlite3.OperationalError(f"database is locked (no turn to write within {timeout:g} s)")
+
+
 def _busy(exc: sqlite3.OperationalError) -> bool:
     # Only plain BUSY/LOCKED clear up by waiting: BUSY_SNAPSHOT (a stale read snapshot) never does.
     return getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) in _BUSY
@@ -66,15 +75,15 @@ class WriteLock:
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def acquire(self) -> None:
+    async def acquire(self, deadline: float) -> None:
+        """Take the lock, or raise "database is locked" at ``deadline`` (``time.monotonic()``)."""
         self._loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(self.timeout):  # no helper task, unlike wait_for on 3.11
+            # no helper task, unlike wait_for on 3.11
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 await self._lock.acquire()
         except TimeoutError:
-            raise sqlite3.OperationalError(
-                f"database is locked (no turn to write within {self.timeout:g} s)"
-            ) from None
+            raise locked_error(self.timeout) from None
 
     def release(self) -> None:
         """Release; from another thread (a connection the pool dropped there) it is handed to the loop."""
@@ -205,6 +214,9 @@ class IrisConnection:
         self._write_lock = write_lock
         self._checkpoints = checkpoints
         self._writing = False
+        self._turn_deadline: float | None = None
+        """While a transaction waits for its write turn: when that wait gives up (one deadline for the
+        in-process lock and the busy file together)."""
         self._tx = _Inline()
 
     @property
@@ -227,26 +239,35 @@ class IrisConnection:
         self._conn.create_function(*args, **kwargs)
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy."""
-        deadline = time.monotonic() + self._write_lock.timeout
+        """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy: until
+        the write turn's deadline while waiting for one, else for ``lock_timeout`` from now."""
+        timeout = self._write_lock.timeout
+        deadline = self._turn_deadline or time.monotonic() + timeout
         delay = RETRY_FIRST_SECONDS
         while True:
             try:
-                return function(self._conn, *args, **kwargs)
+                result = function(self._conn, *args, **kwargs)
             except sqlite3.OperationalError as exc:
                 if not _busy(exc):
                     raise
                 if time.monotonic() + delay > deadline:
-                    raise sqlite3.OperationalError(
-                        f"database is locked (busy for {self._write_lock.timeout:g} s)"
-                    ) from exc
+                    raise locked_error(timeout) from exc
+            else:
+                self._turn_deadline = None  # the first write went through: the turn is this one's
+                return result
             await asyncio.sleep(delay)
             delay = min(delay * 2, RETRY_MAX_SECONDS)
 
     async def before(self, sql: str) -> None:
-        """Take the write lock before the first statement of a transaction that may write."""
+        """Take the write lock before the first statement of a transaction that may write; the wait for
+        it and for the file start one deadline (see the module docstring)."""
         if not self._writing and is_write(sql):
-            await self._write_lock.acquire()
+            self._turn_deadline = time.monotonic() + self._write_lock.timeout
+            try:
+                await self._write_lock.acquire(self._turn_deadline)
+            except BaseException:
+                self._turn_deadline = None
+                raise
             self._writing = True
 
     async def commit(self) -> None:
@@ -277,6 +298,7 @@ class IrisConnection:
             self._end_write()
 
     def _end_write(self) -> None:
+        self._turn_deadline = None
         if self._writing:
             self._writing = False
             self._write_lock.release()

@@ -138,13 +138,22 @@ class Orchestrator:
         await self._finish(CancelledOutcome())
 
     async def _fail(self, code: str, message: str) -> None:
+        """End with one ``RUN_ERROR``, recorded before it is sent. When the database is what failed, or
+        recording the failure fails, it is sent at once instead: the client never waits on a database
+        that just gave up, and the run manager's heartbeat records the ending once it can."""
         if self.store.finished:
             return
         event = RunError(message=message, code=code, usage=self._token_usage(), timestamp=now_ms())
+        if code == "database_unavailable":
+            self.store.abandon(event)
+            return
         try:
             await self.store.emit(event)
-        except Exception:
-            log.exception("run %s: could not record its failure", self.plan.run_id)
+        except Exception as exc:
+            if database_unavailable(exc):
+                log.warning("run %s: %s is not recorded yet (database unavailable: %s)", self.plan.run_id, code, exc)
+            else:
+                log.exception("run %s: could not record its failure", self.plan.run_id)
             self.store.abandon(event)
 
     async def _bounded_turns(self) -> Outcome:
