@@ -151,7 +151,9 @@ class Orchestrator:
             await self.store.emit(event)
         except Exception as exc:
             if database_unavailable(exc):
-                log.warning("run %s: %s is not recorded yet (database unavailable: %s)", self.plan.run_id, code, exc)
+                log.warning(
+                    "run %s: %s is not recorded yet (database unavailable: %s)", self.plan.run_id, code, exc
+                )
             else:
                 log.exception("run %s: could not record its failure", self.plan.run_id)
             self.store.abandon(event)

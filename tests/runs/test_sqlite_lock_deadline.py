@@ -56,7 +56,8 @@ def held_by_another_process(path: str) -> Iterator[float]:
         [sys.executable, "-c", HOLDER, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
         yield time.monotonic()
     finally:
         assert holder.stdin is not None
@@ -68,9 +69,9 @@ def held_by_another_process(path: str) -> Iterator[float]:
 async def test_a_locked_file_ends_the_running_run_and_refuses_a_new_one_within_one_deadline(
     settings: Settings,
 ) -> None:
-    settings = msgspec.structs.replace(
-        settings, sqlite_lock_timeout_seconds=LOCK_TIMEOUT, run_heartbeat_seconds=0.2
-    )
+    # The default heartbeat (5 s): a faster one would take this process's write turn between the
+    # run's batch and the new run and so hide the wait this test is about.
+    settings = msgspec.structs.replace(settings, sqlite_lock_timeout_seconds=LOCK_TIMEOUT)
     path = make_url(settings.effective_database_url).database
     assert path is not None
     stored = Stored(settings.effective_database_url)
@@ -87,20 +88,27 @@ async def test_a_locked_file_ends_the_running_run_and_refuses_a_new_one_within_o
                     break
 
             arrivals: list[float] = []
+            quiet = asyncio.Event()
 
             async def rest_of_stream() -> bytes:
+                """The rest of the stream; ``quiet`` is set once no event came for :data:`QUIET`."""
                 tail = b""
-                async for chunk in chunks:
+                while True:
+                    read = asyncio.ensure_future(anext(chunks, None))
+                    while not (await asyncio.wait([read], timeout=QUIET))[0]:
+                        quiet.set()
+                    chunk = read.result()
+                    if chunk is None:
+                        quiet.set()
+                        return tail
                     tail += chunk
                     arrivals.append(time.monotonic())
-                return tail
 
             with held_by_another_process(path) as locked_at:
                 ending = asyncio.create_task(rest_of_stream())
                 # The run stops streaming once its next event batch waits for the file (it holds this
                 # process's write turn meanwhile): then start a run that has to wait behind it.
-                while time.monotonic() - max(arrivals, default=locked_at) < QUIET and not ending.done():
-                    await asyncio.sleep(0.05)
+                await quiet.wait()
                 asked = time.monotonic()
                 again = run_input(str(uuid.uuid4()), user_message("while locked"))
                 refused = await http.post("/agent/runs", json=again, headers=alice)
@@ -125,4 +133,5 @@ async def test_a_locked_file_ends_the_running_run_and_refuses_a_new_one_within_o
         if logged and logged[-1]["type"] == "RUN_ERROR":
             break
         await asyncio.sleep(0.1)
-    assert [(e["sequence"], e["type"]) for e in logged] == [(int(f.id or 0), f.data["type"]) for f in streamed]
+    seen_by_client = [(int(f.id or 0), f.data["type"]) for f in streamed]
+    assert [(e["sequence"], e["type"]) for e in logged] == seen_by_client
