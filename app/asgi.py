@@ -32,6 +32,7 @@ from app.catalogue.models_file import ModelsFileError, apply_models_file, load_m
 from app.media.pipeline import ImageDelivery
 from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
+from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import current_revisions, head_revisions
 from app.runs.deadlines import Deadlines
@@ -133,10 +134,10 @@ def create_app(
         try:
             at_head = await current_revisions(alchemy.get_engine()) == head_revisions()
         except (SQLAlchemyError, OSError) as exc:
-            log.error("database unreachable at start-up (%s); /readyz reports 503 until it is", exc)
+            log.warning("database_unreachable at start-up: %s; /readyz reports 503 until it is", cause(exc))
             return
         if not at_head:
-            log.error("database is not migrated to head: run `just migrate`; /readyz reports 503 until then")
+            log.warning("migrations_pending: run `just migrate`; /readyz reports 503 until then")
             return
         await seed_catalogue(alchemy)
         if models_file is not None:

@@ -54,6 +54,8 @@ def _litellm() -> ModuleType:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout for each error
+    if "LITELLM_LOG" not in os.environ:  # its INFO line per completion, printed twice; unless asked for
+        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
     return litellm
 
 

@@ -122,8 +122,8 @@ class Checkpoints:
                 connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             finally:
                 connection.close()
-        except sqlite3.Error:
-            log.warning("WAL checkpoint failed; the next one retries", exc_info=True)
+        except sqlite3.Error as exc:  # another process holding the file, say: nothing lost, no traceback
+            log.warning("WAL checkpoint failed (%s: %s); the next one retries", type(exc).__name__, exc)
 
 
 class IrisCursor:

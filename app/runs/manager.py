@@ -28,6 +28,7 @@ import msgspec
 
 from app.agui.events import RunError, now_ms
 from app.errors import Conflict
+from app.persistence.availability import cause, database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
 from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
@@ -143,13 +144,24 @@ class RunManager:
         return failed
 
     async def _keep(self) -> None:
+        down: str | None = None  # the cause, while the database is unavailable
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
                 await self._beat()
                 await self.sweep_lost()
-            except Exception:
-                log.exception("run keeper: heartbeat or sweep failed")
+            except Exception as exc:
+                if not database_unavailable(exc):
+                    log.exception("run keeper: heartbeat or sweep failed")
+                elif down is None:  # a documented outage: one line when it starts, one when it ends
+                    down = cause(exc)
+                    log.warning(
+                        "run keeper: database_unavailable: %s; retrying every %g s", down, self._heartbeat
+                    )
+                continue
+            if down is not None:
+                log.info("run keeper: the database is available again (after %s)", down)
+                down = None
 
     async def _beat(self) -> None:
         local = {pk: run_id for run_id, (pk, *_rest) in self._runs.items()}
@@ -169,8 +181,9 @@ class RunManager:
                 await store.record_abandoned()
             except RunLost:
                 pass  # swept meanwhile: the sweep's ending stands
-            except Exception:
-                log.warning("run %s: its ending is still not recorded; retrying on the next beat", pk)
+            except Exception as exc:
+                if not database_unavailable(exc):  # an outage is the keeper's to report, once
+                    log.exception("run %s: its ending could not be recorded; retrying on the next beat", pk)
                 continue
             self._unrecorded.pop(pk, None)
 
