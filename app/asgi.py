@@ -36,6 +36,7 @@ from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import current_revisions, head_revisions
 from app.runs.deadlines import Deadlines
+from app.runs.live import FollowerLimits
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
 from app.runs.services import RunServices
@@ -128,6 +129,9 @@ def create_app(
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,
             wakeups=log_wakeups(settings.effective_database_url, FOLLOW_POLL_SECONDS),
+            follower_limits=FollowerLimits(
+                frames=settings.sse_follower_max_frames, bytes=settings.sse_follower_max_bytes
+            ),
         )
         # Start even when the database is down or behind: /readyz then says why (503) instead of the
         # process crash-looping. The catalogue is seeded once the schema is at head.

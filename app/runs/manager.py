@@ -33,7 +33,7 @@ from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
 from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
 from app.runs.intake import RunPlan
-from app.runs.live import RunChannel, Subscription
+from app.runs.live import FollowerLimits, RunChannel, Subscription
 from app.runs.notices import LogWakeups
 from app.runs.orchestrator import Orchestrator
 from app.runs.services import RunServices
@@ -56,8 +56,10 @@ class RunManager:
         heartbeat_seconds: float,
         stale_seconds: float,
         wakeups: LogWakeups | None = None,
+        follower_limits: FollowerLimits | None = None,
     ) -> None:
         self.services = services
+        self._follower_limits = follower_limits or FollowerLimits()
         self.wakeups = wakeups or LogWakeups(FOLLOW_POLL_SECONDS)
         """How followers of runs executing in other processes learn that the log grew."""
         self._heartbeat = heartbeat_seconds
@@ -84,7 +86,7 @@ class RunManager:
         thread = (plan.owner_id, plan.thread_id)
         if thread in self._threads:
             raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
-        channel = RunChannel()
+        channel = RunChannel(self._follower_limits)
         subscription = channel.subscribe()
         store = EventStore(
             self.services.alchemy,

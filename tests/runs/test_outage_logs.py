@@ -145,11 +145,6 @@ def _check_log(output: str) -> None:
 
 
 @pytest.fixture
-def engine_name() -> str:
-    return "sqlite"
-
-
-@pytest.fixture
 def sqlite_env(tmp_path: Path) -> dict[str, str]:
     """The settings of a process on a migrated SQLite file of its own."""
     env = _env(tmp_path)
