@@ -109,8 +109,10 @@ def _models_sync(args: argparse.Namespace) -> None:
         alchemy = create_alchemy_config(settings)
         async with vendor_http_client() as http:
             try:
+                registry = build_registry(settings, os.environ, http)
+                await registry.ready()
                 tools = build_tool_directory()
-                spec = load_models_file(Path(args.file), build_registry(settings, os.environ, http), tools)
+                spec = load_models_file(Path(args.file), registry, tools)
                 await seed_catalogue(alchemy)  # as at start-up: the defaults first, then the file
                 return describe(await apply_models_file(alchemy, spec, tools))
             finally:

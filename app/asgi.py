@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping
 from importlib.metadata import version
 from pathlib import Path
@@ -33,9 +34,11 @@ from app.catalogue.models_file import ModelsFileError, apply_models_file, load_m
 from app.media.pipeline import ImageDelivery
 from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
+from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import current_revisions, head_revisions
 from app.runs.deadlines import Deadlines
+from app.runs.live import FollowerLimits
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
 from app.runs.services import RunServices
@@ -136,7 +139,9 @@ def create_app(
     )
 
     async def on_startup(app: Litestar) -> None:
-        app.state.loop_monitor.start()
+        # Every allowed provider is imported and built now, on a thread of its own, while the database
+        # work below goes on; uvicorn serves once this returns, so no request pays for an import.
+        registry.start_loading()
         if listener is not None:
             try:
                 listener.start()
@@ -166,17 +171,20 @@ def create_app(
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,
             wakeups=log_wakeups(settings.effective_database_url, FOLLOW_POLL_SECONDS),
+            follower_limits=FollowerLimits(
+                frames=settings.sse_follower_max_frames, bytes=settings.sse_follower_max_bytes
+            ),
         )
         # Start even when the database is down or behind: /readyz then says why (503) instead of the
         # process crash-looping. The catalogue is seeded once the schema is at head.
         try:
             at_head = await current_revisions(alchemy.get_engine()) == head_revisions()
         except (SQLAlchemyError, OSError) as exc:
-            log.error("database unreachable at start-up (%s); /readyz reports 503 until it is", exc)
+            log.warning("database_unreachable at start-up: %s; /readyz reports 503 until it is", cause(exc))
             return
         if not at_head:
-            log.error(
-                "database is not migrated to head: run `just migrate`; /readyz reports 503 until then",
+            log.warning(
+                "migrations_pending: run `just migrate`; /readyz reports 503 until then",
                 extra={"code": "migrations_pending"},
             )
             return
@@ -187,6 +195,14 @@ def create_app(
             except ModelsFileError as exc:
                 raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
         await app.state.run_manager.start_keeping()
+
+    async def on_startup_done(app: Litestar) -> None:
+        """Wait for the providers, then watch the loop: from here on it serves requests."""
+        started = time.monotonic()
+        await registry.ready()
+        loaded = len(registry.load_all()[0])
+        log.info("loaded %d provider(s) (waited %.1f s for them)", loaded, time.monotonic() - started)
+        app.state.loop_monitor.start()
 
     async def on_shutdown(app: Litestar) -> None:
         if hasattr(app.state, "run_manager"):
@@ -212,7 +228,7 @@ def create_app(
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=before_request(telemetry),
-        on_startup=[on_startup],
+        on_startup=[on_startup, on_startup_done],
         on_shutdown=[on_shutdown],
         state=State(
             {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -186,6 +186,13 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
     sse_ping_seconds: float = 15.0
     """Seconds of silence on an event stream before a ``: ping`` comment (IRIS_SSE_PING_SECONDS)."""
+    sse_follower_max_bytes: Annotated[int, msgspec.Meta(ge=1)] = 1024 * 1024
+    """How many event bytes a run's stream may fall behind the run while its client is still taking the
+    last write; past it (or past IRIS_SSE_FOLLOWER_MAX_FRAMES events) the stream ends with a ``CUSTOM``
+    ``iris/streamDropped`` event, and the client re-attaches with ``Last-Event-ID``
+    (IRIS_SSE_FOLLOWER_MAX_BYTES)."""
+    sse_follower_max_frames: Annotated[int, msgspec.Meta(ge=1)] = 8192
+    """The same bound in events (IRIS_SSE_FOLLOWER_MAX_FRAMES)."""
     max_tool_iterations: int = 5
     """Model turns one run may take while calling server tools; calls made in the last one are answered
     as not run, and the run ends (IRIS_MAX_TOOL_ITERATIONS)."""

@@ -3,9 +3,11 @@
 LiteLLM translates the OpenAI shapes to and from its 100+ backends (Bedrock, Vertex, Mistral, Groq…),
 so requests use the OpenAI mapping (:func:`providers.openai.chat_messages`) and its streamed chunks are
 decoded by the same :class:`providers.openai.ChunkDecoder`. LiteLLM is an optional extra
-(``iris[litellm]``) imported on first use only: it is slow to import, and not having it must break
-nothing but this provider. Limits are conservative because LiteLLM's model map has no numeric image
-limits and the backend behind a model id is unknown here.
+(``iris[litellm]``) imported by :func:`create`, which the registry calls on its loading thread, never
+on the event loop: the import takes seconds, and so do the modules LiteLLM imports on its first
+completion, which an offline mock completion there imports too. Without the extra this provider fails
+to load (listed with the reason), and nothing else breaks. Limits are conservative because LiteLLM's
+model map has no numeric image limits and the backend behind a model id is unknown here.
 
 Reasoning (models LiteLLM's map says reason, or ``options["reasoning"]``): ``reasoning_effort`` goes
 through as it is, and Claude models get Anthropic's ``thinking`` with a budget instead; LiteLLM's
@@ -14,6 +16,7 @@ through as it is, and Claude models get Anthropic's ``thinking`` with a budget i
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
@@ -36,6 +39,8 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
     "apiKeyEnv": API_KEY_ENV,
     "detail": DETAIL,
 }
+log = logging.getLogger("iris.providers")
+
 # LiteLLM fronts many vendors whose limits differ: the strictest documented one (Gemini's 20 MB request).
 MAX_REQUEST_BYTES = 20_000_000
 
@@ -49,6 +54,8 @@ def _litellm() -> ModuleType:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout for each error
+    if "LITELLM_LOG" not in os.environ:  # its INFO line per completion, printed twice; unless asked for
+        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
     return litellm
 
 
@@ -129,12 +136,7 @@ class LiteLLMProvider:
             request["api_base"] = str(base)
         # The core decides about retries (it has retry_after and the could-not-fetch fallback).
         request.setdefault("max_retries", 0)
-        try:
-            litellm = _litellm()
-        except ImportError:
-            raise ProviderError(
-                "other", "LiteLLM is not installed (pip install 'iris[litellm]')", provider=self.id
-            ) from None
+        litellm = _litellm()  # imported by create() already
         decoder = ChunkDecoder(self.id)
         try:
             response = await litellm.acompletion(**request)
@@ -200,6 +202,32 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
+_warmed = False
+
+
+def _warm_up(litellm: ModuleType) -> None:
+    """One offline streamed completion (``mock_response``: no request leaves), once per process: LiteLLM
+    imports about a second of modules on its first completion, which would otherwise be a run's."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    try:
+        chunks = litellm.completion(
+            model="gpt-4o", messages=[{"role": "user", "content": "."}], mock_response=".", stream=True
+        )
+        for _ in chunks:
+            pass
+    except Exception as exc:  # only a warm-up: the first real completion then imports what it needs
+        log.debug("LiteLLM warm-up failed: %s", exc)
+
+
 def create(context: ProviderContext) -> LiteLLMProvider:
-    """Entry point (``iris.providers``); LiteLLM itself is imported on the first call that needs it."""
+    """Entry point (``iris.providers``). Imports LiteLLM (``ImportError`` without the extra: the
+    registry lists the provider as failed) and warms it up; see the module docstring."""
+    try:
+        litellm = _litellm()
+    except ImportError as exc:
+        raise ImportError(f"LiteLLM is not installed (pip install 'iris[litellm]'): {exc}") from exc
+    _warm_up(litellm)
     return LiteLLMProvider(context)

@@ -7,7 +7,7 @@ separator), each carries an ``id:`` line with the run's sequence number (for re-
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Protocol
 
 Frame = tuple[int, bytes]
@@ -15,11 +15,20 @@ Frame = tuple[int, bytes]
 
 PING = b": ping\n\n"
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+PIECE_BYTES = 64 * 1024
+"""The most event bytes one socket write carries: a backlog goes out in pieces, each one awaited (the
+transport's flow control holds the next until the client has taken the last), so no write is large and
+no join of a whole backlog ever holds the loop."""
 
 
 class FrameSource(Protocol):
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
         """Frames waiting (after waiting up to ``wait_seconds``; ``[]`` if none came), ``None`` once over."""
+        ...
+
+    @property
+    def parting(self) -> bytes | None:
+        """Sent after the last frame when the stream ends before its run did (else ``None``)."""
         ...
 
 
@@ -33,11 +42,28 @@ async def relay(
 ) -> AsyncGenerator[bytes, None]:
     """The SSE body for one subscriber, until the stream is over; a client leaving only unsubscribes.
 
-    Frames that queued up while the last write was in flight go out together in one write, so a fast
-    model costs one socket write per batch rather than per token.
+    Frames that queued up while the last write was in flight go out together, in writes of at most
+    :data:`PIECE_BYTES`, so a fast model costs one socket write per batch rather than per token.
     """
     try:
         while (batch := await source.next_batch(ping_seconds)) is not None:
-            yield b"".join(frame(*f) for f in batch) if batch else PING
+            if not batch:
+                yield PING
+            for piece in _pieces(batch):
+                yield b"".join(frame(*f) for f in piece)
+        if source.parting is not None:
+            yield source.parting
     finally:
         on_close()
+
+
+def _pieces(batch: list[Frame]) -> Iterator[list[Frame]]:
+    """``batch`` in runs of at most :data:`PIECE_BYTES` of payload (a larger frame alone)."""
+    start, size = 0, 0
+    for index, (_, payload) in enumerate(batch):
+        if size and size + len(payload) > PIECE_BYTES:
+            yield batch[start:index]
+            start, size = index, 0
+        size += len(payload)
+    if start < len(batch):
+        yield batch[start:]

@@ -19,7 +19,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
 from app.errors import Conflict, DatabaseUnavailable, IrisError, NotFound, QuotaExceeded, ServiceUnavailable
-from app.persistence.availability import RETRY_AFTER_SECONDS, database_unavailable
+from app.persistence.availability import RETRY_AFTER_SECONDS, cause, database_unavailable
 from app.storage.base import StorageError
 from app.telemetry import Telemetry
 from providers.wire import WireStruct
@@ -189,8 +189,8 @@ def _repository_error(request: Request[Any, Any, Any], exc: RepositoryError) -> 
 
 
 def _storage_error(request: Request[Any, Any, Any], exc: StorageError) -> Response[bytes]:
-    log.error(
-        "storage failed on %s %s: %s",
+    log.warning(
+        "%s %s: 503 storage_unavailable: %s",
         request.method,
         request.url.path,
         exc,
@@ -200,11 +200,12 @@ def _storage_error(request: Request[Any, Any, Any], exc: StorageError) -> Respon
 
 
 def _database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    # Documented and expected while the database is down or locked: one line, no traceback.
     log.warning(
-        "database unavailable on %s %s: %s",
+        "%s %s: 503 database_unavailable: %s",
         request.method,
         request.url.path,
-        exc,
+        cause(exc),
         extra={"code": "database_unavailable"},
     )
     return _iris_error(request, DatabaseUnavailable("The database is unavailable; try again shortly."))

@@ -111,6 +111,7 @@ async def check_models(
     seconds_allowed: float = 60.0,
 ) -> list[CheckResult]:
     """Check the named models (``provider/modelId`` or id), or every enabled one; one progress line each."""
+    await registry.ready()
     async with session_scope(alchemy) as session:
         repo = ModelRepository(session=session)
         rows: list[ModelRow | str] = []

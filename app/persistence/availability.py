@@ -38,6 +38,23 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+CAUSE_CHARS = 300
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs, newlines included, become one space), at most
+    :data:`CAUSE_CHARS` characters: a log line per failure, however a vendor formats its errors."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= CAUSE_CHARS else flat[: CAUSE_CHARS - 1] + "…"
+
+
+def cause(exc: BaseException) -> str:
+    """The failure for one log line: the driver's own error (what SQLAlchemy wrapped), its type and
+    message — never the SQL or its parameters, which SQLAlchemy's message adds."""
+    root = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc
+    return one_line(f"{type(root).__name__}: {root}")
+
+
 def database_unavailable(exc: BaseException) -> bool:
     """Whether ``exc`` (or anything it was raised from) says the database cannot be used right now."""
     for cause in _causes(exc):

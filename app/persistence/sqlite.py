@@ -14,9 +14,13 @@ handled without it:
   ``sqlite3.OperationalError("database is locked …")``, which the API answers with 503
   ``database_unavailable``.
 - **One writer per process, queued on the loop.** Before its first writing statement a connection takes
-  the engine's :class:`WriteLock` (an asyncio lock, waited for with the same deadline) and holds it
-  until ``commit``/``rollback``/``close``, so in-process writers never find each other busy; only
-  another process can.
+  the engine's :class:`WriteLock` (an asyncio lock) and holds it until ``commit``/``rollback``/``close``,
+  so in-process writers never find each other busy; only another process can.
+- **One deadline per write turn.** Waiting for this process's lock and then for the file (another
+  process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
+  another that is itself waiting for the file gives up when its own deadline passes, not a deadline
+  later. Once the first write succeeds the turn is won (SQLite's write lock is held to the commit), and
+  later statements of the transaction get a deadline of their own.
 - **No fsync on the loop.** In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL without
   syncing; only a checkpoint syncs. Automatic checkpoints (which run inside a committing connection)
   are off, and :class:`Checkpoints` runs a passive one on a thread of its own every
@@ -53,6 +57,11 @@ def is_write(sql: str) -> bool:
     return not sql.lstrip().upper().startswith(_READS)
 
 
+def locked_error(timeout: float) -> sqlite3.OperationalError:
+    """What a writer that got no turn within the deadline raises (503 ``database_unavailable``)."""
+    return sqlite3.OperationalError(f"database is locked (no turn to write within {timeout:g} s)")
+
+
 def _busy(exc: sqlite3.OperationalError) -> bool:
     # Only plain BUSY/LOCKED clear up by waiting: BUSY_SNAPSHOT (a stale read snapshot) never does.
     return getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) in _BUSY
@@ -66,15 +75,15 @@ class WriteLock:
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def acquire(self) -> None:
+    async def acquire(self, deadline: float) -> None:
+        """Take the lock, or raise "database is locked" at ``deadline`` (``time.monotonic()``)."""
         self._loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(self.timeout):  # no helper task, unlike wait_for on 3.11
+            # no helper task, unlike wait_for on 3.11
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 await self._lock.acquire()
         except TimeoutError:
-            raise sqlite3.OperationalError(
-                f"database is locked (no turn to write within {self.timeout:g} s)"
-            ) from None
+            raise locked_error(self.timeout) from None
 
     def release(self) -> None:
         """Release; from another thread (a connection the pool dropped there) it is handed to the loop."""
@@ -113,8 +122,8 @@ class Checkpoints:
                 connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             finally:
                 connection.close()
-        except sqlite3.Error:
-            log.warning("WAL checkpoint failed; the next one retries", exc_info=True)
+        except sqlite3.Error as exc:  # another process holding the file, say: nothing lost, no traceback
+            log.warning("WAL checkpoint failed (%s: %s); the next one retries", type(exc).__name__, exc)
 
 
 class IrisCursor:
@@ -209,10 +218,13 @@ class IrisConnection:
         self._write_lock = write_lock
         self._checkpoints = checkpoints
         self._writing = False
+        self._turn_deadline: float | None = None
+        """While a transaction waits for its write turn: when that wait gives up (one deadline for the
+        in-process lock and the busy file together)."""
         self._tx = _Inline()
         self._write_wait = write_wait
-        self._waited: float | None = None
-        """The write turn's wait so far, until its first write statement has run (then reported)."""
+        self._wait_started: float | None = None
+        """When the write turn's wait began, until its first write statement has run (then reported)."""
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -234,8 +246,10 @@ class IrisConnection:
         self._conn.create_function(*args, **kwargs)
 
     async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy."""
-        deadline = time.monotonic() + self._write_lock.timeout
+        """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy: until
+        the write turn's deadline while waiting for one, else for ``lock_timeout`` from now."""
+        timeout = self._write_lock.timeout
+        deadline = self._turn_deadline or time.monotonic() + timeout
         delay = RETRY_FIRST_SECONDS
         while True:
             try:
@@ -244,37 +258,37 @@ class IrisConnection:
                 if not _busy(exc):
                     raise
                 if time.monotonic() + delay > deadline:
-                    self._report_wait(self._write_lock.timeout)
-                    raise sqlite3.OperationalError(
-                        f"database is locked (busy for {self._write_lock.timeout:g} s)"
-                    ) from exc
+                    self._report_wait()
+                    raise locked_error(timeout) from exc
             else:
-                self._report_wait(0.0)
+                self._turn_deadline = None  # the first write went through: the turn is this one's
+                self._report_wait()
                 return result
             await asyncio.sleep(delay)
-            if self._waited is not None:
-                self._waited += delay
             delay = min(delay * 2, RETRY_MAX_SECONDS)
 
-    def _report_wait(self, extra: float) -> None:
+    def _report_wait(self) -> None:
         """Once a write turn's first write statement ran (or gave up): how long the turn waited."""
-        if self._waited is not None:
-            waited, self._waited = self._waited + extra, None
+        if self._wait_started is not None:
+            waited, self._wait_started = time.perf_counter() - self._wait_started, None
             if self._write_wait is not None:
                 self._write_wait(waited)
 
     async def before(self, sql: str) -> None:
-        """Take the write lock before the first statement of a transaction that may write."""
+        """Take the write lock before the first statement of a transaction that may write; the wait for
+        it and for the file start one deadline (see the module docstring)."""
         if not self._writing and is_write(sql):
-            started = time.perf_counter()
+            self._turn_deadline = time.monotonic() + self._write_lock.timeout
+            self._wait_started = time.perf_counter()
             try:
-                await self._write_lock.acquire()
-            except sqlite3.OperationalError:
-                if self._write_wait is not None:
-                    self._write_wait(time.perf_counter() - started)
+                await self._write_lock.acquire(self._turn_deadline)
+            except BaseException as exc:
+                self._turn_deadline = None
+                if isinstance(exc, sqlite3.OperationalError):
+                    self._report_wait()
+                self._wait_started = None
                 raise
             self._writing = True
-            self._waited = time.perf_counter() - started
 
     async def commit(self) -> None:
         wrote = self._writing
@@ -304,6 +318,7 @@ class IrisConnection:
             self._end_write()
 
     def _end_write(self) -> None:
+        self._turn_deadline = None
         if self._writing:
             self._writing = False
             self._write_lock.release()

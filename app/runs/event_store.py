@@ -105,8 +105,8 @@ class LiveOnly:
         if isinstance(event, RunFinished | RunError):
             self._finished = True
             self.channel.close()
-        elif turn:
-            await asyncio.sleep(0)  # a waiting stream sends it now (RunChannel.publish)
+        elif turn or len(self.events) % BATCH_EVENTS == 0:
+            await asyncio.sleep(0)  # a waiting stream sends it now; a long burst lets the loop serve
 
     def commit_intake(self) -> None:
         pass  # nothing is stored
@@ -203,6 +203,7 @@ class EventStore:
         turn = self.channel.publish((self.sequence, payload))
         if len(self._buffer) >= BATCH_EVENTS or time.monotonic() - self._flushed_at >= self._batch_seconds:
             await self.flush()
+            await asyncio.sleep(0)  # a burst (a fast vendor, SQLite written inline) lets the loop serve
         elif turn:
             await asyncio.sleep(0)  # a waiting stream sends it now (RunChannel.publish)
 

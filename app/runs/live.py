@@ -1,25 +1,41 @@
 """In-process fan-out of a running run's frames to the streams that follow it, and the event-log source
 that lets any process follow a run another process is executing.
 
-A subscriber's buffer is unbounded on purpose: the run must never wait for a slow client (it keeps
-going when the client leaves), and a run's events are bounded by the model's output.
+The run never waits for a client (it keeps going when the client leaves), and no follower costs memory
+of its own: a run's frames are kept once, in its :class:`RunChannel` (a re-attaching stream in this
+process replays from there), and each :class:`Subscription` is a position in them. A follower is
+handed its frames in pieces of at most :data:`PIECE_BYTES` (one socket write each). One that falls
+more than :class:`FollowerLimits` behind while its connection is still taking the last piece (a slow
+or stalled reader, not one that merely waits for the loop during a burst) is let go: its stream ends
+with an ``iris/streamDropped`` ``CUSTOM`` event naming the last event it was given, and it re-attaches
+with ``Last-Event-ID`` to get the rest, each event once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import logging
 import time
-from collections import deque
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.agui.sse import Frame
+from app.agui.events import Custom, encode_event
+from app.agui.sse import PIECE_BYTES, Frame
+from app.persistence.availability import cause, database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository
 from app.runs.notices import LogWakeups
+
+log = logging.getLogger("iris.runs")
+
+DROPPED_EVENT = "iris/streamDropped"
+"""The ``CUSTOM`` event ending a follower's stream before its run ended; ``value``: ``reason``
+(``slow_reader``, ``database_unavailable``) and ``lastEventId`` (re-attach with it)."""
 
 
 def is_terminal(event: dict[str, Any]) -> bool:
@@ -27,38 +43,111 @@ def is_terminal(event: dict[str, Any]) -> bool:
     return event.get("type") in ("RUN_FINISHED", "RUN_ERROR")
 
 
+def dropped_notice(reason: str, last_event_id: int) -> bytes:
+    """The frame that ends a dropped follower's stream: a ``CUSTOM`` event without an ``id:`` (it is not
+    one of the run's events, so ``Last-Event-ID`` stays the last real one)."""
+    event = Custom(name=DROPPED_EVENT, value={"reason": reason, "lastEventId": last_event_id})
+    return b"data: %s\n\n" % encode_event(event)
+
+
+@dataclass(frozen=True, slots=True)
+class FollowerLimits:
+    """How far a follower may fall behind the run while its connection is still taking the last piece."""
+
+    frames: int = 8192
+    bytes: int = 1 << 20
+
+
 class Subscription:
-    """One follower's frames, handed out in batches (see :class:`app.agui.sse.FrameSource`)."""
+    """One follower: its position in its channel's frames, handed out in bounded pieces (see
+    :class:`app.agui.sse.FrameSource`)."""
 
-    def __init__(self) -> None:
-        self._frames: deque[Frame] = deque()
+    def __init__(self, frames: list[Frame], ends: list[int], position: int) -> None:
+        self._frames = frames  # the channel's own lists (append-only), not a copy
+        self._ends = ends
+        self._next = position
         self._ready = asyncio.Event()
+        self._writing = False  # between handing out a piece and asking for the next one
         self._ended = False
+        self.parting: bytes | None = None
+        """The frame that ends the stream when this follower was let go (see the module docstring)."""
 
-    def push(self, frame: Frame) -> bool:
-        """Queue a frame; whether that woke a stream waiting for one."""
+    @property
+    def handed_out(self) -> int:
+        """The sequence number of the last frame handed out (0: none yet)."""
+        return self._frames[self._next - 1][0] if self._next else 0
+
+    def lag(self) -> tuple[int, int]:
+        """Frames and bytes published but not yet handed out."""
+        behind = len(self._frames) - self._next
+        if behind <= 0:
+            return 0, 0
+        before = self._ends[self._next - 1] if self._next else 0
+        return behind, self._ends[-1] - before
+
+    def notify(self) -> bool:
+        """More frames are there; whether that woke a stream waiting for them."""
         woke = not self._ready.is_set()
-        self._frames.append(frame)
         self._ready.set()
         return woke
 
+    def over(self, limits: FollowerLimits) -> bool:
+        """Whether this follower is too far behind: still writing its last piece, and beyond ``limits``.
+        One that is not writing only waits for the loop (the run is in a burst), not for its client."""
+        if not self._writing:
+            return False
+        frames, size = self.lag()
+        return frames > limits.frames or size > limits.bytes
+
+    def drop(self, reason: str) -> None:
+        """Let this follower go: nothing more is handed out, its stream ends with the notice."""
+        self.parting = dropped_notice(reason, self.handed_out)
+        self.release()
+
+    def release(self) -> None:
+        """Hold nothing more of the run (the follower left, or was let go)."""
+        self._end(keep_rest=False)
+
     def end(self) -> None:
+        """The run ended: hand out what is left, then stop. The rest is copied (references to the same
+        frames) so the channel's own list can go when the run does."""
+        self._end(keep_rest=True)
+
+    def _end(self, *, keep_rest: bool) -> None:
+        rest = self._frames[self._next :] if keep_rest else []
+        self._frames, self._ends = rest, _ends_of(rest)
+        self._next = 0
         self._ended = True
         self._ready.set()
 
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
-        if not self._frames and not self._ended:
+        self._writing = False
+        if self._next >= len(self._frames) and not self._ended:
             try:
                 async with asyncio.timeout(wait_seconds):  # no helper task: a push wakes this one directly
                     await self._ready.wait()
             except TimeoutError:
                 return []
         self._ready.clear()
-        if not self._frames:
+        if self._next >= len(self._frames):
             return None  # ended, and everything was handed out
-        batch = list(self._frames)
-        self._frames.clear()
-        return batch
+        start = self._next
+        limit = (self._ends[start - 1] if start else 0) + PIECE_BYTES
+        stop = start + 1
+        while stop < len(self._frames) and self._ends[stop] <= limit:
+            stop += 1
+        self._next = stop
+        self._writing = True
+        return self._frames[start:stop]
+
+
+def _ends_of(frames: list[Frame]) -> list[int]:
+    ends: list[int] = []
+    total = 0
+    for _, payload in frames:
+        total += len(payload)
+        ends.append(total)
+    return ends
 
 
 SEND_TURNS = 4
@@ -68,20 +157,22 @@ SEND_TURNS = 4
 
 class RunChannel:
     """One run's frames: all of them kept while the run is live here (a re-attaching stream in this
-    process replays from memory), and pushed to every subscriber as they come."""
+    process replays from memory), and every follower told as they come. ``limits``: how far a follower
+    may fall behind (see the module docstring); ``None`` for a run whose one follower is its own request
+    and cannot re-attach (stateless chat)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: FollowerLimits | None = None) -> None:
         self._subscribers: list[Subscription] = []
         self._frames: list[Frame] = []
+        self._ends: list[int] = []  # running total of payload bytes after each frame
+        self._limits = limits
         self.closed = False
         self._turns = 0
 
     def subscribe(self, after: int = 0) -> Subscription:
         """A subscription that first gets the frames numbered after ``after``, then the live ones."""
-        subscription = Subscription()
-        for frame in self._frames:
-            if frame[0] > after:
-                subscription.push(frame)
+        position = bisect.bisect_right(self._frames, after, key=lambda frame: frame[0])
+        subscription = Subscription(self._frames, self._ends, position)
         if self.closed:
             subscription.end()
         else:
@@ -89,28 +180,39 @@ class RunChannel:
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
+        """A follower left: it holds nothing of the channel any more."""
         if subscription in self._subscribers:
             self._subscribers.remove(subscription)
+        subscription.release()
 
     def publish(self, frame: Frame) -> bool:
-        """Keep and fan out a frame. Returns whether the producer should yield to the event loop now, so
-        that a stream waiting for frames sends this one at once: true for a run's first few frames
-        (:data:`SEND_TURNS`), its first tokens, which a vendor's burst (many chunks in one read) would
-        otherwise hold back until the whole burst is translated. Later frames go out together, in one
-        write per turn of the loop."""
+        """Keep a frame and tell every follower. Returns whether the producer should yield to the event
+        loop now, so that a stream waiting for frames sends this one at once: true for a run's first few
+        frames (:data:`SEND_TURNS`), its first tokens, which a vendor's burst (many chunks in one read)
+        would otherwise hold back until the whole burst is translated. Later frames go out together, in
+        one write per turn of the loop. A follower too far behind is let go here."""
         self._frames.append(frame)
+        self._ends.append((self._ends[-1] if self._ends else 0) + len(frame[1]))
         woke = False
         for subscription in self._subscribers:
-            woke = subscription.push(frame) or woke
+            woke = subscription.notify() or woke
+        if self._limits is not None:
+            for subscription in [s for s in self._subscribers if s.over(self._limits)]:
+                self._subscribers.remove(subscription)
+                subscription.drop("slow_reader")
         if not woke or self._turns >= SEND_TURNS:
             return False
         self._turns += 1
         return True
 
     def close(self) -> None:
+        """The run ended: each follower gets the rest of its frames, unless it is too far behind."""
         self.closed = True
         for subscription in self._subscribers:
-            subscription.end()
+            if self._limits is not None and subscription.over(self._limits):
+                subscription.drop("slow_reader")
+            else:
+                subscription.end()
         self._subscribers.clear()
 
 
@@ -128,6 +230,8 @@ class LoggedFrames:
         self._wakeups = wakeups
         self._woken = wakeups.watch(run_pk)  # from now on: no notice is missed between two reads
         self._done = False
+        self.parting: bytes | None = None
+        """Ends the stream when the log could not be read (the database went away): re-attach later."""
 
     def close(self) -> None:
         self._wakeups.unwatch(self._run_pk, self._woken)
@@ -138,8 +242,16 @@ class LoggedFrames:
         deadline = time.monotonic() + wait_seconds
         while True:
             self._woken.clear()  # before the read: a notice for events it misses wakes the next one
-            async with session_scope(self._alchemy) as db:
-                rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
+            try:
+                async with session_scope(self._alchemy) as db:
+                    rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
+            except Exception as exc:
+                if not database_unavailable(exc):
+                    raise
+                log.warning("following run %s: database_unavailable: %s", self._run_pk, cause(exc))
+                self._done = True
+                self.parting = dropped_notice("database_unavailable", self._last)
+                return None
             if rows:
                 self._last = max(self._last, rows[-1].sequence)
                 self._done = any(is_terminal(row.event) for row in rows)

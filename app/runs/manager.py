@@ -28,11 +28,12 @@ import msgspec
 
 from app.agui.events import RunError, now_ms
 from app.errors import Conflict
+from app.persistence.availability import cause, database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
 from app.runs.event_store import MAX_UNLOGGED, EventStore, RunLost
 from app.runs.intake import RunPlan
-from app.runs.live import RunChannel, Subscription
+from app.runs.live import FollowerLimits, RunChannel, Subscription
 from app.runs.notices import LogWakeups
 from app.runs.orchestrator import Orchestrator
 from app.runs.services import RunServices
@@ -55,8 +56,10 @@ class RunManager:
         heartbeat_seconds: float,
         stale_seconds: float,
         wakeups: LogWakeups | None = None,
+        follower_limits: FollowerLimits | None = None,
     ) -> None:
         self.services = services
+        self._follower_limits = follower_limits or FollowerLimits()
         self.wakeups = wakeups or LogWakeups(FOLLOW_POLL_SECONDS)
         """How followers of runs executing in other processes learn that the log grew."""
         self._heartbeat = heartbeat_seconds
@@ -83,7 +86,7 @@ class RunManager:
         thread = (plan.owner_id, plan.thread_id)
         if thread in self._threads:
             raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
-        channel = RunChannel()
+        channel = RunChannel(self._follower_limits)
         subscription = channel.subscribe()
         store = EventStore(
             self.services.alchemy,
@@ -148,13 +151,24 @@ class RunManager:
         return failed
 
     async def _keep(self) -> None:
+        down: str | None = None  # the cause, while the database is unavailable
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
                 await self._beat()
                 await self.sweep_lost()
-            except Exception:
-                log.exception("run keeper: heartbeat or sweep failed")
+            except Exception as exc:
+                if not database_unavailable(exc):
+                    log.exception("run keeper: heartbeat or sweep failed")
+                elif down is None:  # a documented outage: one line when it starts, one when it ends
+                    down = cause(exc)
+                    log.warning(
+                        "run keeper: database_unavailable: %s; retrying every %g s", down, self._heartbeat
+                    )
+                continue
+            if down is not None:
+                log.info("run keeper: the database is available again (after %s)", down)
+                down = None
 
     async def _beat(self) -> None:
         local = {pk: run_id for run_id, (pk, *_rest) in self._runs.items()}
@@ -174,8 +188,9 @@ class RunManager:
                 await store.record_abandoned()
             except RunLost:
                 pass  # swept meanwhile: the sweep's ending stands
-            except Exception:
-                log.warning("run %s: its ending is still not recorded; retrying on the next beat", pk)
+            except Exception as exc:
+                if not database_unavailable(exc):  # an outage is the keeper's to report, once
+                    log.exception("run %s: its ending could not be recorded; retrying on the next beat", pk)
                 continue
             self._unrecorded.pop(pk, None)
 

@@ -179,13 +179,17 @@ class ModelTurns:
                     log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
 
     async def close_dropped(self) -> None:
-        """Close what the dropped turn left open; its partial answer is kept."""
+        """Close what the dropped turn left open; its partial answer is kept. A turn that had streamed
+        nothing yet (a silent vendor) ends without a message: no message without content."""
         for call_id in sorted(self._open_calls):
             await self.store.emit(ToolCallEnd(tool_call_id=call_id))
         self._open_calls.clear()
-        if self._open_turn is not None:
-            self._open_turn.finish_reason = "cancelled"
-            await self._end_message(self._open_turn)
+        turn, self._open_turn = self._open_turn, None
+        if turn is None:
+            return
+        turn.finish_reason = "cancelled"
+        if turn.text_open or turn.reasoning.is_open or turn.reasoning.parts:
+            await self._end_message(turn)
 
     async def _reasoning(self, turn: Turn, event: ProviderReasoningEvent) -> None:
         for out in turn.reasoning.translate(event):

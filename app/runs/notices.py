@@ -122,7 +122,10 @@ class PgNotices(LogWakeups):
             woken.set()
 
     def _lost(self, _connection: Any) -> None:
-        log.warning("the LISTEN connection closed: followers poll the event log until the next start")
+        log.warning(
+            "database_unavailable: the LISTEN connection closed; followers poll the event log until the "
+            "next start"
+        )
         self._connection = None
         for watchers in self._watchers.values():  # re-read now: a notice may have been lost with it
             for woken in watchers:

@@ -28,7 +28,7 @@ from app.agui.events import (
 )
 from app.catalogue.views import key_hint
 from app.errors import IrisError
-from app.persistence.availability import database_unavailable
+from app.persistence.availability import cause, database_unavailable, one_line
 from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
@@ -53,6 +53,10 @@ _PROVIDER_MESSAGES = {
     "could_not_fetch_image": "The model provider could not download an image.",
     "other": "The model provider failed.",
 }
+
+
+BUG_CODES = frozenset({"internal_error", "invalid_output"})
+"""Run failures that mean a bug in Iris (logged with their traceback); every other code is documented."""
 
 
 class _Cancelled(Exception):
@@ -127,19 +131,10 @@ class Orchestrator:
             raise
         except Exception as exc:
             code, message = _describe(exc, plan)
-            expected = (
-                code.startswith("provider_")
-                or code == "database_unavailable"
-                or isinstance(exc, DeadlineExceeded)
-            )
-            log.log(
-                logging.WARNING if expected else logging.ERROR,
-                "run %s failed: %s",
-                plan.run_id,
-                code,
-                exc_info=not expected,
-                extra={"code": code},
-            )
+            if code in BUG_CODES:
+                log.exception("run %s failed: %s", plan.run_id, code, extra={"code": code})
+            else:  # documented: a vendor's error, a deadline, an outage — one line, no traceback
+                log.warning("run %s failed: %s: %s", plan.run_id, code, _cause(exc), extra={"code": code})
             await self._fail(code, message)
 
     async def _finish(self, outcome: Outcome) -> None:
@@ -161,14 +156,24 @@ class Orchestrator:
         await self._finish(CancelledOutcome())
 
     async def _fail(self, code: str, message: str) -> None:
+        """End with one ``RUN_ERROR``, recorded before it is sent. When the database is what failed, or
+        recording the failure fails, it is sent at once instead: the client never waits on a database
+        that just gave up, and the run manager's heartbeat records the ending once it can."""
         if self.store.finished:
             return
         self.telemetry.failed(code)
         event = RunError(message=message, code=code, usage=self._token_usage(), timestamp=now_ms())
+        if code == "database_unavailable":
+            self.store.abandon(event)
+            return
         try:
             await self.store.emit(event)
-        except Exception:
-            log.exception("run %s: could not record its failure", self.plan.run_id)
+        except Exception as exc:
+            if database_unavailable(exc):
+                run_id = self.plan.run_id
+                log.warning("run %s: %s not recorded yet: database_unavailable: %s", run_id, code, cause(exc))
+            else:
+                log.exception("run %s: could not record its failure", self.plan.run_id)
             self.store.abandon(event)
 
     async def _bounded_turns(self) -> Outcome:
@@ -210,6 +215,14 @@ class Orchestrator:
     def _usage_metadata(self) -> dict[str, object] | None:
         usage = billable(self._usage, provider=self.plan.provider.id, model=self.plan.model)
         return {USAGE_KEY: msgspec.to_builtins(usage)} if usage is not None else None
+
+
+def _cause(exc: Exception) -> str:
+    """A documented failure's cause in one log line."""
+    if isinstance(exc, ProviderError):
+        status = f" (HTTP {exc.status})" if exc.status is not None else ""
+        return one_line(f"{exc.provider} {exc.kind}{status}: {exc.message}")
+    return cause(exc)
 
 
 def _describe(exc: Exception, plan: RunPlan) -> tuple[str, str]:

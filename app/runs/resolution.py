@@ -109,6 +109,7 @@ async def resolve_model(
 ) -> RunnableModel:
     """``forwardedProps.modelId``, which the agent must offer (422 ``model_not_in_agent``); else the
     thread's model while the agent still offers it; else the agent's default."""
+    await registry.ready()
     config = agent.config
     requested = forwarded.get("modelId")
     if requested is not None:

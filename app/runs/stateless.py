@@ -56,6 +56,7 @@ async def stateless_plan(
     policy: UrlPolicy,
 ) -> RunPlan:
     """Check the request and build the in-memory run it describes."""
+    await registry.ready()
     row = await models.get_by_ref(body.model_id)
     if row is None or not row.enabled:
         raise Unprocessable(f"No enabled model {body.model_id!r}.", code="model_not_found", field="modelId")

@@ -23,7 +23,7 @@ ASGIApp = Callable[..., Awaitable[Any]]
 def serve_asgi(
     app: ASGIApp,
     *,
-    startup_timeout: float = 10.0,
+    startup_timeout: float = 120.0,
     shutdown_timeout: int = 5,
     lifespan: Literal["on", "off"] = "off",
 ) -> Iterator[str]:
@@ -31,7 +31,9 @@ def serve_asgi(
 
     The socket is bound here (port 0) and handed to uvicorn, so there is no race for a "free" port.
     On exit the server stops accepting, finishes in-flight requests for up to ``shutdown_timeout``
-    seconds, then cancels whatever is still running. Fakes need no lifespan; Iris itself does (``"on"``).
+    seconds, then cancels whatever is still running. Fakes need no lifespan; Iris itself does (``"on"``),
+    and its start-up imports every provider (LiteLLM's import alone takes seconds on a busy machine),
+    hence the generous ``startup_timeout``.
     """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -167,3 +167,31 @@ def test_the_example_plugin_passes_its_own_tests() -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "9 passed" in done.stdout, done.stdout[-1000:]
+
+
+async def test_ready_loads_every_provider_on_another_thread(context: ProviderContext) -> None:
+    """What a server awaits at start-up: the imports and factories run off the event loop's thread,
+    a broken plugin among them included, and nothing loads again afterwards."""
+    import threading
+
+    from iris_provider_echo import EchoProvider
+
+    threads: list[str] = []
+
+    def echo(_ctx: ProviderContext) -> EchoProvider:
+        threads.append(threading.current_thread().name)
+        return EchoProvider()
+
+    registry = ProviderRegistry(
+        context,
+        entry_points_=[ep("bad", "tests.plugins.broken:raises")],
+        factories={"echo": echo},
+    )
+    await registry.ready()
+    await registry.ready()  # once is enough; waiting again returns at once
+    assert threads == ["iris provider loading"]
+    assert threading.current_thread().name not in threads
+    loaded, failures = registry.load_all()
+    assert list(loaded) == ["echo"]
+    assert [f.id for f in failures] == ["bad"]
+    assert threads == ["iris provider loading"]

@@ -4,11 +4,13 @@ after its deadline; the thread is free again and the database holds no answer.""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from litestar import Litestar
@@ -19,6 +21,7 @@ from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, user_message
 from tests.support.agents import offer
+from tests.support.agui import check_stream
 from tests.support.fake_openai import FakeOpenAI, Stall
 from tests.support.http_server import serve_asgi
 from tests.support.waits import REQUEST_SECONDS
@@ -215,3 +218,52 @@ async def test_deadline_options_must_be_seconds(
     assert response.status_code == 422
     assert response.json()["code"] == "invalid_option"
     assert response.json()["field"] == f"options.{next(iter(options))}"
+
+
+async def test_a_cancelled_run_on_a_silent_vendor_streams_no_empty_message(
+    settings: Settings, openai: tuple[FakeOpenAI, str], auth: Callable[..., dict[str, str]], stored: Stored
+) -> None:
+    """Cancelled before the vendor said anything: ``RUN_FINISHED`` (cancelled) with no message around
+    nothing — as a deadline ends the same silence — and no assistant row."""
+    fake, base = openai
+    fake.stalled("silent", every=0.2)
+    alice = auth("alice")
+    body = run_input(str(uuid.uuid4()), user_message("hello"), model="openai/gpt-4o")
+    with serve_asgi(create_app(settings, environ={"OPENAI_API_KEY": OPENAI_KEY}), lifespan="on") as iris:
+        async with httpx.AsyncClient(base_url=iris, timeout=30) as http:
+            created = await http.post(
+                "/api/models",
+                json={
+                    "name": "gpt-4o",
+                    "provider": "openai",
+                    "modelId": "gpt-4o",
+                    "type": "vision",
+                    "options": {"baseUrl": base + "/v1"},
+                },
+                headers=auth("root", role="admin"),
+            )
+            assert created.status_code == 201, created.text
+            async with http.stream("POST", "/agent/runs", json=body, headers=alice) as response:
+                assert response.status_code == 200
+                seen = b""
+                chunks = response.aiter_bytes()
+                async for chunk in chunks:
+                    seen += chunk
+                    if b"RUN_STARTED" in seen:
+                        break
+                for _ in range(300):  # the vendor has the request (and answers 200, then nothing)
+                    if fake.requests:
+                        break
+                    await asyncio.sleep(0.05)
+                assert fake.requests, "the run never asked the vendor"
+                cancelled = await http.post(f"/agent/runs/{body['runId']}/cancel", headers=alice)
+                assert cancelled.status_code == 202
+                seen += b"".join([chunk async for chunk in chunks])
+
+    events = check_stream(seen)
+    assert [e["type"] for e in events] == ["RUN_STARTED", "RUN_FINISHED"]
+    assert events[-1]["outcome"] == {"type": "cancelled"}
+    run_row = await stored.run(body["runId"])
+    assert run_row is not None
+    assert run_row.status == "cancelled"
+    assert [r.role for r in await stored.messages(body["threadId"])] == ["user"]
