@@ -22,6 +22,7 @@ import pytest
 from app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.runs.helpers import answer_text, run_input, user_message
+from tests.support.agents import offer
 from tests.support.agui import check_stream
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
@@ -83,6 +84,7 @@ async def test_the_first_requests_of_a_fresh_process_never_block_its_loop(
                     },
                     headers=admin,
                 )
+                await offer(http, admin, "litellm/openai/gpt-4o")
                 body = run_input("t1", user_message("hi"), model="litellm/openai/gpt-4o")
                 ran = await http.post("/agent/runs", json=body, headers=alice)
             finally:

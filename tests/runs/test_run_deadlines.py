@@ -243,6 +243,7 @@ async def test_a_cancelled_run_on_a_silent_vendor_streams_no_empty_message(
                 headers=auth("root", role="admin"),
             )
             assert created.status_code == 201, created.text
+            await offer(http, auth("root", role="admin"), "openai/gpt-4o")
             async with http.stream("POST", "/agent/runs", json=body, headers=alice) as response:
                 assert response.status_code == 200
                 seen = b""

@@ -54,7 +54,7 @@ async def test_a_failed_runs_json_line_carries_its_ids_and_code(
     code = of_type(events, "RUN_ERROR")[0]["code"]
     trace_id = of_type(events, "RUN_STARTED")[0]["metadata"]["iris/traceId"]
     lines = [json.loads(line) for line in sink.getvalue().splitlines()]
-    (failed,) = [line for line in lines if line["message"].endswith(f"failed: {code}")]
+    (failed,) = [line for line in lines if f"failed: {code}" in line["message"]]
     assert failed["run_id"] == body_in["runId"]
     assert failed["thread_id"] == thread
     assert failed["trace_id"] == trace_id
