@@ -42,6 +42,16 @@ def _compare_type(
     return None
 
 
+SEARCH_TABLES = "search_"
+"""The search index (migration 0008): engine-specific tables kept by triggers, not mapped by the ORM."""
+
+
+def _include_name(name: str | None, type_: str, _parent_names: Any) -> bool:
+    """Autogenerate compares the mapped tables only: the ``search_*`` tables (and FTS5's own tables
+    behind them on SQLite) belong to the migrations."""
+    return not (type_ == "table" and name is not None and name.startswith(SEARCH_TABLES))
+
+
 def _configure(connection: Connection | None = None, url: str | None = None) -> None:
     context.configure(
         connection=connection,
@@ -50,6 +60,7 @@ def _configure(connection: Connection | None = None, url: str | None = None) -> 
         version_table=VERSION_TABLE,
         render_as_batch=True,  # SQLite can only ALTER by copying the table
         compare_type=_compare_type,
+        include_name=_include_name,
         literal_binds=connection is None,
     )
 

@@ -146,6 +146,7 @@ class InboundOther:
 
     id: str
     role: str
+    field: str = "messages"
 
 
 InboundMessage = InboundUser | InboundTool | InboundOther
@@ -186,9 +187,11 @@ def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
                 )
             )
         elif role == "assistant":
-            out.append(InboundOther(id=_convert(message, _AssistantMessage, field).id, role="assistant"))
+            out.append(
+                InboundOther(id=_convert(message, _AssistantMessage, field).id, role="assistant", field=field)
+            )
         elif role in ("system", "developer"):
-            out.append(InboundOther(id=_convert(message, _TextMessage, field).id, role=str(role)))
+            out.append(InboundOther(id=_convert(message, _TextMessage, field).id, role=str(role), field=field))
         else:
             log.info("skipping a message with role %r at %s", role, field)
     return out

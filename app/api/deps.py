@@ -20,6 +20,7 @@ from app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
     RunRepository,
+    SearchRepository,
     SessionRepository,
     UploadRepository,
 )
@@ -102,6 +103,10 @@ def provide_uploads(db_session: NamedDependency[AsyncSession]) -> UploadReposito
     return UploadRepository(session=db_session)
 
 
+def provide_search(db_session: NamedDependency[AsyncSession]) -> SearchRepository:
+    return SearchRepository(session=db_session)
+
+
 DEPENDENCIES: dict[str, Provide] = {
     "settings": Provide(provide_settings, sync_to_thread=False),
     "storage": Provide(provide_storage, sync_to_thread=False),
@@ -118,4 +123,5 @@ DEPENDENCIES: dict[str, Provide] = {
     "message_repo": Provide(provide_messages, sync_to_thread=False),
     "run_repo": Provide(provide_runs, sync_to_thread=False),
     "upload_repo": Provide(provide_uploads, sync_to_thread=False),
+    "search_repo": Provide(provide_search, sync_to_thread=False),
 }

@@ -101,11 +101,18 @@ class AgentVersion(UUIDv7AuditBase):
 
 
 class ChatSession(UUIDv7AuditBase):
-    """A conversation: the AG-UI thread and seed 002's session are the same row."""
+    """A conversation: the AG-UI thread and seed 002's session are the same row.
+
+    Its messages form a tree (``Message.parent_id``); ``active_leaf_id`` is the last message of the line
+    being shown and continued. It is a plain column, not a foreign key: sessions and messages would
+    reference each other, which needs constraints added after both tables exist (SQLite cannot), and a
+    new session is written together with its first message.
+    """
 
     __tablename__ = "sessions"
     __table_args__ = (
-        Index("ix_sessions_owner_agent_activity", "owner_id", "agent_id", "last_activity_at"),
+        # The sessions list: the owner's sessions with one agent, pinned first, then by last activity.
+        Index("ix_sessions_owner_agent_list", "owner_id", "agent_id", "pinned", "last_activity_at"),
         UniqueConstraint("owner_id", "thread_id", name="uq_sessions_owner_id_thread_id"),
     )
 
@@ -117,6 +124,9 @@ class ChatSession(UUIDv7AuditBase):
     title: Mapped[str | None] = mapped_column(String(200), nullable=True)
     last_activity_at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
     deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    active_leaf_id: Mapped[UUID | None] = mapped_column(nullable=True)
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    archived_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
 
 
 class Run(UUIDv7AuditBase):
@@ -159,12 +169,20 @@ class Run(UUIDv7AuditBase):
 
 
 class Message(UUIDv7AuditBase):
-    """One message of a session. ``parts`` holds canonical parts only, never a signed URL."""
+    """One message of a session. ``parts`` holds canonical parts only, never a signed URL.
+
+    Messages form a tree: ``parent_id`` is the message this one follows (``None`` for a first message),
+    so an edit or a regeneration adds a sibling. ``position`` is the order messages were written in
+    (a child always comes after its parent). ``superseded_at`` is set while a message is off the
+    session's active line (the path to ``ChatSession.active_leaf_id``) and cleared when a switch brings
+    it back: the live rows are exactly that line, which is what the model and the history read.
+    """
 
     __tablename__ = "messages"
     __table_args__ = (
         UniqueConstraint("session_id", "position", name="uq_messages_session_id_position"),
         UniqueConstraint("session_id", "external_id", name="uq_messages_session_id_external_id"),
+        Index("ix_messages_parent_id", "parent_id"),
     )
 
     session_id: Mapped[UUID] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
@@ -176,6 +194,9 @@ class Message(UUIDv7AuditBase):
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JsonB, default=dict)
     run_id: Mapped[UUID | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"), nullable=True)
     position: Mapped[int] = mapped_column(Integer)
+    parent_id: Mapped[UUID | None] = mapped_column(
+        ForeignKey("messages.id", ondelete="CASCADE"), nullable=True
+    )
 
     # Never loaded (lazy="raise"): declared so that one flush inserts a message's session and run first.
     session: Mapped[ChatSession] = relationship(lazy="raise")

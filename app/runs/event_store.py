@@ -160,6 +160,7 @@ class EventStore:
         *,
         run_pk: UUID,
         session_pk: UUID,
+        parent_pk: UUID | None = None,
         channel: RunChannel,
         batch_seconds: float = BATCH_SECONDS,
         intake: Callable[[], asyncio.Future[None]] | None = None,
@@ -170,6 +171,7 @@ class EventStore:
         self._batch_seconds = batch_seconds
         self._run_pk = run_pk
         self._session_pk = session_pk
+        self._parent_pk = parent_pk  # the active line's end when the run started: its answers follow it
         self.channel = channel
         self.sequence = 0
         self.finished = False
@@ -349,7 +351,7 @@ class EventStore:
             await RunEventRepository(session=db).append_batch(self._run_pk, events)
             if isinstance(event, RunError):
                 return
-            await MessageRepository(session=db).append_values(
+            leaf = await MessageRepository(session=db).append_values(
                 self._session_pk,
                 [
                     {
@@ -362,8 +364,9 @@ class EventStore:
                     }
                     for row in self._rows
                 ],
+                parent_id=self._parent_pk,
             )
-            await SessionRepository(session=db).touch_id(self._session_pk)
+            await SessionRepository(session=db).touch_id(self._session_pk, leaf_id=leaf)
 
 
 def _usage(event: RunFinished) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from app.persistence.models import Message
+from app.runs.branches import Tree
 from app.runs.parts import deleted_note
 from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatMessageOut, ReasoningPartOut
@@ -30,11 +31,16 @@ P = TypeVar("P")
 
 
 def history_messages(
-    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
+    row: Message,
+    signed: Mapping[str, SignedUrl],
+    *,
+    image_format: HistoryFormat,
+    deleted: Set[str],
+    tree: Tree,
 ) -> list[HistoryMessage]:
     """One stored row as the history endpoint shows it; with ``?format=ag-ui`` an assistant row's
     reasoning comes first as AG-UI ``ReasoningMessage`` entries."""
-    message = history_message(row, signed, image_format=image_format, deleted=deleted)
+    message = history_message(row, signed, image_format=image_format, deleted=deleted, tree=tree)
     if image_format != "ag-ui" or row.role != "assistant":
         return [message]
     reasoning = [
@@ -57,19 +63,32 @@ def _reasoning_parts(row: Message) -> list[dict[str, Any]]:
 
 
 def history_message(
-    row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
+    row: Message,
+    signed: Mapping[str, SignedUrl],
+    *,
+    image_format: HistoryFormat,
+    deleted: Set[str],
+    tree: Tree,
 ) -> HistoryMessage:
     """One stored row as the history endpoint shows it. With ``?format=ag-ui`` the message is exactly an
-    AG-UI 1.0 ``Message``: the timestamps ride in its open ``metadata`` (``iris/createdAt``,
-    ``iris/supersededAt``), where ``@ag-ui/client`` keeps them, instead of top-level fields it strips."""
+    AG-UI 1.0 ``Message``: the timestamps and versions ride in its open ``metadata``
+    (``iris/createdAt``, ``iris/supersededAt``, ``iris/siblings``, ``iris/siblingIndex``), where
+    ``@ag-ui/client`` keeps them, instead of top-level fields it strips."""
     base: dict[str, Any] = {"id": row.external_id or str(row.id), "role": row.role}
+    siblings, index = tree.versions(row.id)
     stamps: dict[str, Any] = {}
     if image_format == "ag-ui":
         stamps["iris/createdAt"] = row.created_at
         if row.superseded_at is not None:
             stamps["iris/supersededAt"] = row.superseded_at
+        stamps |= {"iris/siblings": siblings, "iris/siblingIndex": index}
     else:
-        base |= {"created_at": row.created_at, "superseded_at": row.superseded_at}
+        base |= {
+            "created_at": row.created_at,
+            "superseded_at": row.superseded_at,
+            "siblings": siblings,
+            "sibling_index": index,
+        }
     if row.role == "user":
         return HistoryMessage(
             **base,
@@ -168,7 +187,9 @@ def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat)
     return BinaryPartOut(mime_type=mime, url=url.url, filename=name, expires_at=url.expires_at)
 
 
-def chat_message(row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[str]) -> ChatMessageOut:
+def chat_message(
+    row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[str], tree: Tree
+) -> ChatMessageOut:
     """One stored row as seed 002's chat history shows it: ``{id, role, content, parts, createdAt}``."""
     parts: list[TextPartOut | ChatImageOut | ReasoningPartOut] = (
         _parts_out(row.parts, signed, deleted, _chat_image)  # type: ignore[assignment]
@@ -185,12 +206,15 @@ def chat_message(row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[
         )
     if row.content and not any(isinstance(p, TextPartOut | ChatImageOut) for p in parts):
         parts.append(TextPartOut(text=row.content))  # answers, and legacy rows stored without parts
+    siblings, index = tree.versions(row.id)
     return ChatMessageOut(
         id=row.external_id or str(row.id),
         role=row.role,  # type: ignore[arg-type]  # the column only holds these roles
         content=row.content,
         parts=parts,
         created_at=row.created_at,
+        siblings=siblings,
+        sibling_index=index,
         superseded_at=row.superseded_at,
         agent=_answered_by(row),
     )

@@ -29,7 +29,9 @@ from app.persistence.repositories import (
     RunRepository,
     SessionRepository,
     UploadRepository,
+    chain,
 )
+from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision
 from app.runs.new_input import estimate_images, new_messages, resume_decisions
@@ -104,6 +106,8 @@ class RunPlan:
     ignored_resume_ids: tuple[str, ...]
     agent: AgentRef | None = None
     """The agent version the run uses (none for stateless chat, which has no agent)."""
+    parent_pk: UUID | None = None
+    """The line's last message before the run's answers: what they follow."""
     user_message_id: str | None = None
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
@@ -113,7 +117,8 @@ class RunPlan:
 @dataclass(frozen=True, slots=True)
 class Rewind:
     """Chat-surface edits of a thread before its run: replace a user message (``edit``) or answer the
-    last one again (``regenerate``). What they replace is marked superseded, never deleted."""
+    last one again (``regenerate``). Both add a sibling (:mod:`app.runs.branches`); what they replace
+    stays, superseded, on its own branch."""
 
     kind: Literal["edit", "regenerate"]
     message_id: str | None = None
@@ -142,15 +147,27 @@ async def prepare_run(
     session = await resolve_thread(repos.sessions, thread_id, principal)
     agent = await resolve_agent(repos.agents, session, forwarded, principal)
     history: list[Message] = []
+    known: dict[str, UUID] = {}
     latest = await repos.runs.latest_for_session(session.id) if session is not None else None
+    awaiting = latest if latest is not None and latest.pending_interrupts else None
     if session is not None:
         if latest is not None and latest.status == "running":
             raise Conflict("A run is already in progress on this thread.", code="run_in_progress")
         history = list(await repos.messages.active_history(session.id))
-        if rewind is not None:
-            cut = _rewind_point(history, rewind)
-            await repos.messages.supersede_from(session.id, cut)
-            history = [row for row in history if row.position < cut]
+        known = await repos.messages.known_ids(session.id, (m.id for m in inbound))
+        point = (
+            await _rewind_point(repos.messages, session.id, history, rewind)
+            if rewind is not None
+            else branch_point(inbound, known, leaf=history[-1].id if history else None)
+        )
+        if point is not None:
+            if awaiting is not None and rewind is None:
+                raise Unprocessable(
+                    "This thread is waiting for an answer to its interrupt: answer it before branching.",
+                    code="interrupt_pending",
+                    field="messages",
+                )
+            history = await line_from(repos.messages, session.id, history, point)
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
     model = await resolve_model(repos.models, registry, agent, session, forwarded, settings)
@@ -160,11 +177,8 @@ async def prepare_run(
     server_tools = offered_server_tools(agent.config, model.capabilities) if tools_on else ()
     frontend_tools = offered_frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
 
-    stored = (
-        await repos.messages.stored_external_ids(session.id, (m.id for m in inbound)) if session else set()
-    )
     new_rows = await new_messages(
-        [m for m in inbound if m.id not in stored],
+        [m for m in inbound if m.id not in known],
         history,
         principal=principal,
         thread_id=thread_id,
@@ -177,7 +191,6 @@ async def prepare_run(
         [p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
         model_ref=model.row.ref,
     )
-    awaiting = latest if latest is not None and latest.pending_interrupts else None
     decisions, ignored = resume_decisions(awaiting, body)
     if not new_rows and not decisions and not (history and history[-1].role in ("user", "tool")):
         raise Unprocessable(
@@ -187,6 +200,8 @@ async def prepare_run(
         )
 
     deleted = await deleted_uploads(repos.uploads, history)  # the new rows' uploads were just found
+    chain(new_rows, history[-1].id if history else None)
+    leaf = leaf_of(history, new_rows)
     history += new_rows
     system = system_prompt(agent.config, body)
     if not delivers_by_url(
@@ -211,10 +226,11 @@ async def prepare_run(
     # (the runId, a new threadId, a message position) fails that commit: RUN_ERROR run_not_stored.
     if session is None:
         session = repos.sessions.create_for_owner(
-            thread_id, principal.user_id, agent.pk, model.row.id, title=_title(new_rows)
+            thread_id, principal.user_id, agent.pk, model.row.id, title=_title(new_rows), active_leaf_id=leaf
         )
     else:
         session.model_id = model.row.id
+        session.active_leaf_id = leaf
         repos.sessions.touch(session)
     if awaiting is not None:
         awaiting.pending_interrupts = None  # answered by this run
@@ -244,6 +260,7 @@ async def prepare_run(
         model_ref=model.row.ref,
         capabilities=model.capabilities,
         history=history,
+        parent_pk=leaf,
         deleted_uploads=deleted,
         system=system,
         server_tools=server_tools,
@@ -257,26 +274,25 @@ async def prepare_run(
     )
 
 
-def _rewind_point(history: Sequence[Message], rewind: Rewind) -> int:
-    """The position from which an edit or regeneration supersedes the thread's live messages."""
+async def _rewind_point(
+    messages: MessageRepository, session_id: UUID, history: Sequence[Message], rewind: Rewind
+) -> BranchPoint:
+    """Where an edit or a regeneration goes: after the edited message's parent (the edit is its
+    sibling; any version of any user message can be edited), or after the active line's last user
+    message (the new answer is a sibling of the old one)."""
     if rewind.kind == "regenerate":
         last_user = next((row for row in reversed(history) if row.role == "user"), None)
         if last_user is None:
             raise Unprocessable(
                 "There is no message to regenerate an answer to.", code="nothing_to_regenerate"
             )
-        return last_user.position + 1
+        return BranchPoint(base=last_user.id)
     target = next(
-        (
-            row
-            for row in history
-            if row.role == "user" and rewind.message_id in (row.external_id, str(row.id))
-        ),
-        None,
-    )
-    if target is None:
+        (row for row in history if rewind.message_id in (row.external_id, str(row.id))), None
+    ) or await messages.get_in_session(session_id, rewind.message_id or "")
+    if target is None or target.role != "user":
         raise NotFound("No such message in this session.", code="message_not_found", field="editMessageId")
-    return target.position
+    return BranchPoint(base=target.parent_id)
 
 
 def _title(rows: Sequence[Message]) -> str | None:

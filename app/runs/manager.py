@@ -92,6 +92,7 @@ class RunManager:
             self.services.alchemy,
             run_pk=plan.run_pk,
             session_pk=plan.session_pk,
+            parent_pk=plan.parent_pk,
             channel=channel,
             batch_seconds=self.wakeups.batch_seconds,
             intake=intake,
@@ -108,6 +109,10 @@ class RunManager:
         entry = self._runs.pop(run_id, None)
         if entry is not None and store.unrecorded:
             self._unrecorded[entry[0]] = store
+
+    def runs_thread(self, owner_id: str, thread_id: str) -> bool:
+        """Whether this process is executing a run of the thread (its intake may not be committed yet)."""
+        return (owner_id, thread_id) in self._threads
 
     def channel(self, run_id: str) -> RunChannel | None:
         """The live channel of a run this process is executing."""

@@ -33,12 +33,18 @@ class SessionOut(WireStruct, omit_defaults=True, kw_only=True):
     id: str
     created_at: dt.datetime
     last_activity_at: dt.datetime
+    pinned: bool
+    archived: bool
     title: str | None = None
     model_id: str | None = None
 
 
-class SessionList(WireStruct):
+class SessionList(WireStruct, omit_defaults=True):
+    """A page of sessions, pinned first, then the most recently active; ``nextOffset`` (pass it as
+    ``?offset=``) when there are more."""
+
     sessions: list[SessionOut]
+    next_offset: int | None = None
 
 
 class ImagePartOut(WireStruct, tag="image", tag_field="type"):
@@ -58,13 +64,17 @@ class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defau
 
 
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
-    """One message; an answer names the agent version that gave it (``agent``)."""
+    """One message; an answer names the agent version that gave it (``agent``). ``siblings`` are the ids
+    of its versions (edits of a user message, regenerated answers), oldest first, itself included;
+    ``siblingIndex`` is its place among them. Switch to another with ``POST …/sessions/{sessionId}/active``."""
 
     id: str
     role: Literal["user", "assistant", "tool", "system"]
     content: str
     parts: list[TextPartOut | ImagePartOut | ReasoningPartOut]
     created_at: dt.datetime
+    siblings: list[str]
+    sibling_index: int
     superseded_at: dt.datetime | None = None
     agent: AgentRef | None = None
 

@@ -69,7 +69,9 @@ class HistoryMessage(WireStruct, omit_defaults=True, kw_only=True):
     """One message. Optional fields are absent when they do not apply (never ``null``); ``createdAt``
     is absent only with ``?format=ag-ui``, which keeps it in ``metadata["iris/createdAt"]``. With
     ``?format=ag-ui`` an assistant message's reasoning comes first as ``reasoning`` messages (AG-UI
-    ``ReasoningMessage``: the text, and the vendor's opaque block as ``encryptedValue``)."""
+    ``ReasoningMessage``: the text, and the vendor's opaque block as ``encryptedValue``). ``siblings``
+    and ``siblingIndex`` (``metadata["iris/siblings"]``, ``metadata["iris/siblingIndex"]`` with
+    ``?format=ag-ui``) are the ids of the message's versions, oldest first, and its place among them."""
 
     id: str
     role: str
@@ -80,6 +82,8 @@ class HistoryMessage(WireStruct, omit_defaults=True, kw_only=True):
     metadata: dict[str, Any] | None = None
     encrypted_value: str | None = None
     superseded_at: dt.datetime | None = None
+    siblings: list[str] | None = None
+    sibling_index: int | None = None
 
 
 class HistoryPage(WireStruct, omit_defaults=True, kw_only=True):

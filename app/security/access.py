@@ -5,15 +5,36 @@ from __future__ import annotations
 from uuid import UUID
 
 from app.errors import NotFound
-from app.persistence.models import ChatSession, Run, Upload
-from app.persistence.repositories import RunRepository, SessionRepository, UploadRepository
+from app.persistence.models import Agent, ChatSession, Run, Upload
+from app.persistence.repositories import AgentRepository, RunRepository, SessionRepository, UploadRepository
 from app.security.auth import Principal
+from app.threads import check_thread_id
 
 
 async def owned_session(sessions: SessionRepository, principal: Principal, thread_id: str) -> ChatSession:
     """The caller's live session with this ``threadId``, or 404 ``thread_not_found``."""
     session = await sessions.get_owned(thread_id, principal.user_id)
     if session is None:
+        raise NotFound("No such thread.", code="thread_not_found")
+    return session
+
+
+async def agent_by_slug(agents: AgentRepository, slug: str) -> Agent:
+    """The agent of a chat-surface path, or 404 ``agent_not_found``."""
+    agent = await agents.get_by_slug(slug)
+    if agent is None:
+        raise NotFound(f"No agent '{slug}'.", code="agent_not_found")
+    return agent
+
+
+async def owned_agent_session(
+    agents: AgentRepository, sessions: SessionRepository, principal: Principal, slug: str, session_id: str
+) -> ChatSession:
+    """The caller's live session with this agent (a chat-surface ``sessionId``), or 404 (someone
+    else's, or another agent's, looks the same as none)."""
+    agent = await agent_by_slug(agents, slug)
+    session = await owned_session(sessions, principal, check_thread_id(session_id, field="sessionId"))
+    if session.agent_id != agent.id:
         raise NotFound("No such thread.", code="thread_not_found")
     return session
 

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.catalogue.defaults import seed_catalogue
 from app.errors import NotFound
 from app.persistence.db import create_alchemy_config
-from app.persistence.models import Run, Upload
+from app.persistence.models import ChatSession, Run, Upload
 from app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -132,18 +132,25 @@ async def test_messages_append_in_order_and_supersede(db_session: AsyncSession) 
     assert history[0].created_at.tzinfo is not None
     assert history[0].created_at.utcoffset() == dt.timedelta(0)
 
-    assert await repo.stored_external_ids(session.id, ["m1", "m3", "m9"]) == {"m1", "m3"}
-    assert await repo.stored_external_ids(session.id, []) == set()
+    assert await repo.known_ids(session.id, ["m1", "m3", "m9"]) == {"m1": first.id, "m3": third.id}
+    assert await repo.known_ids(session.id, [str(second.id)]) == {str(second.id): second.id}  # ours
+    assert await repo.known_ids(session.id, []) == {}
+    # Appended messages form one line, each following the one before; the session's leaf is the last.
+    assert [m.parent_id for m in history] == [None, first.id, second.id]
+    assert (await db_session.get(ChatSession, session.id)).active_leaf_id == third.id  # type: ignore[union-attr]
 
-    assert await repo.supersede_from(session.id, 1) == 2
+    await repo.move_line(session.id, [first.id])
+    await SessionRepository(session=db_session).touch_id(session.id, leaf_id=first.id)
     assert [m.content for m in await repo.active_history(session.id)] == ["què és això? 🖼"]
     page = await repo.list_page(session.id, include_superseded=True)
     assert [m.position for m in page] == [0, 1, 2]
     assert [m.position for m in await repo.list_page(session.id, after_position=0, limit=1)] == []
 
-    # Superseded rows keep their positions; a new message goes after all of them.
+    # Superseded rows keep their positions; a new message goes after all of them, on the active line.
     fourth = await repo.append(session.id, role="user", content="edited")
-    assert fourth.position == 3
+    assert (fourth.position, fourth.parent_id) == (3, first.id)
+    await repo.move_line(session.id, [first.id, second.id, third.id])  # the old line comes back
+    assert [m.content for m in await repo.active_history(session.id)] == ["què és això? 🖼", "a", "again"]
 
 
 async def test_runs_and_event_log(db_session: AsyncSession) -> None:

@@ -36,6 +36,7 @@ from app.runs.outputs import (
 )
 from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
+from app.schemas.session_export import ExportMessage, SessionExport
 from providers.wire import WireStruct
 
 # ---------------------------------------------------------------------------------------------
@@ -148,6 +149,11 @@ SHARPER: dict[type[msgspec.Struct], dict[str, Any]] = {
     ChatRequest: {"parts": list[ChatPart] | None},
     LlmChatRequest: {"parts": list[ChatPart] | None},
     LlmMessageIn: {"content": str | list[ChatPart]},
+    SessionExport: {},
+    ExportMessage: {
+        "workerAgentOutput": WorkerAgentOutput | None,
+        "toolAgentOutput": ToolAgentOutput | None,
+    },
 }
 """Request struct → wire field → the type the hand parser actually accepts there."""
 

@@ -11,6 +11,7 @@ from app.api.routes.llm import LlmController
 from app.api.routes.models import ModelController
 from app.api.routes.providers import ProviderController
 from app.api.routes.runs import RunController
+from app.api.routes.sessions import SearchController, SessionController
 from app.api.routes.storage import StorageController
 from app.api.routes.web import ChatPageController
 
@@ -25,6 +26,8 @@ ROUTE_HANDLERS = [
     StorageController,
     RunController,
     ChatController,
+    SessionController,
+    SearchController,
     LlmController,
     ChatPageController,
 ]

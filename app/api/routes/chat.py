@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.openapi import RUN_CHECKS, documented
-from app.errors import IrisError, NotFound
-from app.persistence.models import Agent, ChatSession
+from app.errors import IrisError
 from app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -20,21 +19,22 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
+from app.runs.branches import Tree
 from app.runs.chat_input import chat_field, chat_run_input
 from app.runs.history import chat_message, stored_parts
 from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
+from app.runs.sessions import session_out
 from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.runs.usage import SessionUsage, session_usage
-from app.schemas.chat import ChatHistory, ChatRequest, SessionList, SessionOut
-from app.security.access import owned_session
+from app.schemas.chat import ChatHistory, ChatRequest, SessionList
+from app.security.access import agent_by_slug, owned_agent_session
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.storage.base import Storage
 from app.storage.signing import sign_image_parts
-from app.threads import check_thread_id
 from providers.registry import ProviderRegistry
 
 
@@ -134,7 +134,7 @@ class ChatController(Controller):
         run_manager: NamedDependency[RunManager],
     ) -> Response[None] | Stream:
         """Re-attach to the session's running run (replay, then follow); 204 when nothing runs."""
-        session = await _session(agent_repo, session_repo, principal, slug, session_id)
+        session = await owned_agent_session(agent_repo, session_repo, principal, slug, session_id)
         run = await run_repo.active_for_session(session.id)
         if run is None:
             return Response(content=None, status_code=204)
@@ -159,11 +159,18 @@ class ChatController(Controller):
         session_repo: NamedDependency[SessionRepository],
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        archived: FromQuery[bool] = False,
     ) -> SessionList:
-        """The caller's sessions with this agent, most recently active first."""
-        agent = await _agent(agent_repo, slug)
-        rows = await session_repo.list_for_owner(principal.user_id, agent.id, limit=limit, offset=offset)
-        return SessionList(sessions=[_session_out(row) for row in rows])
+        """The caller's sessions with this agent, pinned first, then the most recently active; archived
+        ones only with ``?archived=true``. ``nextOffset`` is there when there are more."""
+        agent = await agent_by_slug(agent_repo, slug)
+        rows = await session_repo.list_for_owner(
+            principal.user_id, agent.id, limit=limit + 1, offset=offset, archived=archived
+        )
+        return SessionList(
+            sessions=[session_out(row) for row in rows[:limit]],
+            next_offset=offset + limit if len(rows) > limit else None,
+        )
 
     @get(
         "/sessions/{sessionId:str}/messages",
@@ -192,7 +199,7 @@ class ChatController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 200,
     ) -> ChatHistory:
         """``{id, role, content, parts, createdAt}`` per message, images re-signed with ``expiresAt``."""
-        session = await _session(agent_repo, session_repo, principal, slug, sessionId)
+        session = await owned_agent_session(agent_repo, session_repo, principal, slug, sessionId)
         rows = await message_repo.list_page(
             session.id, include_superseded=include_superseded, after_position=after, limit=limit
         )
@@ -200,9 +207,10 @@ class ChatController(Controller):
             storage, stored_parts(rows), ttl_seconds=settings.signed_url_ttl_seconds
         )
         deleted = await deleted_uploads(upload_repo, rows)
+        tree = Tree.of(await message_repo.tree(session.id))
         return ChatHistory(
             session_id=session.thread_id,
-            messages=[chat_message(row, signed, deleted=deleted) for row in rows],
+            messages=[chat_message(row, signed, deleted=deleted, tree=tree) for row in rows],
         )
 
     @get(
@@ -220,53 +228,5 @@ class ChatController(Controller):
         run_repo: NamedDependency[RunRepository],
     ) -> SessionUsage:
         """What the session's runs used, summed per provider+model, with the cost where priced (owner)."""
-        session = await _session(agent_repo, session_repo, principal, slug, sessionId)
+        session = await owned_agent_session(agent_repo, session_repo, principal, slug, sessionId)
         return session_usage(session.thread_id, await run_repo.usage_for_session(session.id))
-
-    @delete(
-        "/sessions/{sessionId:str}",
-        operation_id="DeleteSession",
-        status_code=204,
-        operation_class=documented(
-            problems={404: ["agent_not_found", "thread_not_found"], 422: ["invalid_thread_id"]}
-        ),
-    )
-    async def delete_session(
-        self,
-        slug: FromPath[str],
-        sessionId: FromPath[str],
-        principal: NamedDependency[Principal],
-        agent_repo: NamedDependency[AgentRepository],
-        session_repo: NamedDependency[SessionRepository],
-    ) -> None:
-        """Hide a session (soft delete: its messages are kept)."""
-        session = await _session(agent_repo, session_repo, principal, slug, sessionId)
-        await session_repo.soft_delete(session)
-
-
-async def _agent(agents: AgentRepository, slug: str) -> Agent:
-    agent = await agents.get_by_slug(slug)
-    if agent is None:
-        raise NotFound(f"No agent '{slug}'.", code="agent_not_found")
-    return agent
-
-
-async def _session(
-    agents: AgentRepository, sessions: SessionRepository, principal: Principal, slug: str, session_id: str
-) -> ChatSession:
-    """The caller's live session with this agent, or 404 (someone else's looks the same as none)."""
-    agent = await _agent(agents, slug)
-    session = await owned_session(sessions, principal, check_thread_id(session_id, field="sessionId"))
-    if session.agent_id != agent.id:
-        raise NotFound("No such thread.", code="thread_not_found")  # another agent's session
-    return session
-
-
-def _session_out(row: ChatSession) -> SessionOut:
-    return SessionOut(
-        id=row.thread_id,
-        title=row.title,
-        created_at=row.created_at,
-        last_activity_at=row.last_activity_at,
-        model_id=str(row.model_id) if row.model_id else None,
-    )

@@ -23,6 +23,7 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
+from app.runs.branches import Tree
 from app.runs.history import history_messages, stored_parts
 from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
@@ -215,12 +216,15 @@ class RunController(Controller):
             storage, stored_parts(rows), ttl_seconds=settings.signed_url_ttl_seconds
         )
         deleted = await deleted_uploads(upload_repo, rows)
+        tree = Tree.of(await message_repo.tree(session.id))
         return HistoryPage(
             thread_id=session.thread_id,
             messages=[
                 message
                 for row in rows
-                for message in history_messages(row, signed, image_format=image_format, deleted=deleted)
+                for message in history_messages(
+                    row, signed, image_format=image_format, deleted=deleted, tree=tree
+                )
             ],
             next_cursor=str(rows[-1].position) if len(rows) == limit else None,
         )

@@ -2,15 +2,16 @@
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
 models and agents; ``sessions``: threads and their messages; ``runs``: runs and their event logs;
-``uploads``; ``quotas``) and ``_common`` for what they share. Import from this package, not from
-its modules: every public name is here.
+``uploads``; ``quotas``; ``search``: the full-text index over sessions) and ``_common`` for what they
+share. Import from this package, not from its modules: every public name is here.
 """
 
 from app.persistence.repositories._common import parse_uuid, utcnow
 from app.persistence.repositories.catalogue import AgentRepository, ModelRepository
 from app.persistence.repositories.quotas import QuotaRepository
 from app.persistence.repositories.runs import RUN_EVENTS_CHANNEL, RunEventRepository, RunRepository
-from app.persistence.repositories.sessions import MessageRepository, SessionRepository
+from app.persistence.repositories.search import SearchHit, SearchRepository
+from app.persistence.repositories.sessions import MessageRepository, SessionRepository, TreeRow, chain
 from app.persistence.repositories.uploads import UploadRepository
 
 __all__ = [
@@ -21,8 +22,12 @@ __all__ = [
     "QuotaRepository",
     "RunEventRepository",
     "RunRepository",
+    "SearchHit",
+    "SearchRepository",
     "SessionRepository",
+    "TreeRow",
     "UploadRepository",
+    "chain",
     "parse_uuid",
     "utcnow",
 ]

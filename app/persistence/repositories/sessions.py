@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 from uuid import UUID
 
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, or_, select, update
 from uuid_utils.compat import uuid7
 
 from app.persistence.models import ChatSession, Message
-from app.persistence.repositories._common import first_or_none, utcnow
+from app.persistence.repositories._common import first_or_none, parse_uuid, utcnow
 
 # Statements built once (why: see _common).
 _SESSION_FOR_OWNER = select(ChatSession).where(
@@ -30,6 +30,30 @@ _TOUCH_SESSION = (
     .where(_SESSIONS.c.id == bindparam("session_id", type_=_SESSIONS.c.id.type))
     .values(last_activity_at=bindparam("now", type_=_SESSIONS.c.last_activity_at.type))
 )
+_MOVE_LEAF = (
+    update(_SESSIONS)
+    .where(_SESSIONS.c.id == bindparam("session_id", type_=_SESSIONS.c.id.type))
+    .values(
+        last_activity_at=bindparam("now", type_=_SESSIONS.c.last_activity_at.type),
+        active_leaf_id=bindparam("leaf_id", type_=_SESSIONS.c.active_leaf_id.type),
+    )
+)
+_LEAF_OF = select(ChatSession.active_leaf_id).where(ChatSession.id == bindparam("session_id"))
+
+
+class TreeRow(NamedTuple):
+    """What a session's tree needs of a message: who it follows, when it was written, its shown id."""
+
+    id: UUID
+    parent_id: UUID | None
+    position: int
+    role: str
+    external_id: str | None
+
+    @property
+    def shown_id(self) -> str:
+        """The id history shows (and clients send back): the client's, else ours."""
+        return self.external_id or str(self.id)
 
 
 class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
@@ -52,17 +76,21 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         )
 
     async def list_for_owner(
-        self, owner_id: str, agent_id: UUID, *, limit: int = 50, offset: int = 0
+        self, owner_id: str, agent_id: UUID, *, limit: int = 50, offset: int = 0, archived: bool = False
     ) -> Sequence[ChatSession]:
-        """A user's sessions with one agent, most recently active first."""
+        """A user's sessions with one agent (the archived ones, or the others), pinned first, then the
+        most recently active."""
         stmt = (
             select(ChatSession)
             .where(
                 ChatSession.owner_id == owner_id,
                 ChatSession.agent_id == agent_id,
                 ChatSession.deleted_at.is_(None),
+                ChatSession.archived_at.is_not(None) if archived else ChatSession.archived_at.is_(None),
             )
-            .order_by(ChatSession.last_activity_at.desc(), ChatSession.id.desc())
+            .order_by(
+                ChatSession.pinned.desc(), ChatSession.last_activity_at.desc(), ChatSession.id.desc()
+            )
             .limit(limit)
             .offset(offset)
         )
@@ -76,6 +104,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         model_id: UUID | None,
         *,
         title: str | None = None,
+        active_leaf_id: UUID | None = None,
     ) -> ChatSession:
         """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``), its primary key
         assigned; it is written at the transaction's next flush (its commit at the latest), which is
@@ -88,6 +117,8 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
             model_id=model_id,
             title=title,
             last_activity_at=utcnow(),
+            active_leaf_id=active_leaf_id,
+            pinned=False,
         )
         self.session.add(session)
         return session
@@ -96,9 +127,32 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         """Record activity now (the sessions list sorts by it); written with the transaction."""
         session.last_activity_at = utcnow()
 
-    async def touch_id(self, session_id: UUID) -> None:
-        """:meth:`touch` by id, for writers that hold no loaded row."""
-        await self.session.execute(_TOUCH_SESSION, {"session_id": session_id, "now": utcnow()})
+    async def touch_id(self, session_id: UUID, *, leaf_id: UUID | None = None) -> None:
+        """:meth:`touch` by id, for writers that hold no loaded row; ``leaf_id``: the line now ends
+        there (messages were added to it)."""
+        if leaf_id is None:
+            await self.session.execute(_TOUCH_SESSION, {"session_id": session_id, "now": utcnow()})
+        else:
+            await self.session.execute(
+                _MOVE_LEAF, {"session_id": session_id, "now": utcnow(), "leaf_id": leaf_id}
+            )
+
+    async def update_flags(
+        self,
+        session: ChatSession,
+        *,
+        title: str | None = None,
+        pinned: bool | None = None,
+        archived: bool | None = None,
+    ) -> None:
+        """Rename, pin or archive (``None``: leave as it is); archiving keeps the first time it was."""
+        if title is not None:
+            session.title = title
+        if pinned is not None:
+            session.pinned = pinned
+        if archived is not None and archived != (session.archived_at is not None):
+            session.archived_at = utcnow() if archived else None
+        await self.session.flush()
 
     async def soft_delete(self, session: ChatSession) -> None:
         """Hide the session; nothing is hard-deleted."""
@@ -135,35 +189,45 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         return message
 
     async def append_many(self, session_id: UUID, messages: Sequence[Message]) -> None:
-        """Add ``messages`` (unsaved, no ``session_id``/``position`` yet) after the last one, in order."""
+        """Add ``messages`` (unsaved, no ``session_id``/``position`` yet) to the end of the session's
+        active line, in order; the line then ends at the last of them."""
+        if not messages:
+            return
+        chain(messages, await self.session.scalar(_LEAF_OF, {"session_id": session_id}))
         self.add_at(session_id, messages, await self.next_position(session_id))
         await self.session.flush()
+        await SessionRepository(session=self.session).touch_id(session_id, leaf_id=messages[-1].id)
 
     async def next_position(self, session_id: UUID) -> int:
         """The position after the session's last message, superseded ones included."""
         last = await self.session.scalar(_NEXT_POSITION, {"session_id": session_id})
         return 0 if last is None else last + 1
 
-    async def append_values(self, session_id: UUID, values: Sequence[dict[str, Any]]) -> None:
+    async def append_values(
+        self, session_id: UUID, values: Sequence[dict[str, Any]], *, parent_id: UUID | None
+    ) -> UUID | None:
         """Insert messages given as column values (``role``, ``content``, ``parts``, ``metadata``,
-        ``run_id``, ``external_id``) after the last one, in order, in one statement: for writers that
-        never read the rows back (no ORM objects to track)."""
+        ``run_id``, ``external_id``) after the last one, each following the one before (the first
+        follows ``parent_id``), in one statement: for writers that never read the rows back (no ORM
+        objects to track). Returns the last one's id (the line's new end), ``None`` when none."""
         if not values:
-            return
+            return None
         start = await self.next_position(session_id)
-        await self.session.execute(
-            insert(_MESSAGES),
-            [
-                {**value, "session_id": session_id, "position": start + offset}
-                for offset, value in enumerate(values)
-            ],
-        )
+        rows: list[dict[str, Any]] = []
+        for offset, value in enumerate(values):
+            pk = uuid7()
+            rows.append(
+                {**value, "id": pk, "session_id": session_id, "position": start + offset, "parent_id": parent_id}
+            )
+            parent_id = pk
+        await self.session.execute(insert(_MESSAGES), rows)
+        return parent_id
 
     def add_at(self, session_id: UUID, messages: Sequence[Message], start: int) -> None:
-        """Add ``messages`` from position ``start`` on, written with the transaction (see
-        :meth:`next_position`; the unique position makes a concurrent writer's commit fail)."""
+        """Add ``messages`` (linked already: :func:`chain`) from position ``start`` on, written with the
+        transaction (see :meth:`next_position`; the unique position makes a concurrent writer's commit
+        fail)."""
         for offset, message in enumerate(messages):
-            message.id = message.id or uuid7()
             message.session_id = session_id
             message.position = start + offset
         self.session.add_all(messages)
@@ -187,26 +251,78 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         stmt = stmt.order_by(Message.position).limit(limit)
         return (await self.session.scalars(stmt)).all()
 
-    async def stored_external_ids(self, session_id: UUID, external_ids: Iterable[str]) -> set[str]:
-        """Which of these client message ids the session already holds."""
-        wanted = list(external_ids)
+    async def known_ids(self, session_id: UUID, client_ids: Iterable[str]) -> dict[str, UUID]:
+        """Which of these message ids (as history shows them: the client's, else ours) the session
+        holds, on any branch: ``{shown id: primary key}``."""
+        wanted = list(dict.fromkeys(client_ids))
         if not wanted:
-            return set()
-        stmt = select(Message.external_id).where(
-            Message.session_id == session_id, Message.external_id.in_(wanted)
+            return {}
+        ours = [pk for pk in map(parse_uuid, wanted) if pk is not None]
+        stmt = select(Message.id, Message.external_id).where(
+            Message.session_id == session_id,
+            or_(Message.external_id.in_(wanted), Message.id.in_(ours)) if ours else Message.external_id.in_(wanted),
         )
-        return {value for value in (await self.session.scalars(stmt)).all() if value is not None}
+        found: dict[str, UUID] = {}
+        for pk, external_id in (await self.session.execute(stmt)).all():
+            found[external_id or str(pk)] = pk
+            if str(pk) in wanted:
+                found[str(pk)] = pk
+        return found
 
-    async def supersede_from(self, session_id: UUID, position: int) -> int:
-        """Mark every live message at or after ``position`` superseded; returns how many."""
-        result = await self.session.execute(
+    async def get_in_session(self, session_id: UUID, shown_id: str) -> Message | None:
+        """The session's message with this id as history shows it, on any branch."""
+        known = await self.known_ids(session_id, [shown_id])
+        pk = known.get(shown_id)
+        return None if pk is None else await self.get_one_or_none(Message.id == pk)
+
+    async def tree(self, session_id: UUID) -> Sequence[TreeRow]:
+        """Every message of the session (all branches) as the tree needs it, in the order written."""
+        stmt = (
+            select(Message.id, Message.parent_id, Message.position, Message.role, Message.external_id)
+            .where(Message.session_id == session_id)
+            .order_by(Message.position)
+        )
+        return [TreeRow(*row) for row in (await self.session.execute(stmt)).all()]
+
+    async def every_message(self, session_id: UUID) -> Sequence[Message]:
+        """Every message of the session, on every branch, in the order written (an export)."""
+        stmt = select(Message).where(Message.session_id == session_id).order_by(Message.position)
+        return (await self.session.scalars(stmt)).all()
+
+    async def in_order(self, ids: Sequence[UUID]) -> list[Message]:
+        """These messages, in the order they were written (a line of the tree, root first)."""
+        if not ids:
+            return []
+        stmt = select(Message).where(Message.id.in_(ids)).order_by(Message.position)
+        return list((await self.session.scalars(stmt)).all())
+
+    async def move_line(self, session_id: UUID, line: Sequence[UUID]) -> None:
+        """Make ``line`` (the ids of a path from a first message) the session's active line: every other
+        live message is superseded, and the line's superseded ones come back. The caller moves the
+        session's leaf in the same transaction."""
+        now = utcnow()
+        await self.session.execute(
             update(Message)
             .where(
                 Message.session_id == session_id,
-                Message.position >= position,
                 Message.superseded_at.is_(None),
+                Message.id.not_in(line) if line else Message.id.is_not(None),
             )
-            .values(superseded_at=utcnow())
+            .values(superseded_at=now)
             .execution_options(synchronize_session=False)
         )
-        return int(getattr(result, "rowcount", 0) or 0)
+        if line:
+            await self.session.execute(
+                update(Message)
+                .where(Message.id.in_(line), Message.superseded_at.is_not(None))
+                .values(superseded_at=None)
+                .execution_options(synchronize_session=False)
+            )
+
+
+def chain(messages: Sequence[Message], parent_id: UUID | None) -> None:
+    """Give ``messages`` their ids and link each to the one before it, the first to ``parent_id``."""
+    for message in messages:
+        message.id = message.id or uuid7()
+        message.parent_id = parent_id
+        parent_id = message.id

@@ -1,0 +1,105 @@
+"""Full-text search over a user's conversations: one method, one statement per engine.
+
+The index (migration 0008) holds a document per live message of a live session — its text, the names
+of its attachments and tool calls, the tool a tool message answers — and one per session title, kept
+current by triggers on every write. SQLite ranks with FTS5's ``bm25``, PostgreSQL with ``ts_rank`` over
+a GIN-indexed ``tsvector``. Both indexes carry the owner as a token, so a query walks only the
+caller's documents, and both statements also compare ``owner_id`` itself: a hit is never another
+user's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from advanced_alchemy.repository import SQLAlchemyAsyncRepository
+from advanced_alchemy.types import GUID
+from sqlalchemy import String, Text, text
+from sqlalchemy.types import TypeEngine
+
+from app.persistence.models import ChatSession
+from app.persistence.search_text import fts5_match, postgres_owner_lexeme, tsquery
+
+# The best ``limit`` documents first, reading only ids and scores; then what a hit shows. (A plain
+# SELECT, not a CTE: the SQLite connection takes the write lock for any statement that does not
+# start with SELECT.)
+_SHOWN = """
+    SELECT s.thread_id, a.slug, s.title, m.id AS message_pk, m.external_id, d.body
+    FROM ({ranked}) AS ranked
+    JOIN search_documents AS d ON d.id = ranked.id
+    JOIN sessions AS s ON s.id = d.session_id AND s.owner_id = :owner_id AND s.deleted_at IS NULL
+    JOIN agents AS a ON a.id = s.agent_id
+    LEFT JOIN messages AS m ON m.id = d.message_id
+    ORDER BY ranked.score, ranked.id DESC
+"""
+_COLUMNS: dict[str, TypeEngine[Any]] = {
+    "thread_id": String(),
+    "slug": String(),
+    "title": String(),
+    "message_pk": GUID(length=16),  # read as the ORM reads it: 16 bytes on SQLite, uuid on PostgreSQL
+    "external_id": String(),
+    "body": Text(),
+}
+_SQLITE = text(
+    _SHOWN.format(
+        ranked="""
+        SELECT d.id AS id, bm25(search_index, 0.0, 1.0) AS score
+        FROM search_index JOIN search_documents AS d ON d.id = search_index.rowid
+        WHERE search_index MATCH :match AND d.owner_id = :owner_id
+        ORDER BY score, d.id DESC
+        LIMIT :limit"""
+    )
+).columns(**_COLUMNS)
+_POSTGRES = text(
+    _SHOWN.format(
+        ranked="""
+        SELECT d.id AS id, -ts_rank(d.document, q.query) AS score
+        FROM search_documents AS d, (SELECT to_tsquery('simple', :query) AS query) AS q
+        WHERE d.document @@ (q.query && to_tsquery('simple', :owner_lexeme)) AND d.owner_id = :owner_id
+        ORDER BY score, d.id DESC
+        LIMIT :limit"""
+    )
+).columns(**_COLUMNS)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A document that matched: a message (``message_id`` as history shows it) or a session's title."""
+
+    thread_id: str
+    agent_slug: str
+    title: str | None
+    message_id: str | None
+    body: str
+
+
+class SearchRepository(SQLAlchemyAsyncRepository[ChatSession]):
+    """Searches the sessions of one owner (see the module docstring)."""
+
+    model_type = ChatSession
+
+    async def search(self, owner_id: str, terms: Sequence[str], *, limit: int = 20) -> list[SearchHit]:
+        """The owner's documents matching every word of ``terms`` (:func:`app.persistence.search_text.words`),
+        best first; nothing for no words."""
+        if not terms:
+            return []
+        if self.session.get_bind().dialect.name == "sqlite":
+            statement = _SQLITE
+            params: dict[str, object] = {"match": fts5_match(owner_id, terms)}
+        else:
+            statement = _POSTGRES
+            params = {"query": tsquery(terms), "owner_lexeme": postgres_owner_lexeme(owner_id)}
+        rows = await self.session.execute(statement, {**params, "owner_id": owner_id, "limit": limit})
+        return [
+            SearchHit(
+                thread_id=thread_id,
+                agent_slug=slug,
+                title=title,
+                message_id=None if pk is None else external_id or str(pk),
+                body=body,
+            )
+            for thread_id, slug, title, pk, external_id, body in rows.all()
+        ]
+
