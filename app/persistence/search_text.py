@@ -71,7 +71,8 @@ def snippet(body: str, terms: Sequence[str]) -> str:
     shown = tokens[start : start + SNIPPET_WORDS]
     if not shown:
         return html.escape(body[:200])
-    out: list[str] = ["…" if start > 0 else html.escape(body[: shown[0].start()].lstrip())]
+    before = body[tokens[start - 1].end() if start > 0 else 0 : shown[0].start()].lstrip()
+    out: list[str] = ["…" if start > 0 else "", html.escape(before)]
     for index, token in enumerate(shown):
         text = html.escape(token.group())
         out.append(f"<mark>{text}</mark>" if _matches(token.group(), folded) else text)

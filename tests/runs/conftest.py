@@ -10,7 +10,7 @@ from uuid import UUID
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
@@ -56,6 +56,25 @@ class Stored:
             )
             return (await db.scalars(stmt)).all()
 
+    async def active_line(self, thread_id: str, owner_id: str = "alice") -> list[Message]:
+        """The thread's active line read from the tree (its leaf, up the parents), first message first;
+        asserts it is exactly the rows not marked superseded, the line history and the model read."""
+        rows = {row.id: row for row in await self.messages(thread_id, owner_id)}
+        async with self._session() as db:
+            leaf = await db.scalar(
+                select(ChatSession.active_leaf_id).where(
+                    ChatSession.thread_id == thread_id, ChatSession.owner_id == owner_id
+                )
+            )
+        line: list[Message] = []
+        while leaf is not None:
+            line.append(rows[leaf])
+            leaf = rows[leaf].parent_id
+        line.reverse()
+        live = sorted((r for r in rows.values() if r.superseded_at is None), key=lambda r: r.position)
+        assert [r.id for r in line] == [r.id for r in live], "the live rows are not the active line"
+        return line
+
     async def session_pk(self, thread_id: str, owner_id: str = "alice") -> UUID:
         async with self._session() as db:
             stmt = select(ChatSession.id).where(
@@ -89,6 +108,12 @@ class Stored:
             session_pk = await db.scalar(select(ChatSession.id).where(ChatSession.thread_id == thread_id))
             assert session_pk is not None
             await MessageRepository(session=db).append(session_pk, role="user", content=content)
+            await db.commit()
+
+    async def delete_message(self, external_id: str) -> None:
+        """Delete a message row outright (and, by cascade, its replies): what no endpoint does."""
+        async with self._session() as db:
+            await db.execute(delete(Message).where(Message.external_id == external_id))
             await db.commit()
 
     async def add_agent(self, slug: str, *, guest_access: bool) -> None:

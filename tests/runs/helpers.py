@@ -78,3 +78,25 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def answer_text(events: list[dict[str, Any]]) -> str:
     return "".join(e["delta"] for e in of_type(events, "TEXT_MESSAGE_CONTENT"))
+
+
+CHAT = "/api/agents/default/chat"
+
+
+async def chat(
+    client: AsyncTestClient[Litestar], headers: dict[str, str], body: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """POST a chat-surface message, check the response and the whole stream; the events."""
+    response = await client.post(CHAT, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return check_stream(response.content)
+
+
+async def chat_history(
+    client: AsyncTestClient[Litestar], headers: dict[str, str], session: str, query: str = ""
+) -> list[dict[str, Any]]:
+    """A session's messages on the chat surface (its active line, unless ``query`` asks for more)."""
+    response = await client.get(f"/api/agents/default/sessions/{session}/messages{query}", headers=headers)
+    assert response.status_code == 200, response.text
+    messages: list[dict[str, Any]] = response.json()["messages"]
+    return messages

@@ -12,32 +12,17 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from tests.runs.conftest import Stored
-from tests.runs.helpers import answer_text, upload
+from tests.runs.helpers import CHAT, answer_text, chat, upload
+from tests.runs.helpers import chat_history as history
 from tests.support.agui import check_stream
 from tests.support.images import image_bytes
 
 Client = AsyncTestClient[Litestar]
-CHAT = "/api/agents/default/chat"
 
 
 def chat_image(uploaded: dict[str, Any]) -> dict[str, Any]:
     part: dict[str, Any] = uploaded["parts"]["chat"]
     return part
-
-
-async def chat(client: Client, headers: dict[str, str], body: dict[str, Any]) -> list[dict[str, Any]]:
-    response = await client.post(CHAT, json=body, headers=headers)
-    assert response.status_code == 200, response.text
-    return check_stream(response.content)
-
-
-async def history(
-    client: Client, headers: dict[str, str], session: str, query: str = ""
-) -> list[dict[str, Any]]:
-    response = await client.get(f"/api/agents/default/sessions/{session}/messages{query}", headers=headers)
-    assert response.status_code == 200, response.text
-    messages: list[dict[str, Any]] = response.json()["messages"]
-    return messages
 
 
 async def test_an_image_only_message_is_answered_and_the_session_id_comes_first(

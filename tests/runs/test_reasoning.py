@@ -12,13 +12,20 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from tests.runs.conftest import Stored
-from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
+from tests.runs.helpers import (
+    answer_text,
+    chat,
+    chat_history,
+    of_type,
+    run,
+    run_input,
+    upload,
+    user_message,
+)
 from tests.support.agents import offer
-from tests.support.agui import check_stream
 from tests.support.images import image_bytes
 
 Client = AsyncTestClient[Litestar]
-CHAT = "/api/agents/default/chat"
 REASONING = (
     "REASONING_START",
     "REASONING_MESSAGE_START",
@@ -27,18 +34,6 @@ REASONING = (
     "REASONING_ENCRYPTED_VALUE",
     "REASONING_END",
 )
-
-
-async def chat(client: Client, headers: dict[str, str], body: dict[str, Any]) -> list[dict[str, Any]]:
-    response = await client.post(CHAT, json=body, headers=headers)
-    assert response.status_code == 200, response.text
-    return check_stream(response.content)
-
-
-async def chat_history(client: Client, headers: dict[str, str], session: str, query: str = "") -> Any:
-    response = await client.get(f"/api/agents/default/sessions/{session}/messages{query}", headers=headers)
-    assert response.status_code == 200, response.text
-    return response.json()["messages"]
 
 
 async def add_model(

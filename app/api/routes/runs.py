@@ -83,6 +83,7 @@ class RunController(Controller):
                     *AGUI_INPUT_CODES,
                     "invalid_id",
                     "invalid_thread_id",
+                    "messages_diverge",
                     "protocol_version_unsupported",
                     "resume_required",
                     "tool_call_unknown",
