@@ -12,12 +12,21 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+import statistics
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
+
+
+def percentile(values: Sequence[float], q: int) -> float:
+    """The ``q``-th percentile (1 to 99) of ``values``, inclusive method."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def _git(*args: str) -> str | None:

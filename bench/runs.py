@@ -23,7 +23,6 @@ import asyncio
 import io
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ from typing import Any
 import httpx
 import msgspec
 from _iris import ROOT, add_model, dev_token, free_port, iris, running
-from _results import Results
+from _results import Results, percentile
 from litestar import Litestar, get, post
 from litestar.response import Stream
 from PIL import Image
@@ -138,12 +137,6 @@ def solid_png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (256, 256), (30, 60, 220)).save(buffer, "PNG")
     return buffer.getvalue()
-
-
-def percentile(values: Sequence[float], q: int) -> float:
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def run_body(thread_id: str, agui_part: dict[str, Any] | None) -> dict[str, Any]:

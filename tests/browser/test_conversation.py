@@ -75,7 +75,8 @@ def test_sessions_are_listed_newest_first_and_can_be_created_and_deleted(page: P
 
     sessions.nth(1).get_by_role("button", name="first topic", exact=True).click()
     expect(user_messages(page).first).to_contain_text("first topic")
-    page.get_by_role("button", name="Delete chat first topic").click()
+    page.get_by_role("button", name="Actions for chat first topic").click()
+    page.get_by_role("menuitem", name="Delete").click()
     expect(sessions).to_have_count(1)
     expect(sessions.first).to_contain_text("second topic")
     expect(user_messages(page)).to_have_count(0)  # the open chat was the deleted one

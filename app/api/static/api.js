@@ -3,9 +3,9 @@
 
 /** @typedef {{type: string, [key: string]: any}} AgUiEvent */
 /** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean}} AgentModel */
-/** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string}} SessionOut */
+/** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string, pinned: boolean, archived: boolean}} SessionOut */
 /** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string} | {type: "reasoning", text: string, redacted?: boolean}} ChatPart */
-/** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string}} ChatMessage */
+/** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string, siblings?: string[], siblingIndex?: number}} ChatMessage */
 
 /** An error the API answered with (problem+json), or a failure to reach it. */
 export class ApiError extends Error {
@@ -180,4 +180,16 @@ export function uuid4() {
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * GET a file the API answers as an attachment (an export), with the name it suggests.
+ * @param {string} path
+ * @returns {Promise<{blob: Blob, filename: string}>}
+ */
+export async function download(path) {
+  const response = await call(path);
+  const disposition = response.headers.get("Content-Disposition") || "";
+  const named = disposition.match(/filename="([^"]+)"/);
+  return { blob: await response.blob(), filename: named ? named[1] : "download" };
 }

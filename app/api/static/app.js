@@ -2,6 +2,9 @@
 /** The chat page: seed 002 §3 on the chat surface, talking only to the public JSON API. */
 import { ApiError, events, getStream, json, postStream, setToken, token, upload, uuid4 } from "./api.js";
 import { clearAgents, loadAgents, watchAgentPicker } from "./agents.js";
+import { refocusSwitcher, showVersion, versionSwitcher } from "./branches.js";
+import { jumpTo, setUpSearch } from "./search.js";
+import { SessionList } from "./sessions.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
 /** @typedef {import("./api.js").AgentModel} AgentModel */
@@ -231,37 +234,22 @@ ui.model.addEventListener("change", modelChanged);
 
 // -- sessions ---------------------------------------------------------------------------------------
 
-async function loadSessions() {
-  try {
-    const answer = await json(`${base}/sessions`);
-    /** @type {SessionOut[]} */
-    const sessions = answer.sessions;
-    ui.sessions.replaceChildren(
-      ...sessions.map((s) => {
-        const title = s.title || "Untitled chat";
-        const open = el("button", { type: "button", class: "open", title }, [title]);
-        open.addEventListener("click", () => openSession(s.id, { reattach: true }));
-        const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete chat ${title}` }, ["×"]);
-        remove.addEventListener("click", () => deleteSession(s.id));
-        const item = el("li", s.id === state.sessionId ? { class: "current", "aria-current": "true" } : {}, [open, remove]);
-        return item;
-      }),
-    );
-  } catch (error) {
-    showError(error);
-  }
-}
-
-/** @param {string} id */
-async function deleteSession(id) {
-  clearError();
-  try {
-    await json(`${base}/sessions/${id}`, { method: "DELETE" });
+const sessionList = new SessionList({
+  list: ui.sessions,
+  more: /** @type {HTMLButtonElement} */ ($("more-sessions")),
+  archived: /** @type {HTMLButtonElement} */ ($("archived-sessions")),
+  importFile: /** @type {HTMLInputElement} */ ($("import-file")),
+  base,
+  current: () => state.sessionId,
+  open: (id) => openSession(id, { reattach: true }),
+  deleted: (id) => {
     if (id === state.sessionId) newChat();
-    await loadSessions();
-  } catch (error) {
-    showError(error);
-  }
+  },
+  error: showError,
+});
+
+async function loadSessions() {
+  await sessionList.load();
 }
 
 function newChat() {
@@ -355,12 +343,31 @@ function renderHistory() {
       again.addEventListener("click", () => regenerate());
       actions.append(again);
     }
+    const versions = versionSwitcher(message, (id) => switchVersion(message, id));
+    if (versions) actions.prepend(versions);
     if (actions.childElementCount) item.append(actions);
     items.push(item);
   }
   ui.messages.replaceChildren(...items);
   setRunning(state.runId !== null);
   scrollDown();
+}
+
+/**
+ * Show another version of a message (and the newest line through it), keeping the keyboard there.
+ * @param {ChatMessage} message @param {string} versionId
+ */
+async function switchVersion(message, versionId) {
+  if (!state.sessionId || state.runId !== null) return;
+  const forward = (message.siblings || []).indexOf(versionId) > (message.siblingIndex ?? 0);
+  try {
+    await showVersion(base, state.sessionId, versionId);
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  await refresh();
+  refocusSwitcher(ui.messages, versionId, forward ? "Next version" : "Previous version");
 }
 
 function scrollDown() {
@@ -554,7 +561,7 @@ async function reattach(sessionId) {
 function setRunning(running) {
   ui.stop.hidden = !running;
   ui.send.disabled = running;
-  for (const button of ui.messages.querySelectorAll(".actions button")) {
+  for (const button of ui.messages.querySelectorAll(".actions > button")) {
     /** @type {HTMLButtonElement} */ (button).disabled = running;
   }
 }
@@ -717,6 +724,8 @@ ui.text.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     ui.composer.requestSubmit();
+  } else if (event.key === "Escape" && state.editing) {
+    resetComposer(); // Esc leaves an edit, as Cancel edit does
   }
 });
 
@@ -841,15 +850,36 @@ document.addEventListener("keydown", (event) => {
 
 // -- start ------------------------------------------------------------------------------------------
 
+setUpSearch({
+  input: /** @type {HTMLInputElement} */ ($("search")),
+  results: $("search-results"),
+  error: showError,
+  open: async (result) => {
+    if (result.agentSlug !== slug) {
+      const jump = new URLSearchParams({ session: result.sessionId, ...(result.messageId ? { message: result.messageId } : {}) });
+      location.href = `/chat/${encodeURIComponent(result.agentSlug)}?${jump}`;
+      return;
+    }
+    await openSession(result.sessionId, { reattach: false });
+    if (result.messageId) jumpTo(ui.messages, result.messageId);
+    reattach(result.sessionId);
+  },
+});
+
 async function start() {
   watchAgentPicker();
   await loadModels();
+  const jump = new URLSearchParams(location.search); // a search hit in another agent's chat
+  if (jump.get("session")) stored.set(keys.session(), jump.get("session"));
+  if (location.search) history.replaceState(null, "", location.pathname);
   const value = token();
   if (value) await signedIn(value);
   else {
     signedOut();
     newChat();
   }
+  const message = jump.get("message");
+  if (message) jumpTo(ui.messages, message);
   document.body.dataset.ready = "true";
 }
 
