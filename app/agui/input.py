@@ -191,7 +191,9 @@ def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
                 InboundOther(id=_convert(message, _AssistantMessage, field).id, role="assistant", field=field)
             )
         elif role in ("system", "developer"):
-            out.append(InboundOther(id=_convert(message, _TextMessage, field).id, role=str(role), field=field))
+            out.append(
+                InboundOther(id=_convert(message, _TextMessage, field).id, role=str(role), field=field)
+            )
         else:
             log.info("skipping a message with role %r at %s", role, field)
     return out

@@ -73,18 +73,22 @@ class BranchPoint:
 
 
 def branch_point(
-    inbound: Sequence[InboundMessage], known: Mapping[str, UUID], leaf: UUID | None
+    inbound: Sequence[InboundMessage], known: Mapping[str, UUID], live: Sequence[Message], *, resuming: bool
 ) -> BranchPoint | None:
     """Where an AG-UI client's messages continue the thread; ``None``: from the active leaf.
 
-    The client's list is the conversation as it sees it. Its last stored message before the first new
-    one is where the new ones go: the leaf (or no stored message at all) continues the active line, any
-    other message starts a branch there. With no new message, a client whose list ends at a stored user
-    or tool message that is not the leaf asks for that message to be answered again. A stored message
-    after a new one is ambiguous (422 ``messages_diverge``), as are stored messages not on the line to
-    the branch point (checked by :func:`line_from`).
+    The client's list is the conversation as it sees it: its last stored message before the first new
+    one is where the new ones go. The leaf (or no stored message at all) continues the active line; so
+    does a message of the active line followed there only by answers (assistant and tool messages),
+    which a client need not keep. Otherwise — a user message of the line is missing after it, or it is
+    on another branch — a branch starts there. With no new message, a client whose list ends at a stored
+    user or tool message other than the leaf asks for it to be answered again. A stored message after a
+    new one is ambiguous (422 ``messages_diverge``), as are stored messages off the line to the branch
+    point (checked by :func:`line_from`). A resume always continues the active line.
     """
-    fresh = [i for i, m in enumerate(inbound) if isinstance(m, InboundUser | InboundTool) and m.id not in known]
+    fresh = [
+        i for i, m in enumerate(inbound) if isinstance(m, InboundUser | InboundTool) and m.id not in known
+    ]
     first_new = fresh[0] if fresh else len(inbound)
     late = next((m for m in inbound[first_new:] if m.id in known), None)
     if late is not None:
@@ -95,11 +99,16 @@ def branch_point(
             field=late.field,
         )
     cited = [(m.field, known[m.id]) for m in inbound[:first_new] if m.id in known]
-    if not cited or cited[-1][1] == leaf:
+    if not cited or resuming or (live and cited[-1][1] == live[-1].id):
         return None
-    if not fresh and isinstance(inbound[first_new - 1], InboundOther):
+    base = cited[-1][1]
+    on_live = next((i for i, row in enumerate(live) if row.id == base), None)
+    if fresh:
+        if on_live is not None and all(row.role != "user" for row in live[on_live + 1 :]):
+            return None  # only answers the client does not keep follow it: go on from the leaf
+    elif isinstance(inbound[first_new - 1], InboundOther):
         return None  # the client's copy ends at an answer: nothing to answer again
-    return BranchPoint(base=cited[-1][1], cited=tuple(cited))
+    return BranchPoint(base=base, cited=tuple(cited))
 
 
 async def line_from(

@@ -158,7 +158,7 @@ async def prepare_run(
         point = (
             await _rewind_point(repos.messages, session.id, history, rewind)
             if rewind is not None
-            else branch_point(inbound, known, leaf=history[-1].id if history else None)
+            else branch_point(inbound, known, history, resuming=bool(body.resume))
         )
         if point is not None:
             if awaiting is not None and rewind is None:

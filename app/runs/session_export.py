@@ -91,7 +91,9 @@ def _message(
         worker_agent_output=row.meta.get("worker_agent_output"),
         tool_agent_output=row.meta.get("tool_agent_output"),
         tool_answer=ExportToolAnswer(
-            tool_call_id=str(answer["toolCallId"]), tool_name=str(answer["toolName"]), error=answer.get("error")
+            tool_call_id=str(answer["toolCallId"]),
+            tool_name=str(answer["toolName"]),
+            error=answer.get("error"),
         )
         if answer
         else None,

@@ -146,7 +146,12 @@ def _check(export: SessionExport, settings: Settings) -> _Checked:
 def _check_content(message: ExportMessage, where: str, settings: Settings) -> None:
     kinds = {type(part) for part in message.parts}
     if message.role == "user":
-        if ExportReasoningPart in kinds or message.tool_calls or message.tool_answer or message.tool_agent_output:
+        if (
+            ExportReasoningPart in kinds
+            or message.tool_calls
+            or message.tool_answer
+            or message.tool_agent_output
+        ):
             raise _invalid("A user message holds text and images only.", where)
         images = sum(isinstance(part, ExportImagePart) for part in message.parts)
         if images > settings.max_images_per_message:
@@ -166,7 +171,9 @@ def _answered_call(message: ExportMessage, where: str) -> str:
         raise _invalid("A tool message carries either toolAgentOutput or toolAnswer.", where)
     if message.tool_answer is not None:
         return message.tool_answer.tool_call_id
-    output: ToolAgentOutput = _validated(message.tool_agent_output, ToolAgentOutput, f"{where}.toolAgentOutput")
+    output: ToolAgentOutput = _validated(
+        message.tool_agent_output, ToolAgentOutput, f"{where}.toolAgentOutput"
+    )
     return output.tool_call_id
 
 

@@ -55,5 +55,7 @@ async def switch_line(
         session.active_leaf_id = leaf
         await messages.session.flush()
     return ActiveLineOut(
-        session_id=session.thread_id, message_id=tree.rows[target.id].shown_id, leaf_id=tree.rows[leaf].shown_id
+        session_id=session.thread_id,
+        message_id=tree.rows[target.id].shown_id,
+        leaf_id=tree.rows[leaf].shown_id,
     )

@@ -25,10 +25,6 @@ SESSIONS = "/api/agents/default/sessions"
 OPENAI_KEY = "sk-test-branches"
 
 
-def text_of(message: dict[str, Any]) -> str:
-    return message["content"]
-
-
 async def switch(client: Client, headers: dict[str, str], session: str, message_id: str) -> httpx.Response:
     return await client.post(f"{SESSIONS}/{session}/active", json={"messageId": message_id}, headers=headers)
 
@@ -276,9 +272,13 @@ async def test_agui_messages_that_diverge_start_a_branch(
         a2["id"],
         "u3",
     ]
-    # A client that sends only its new message continues the active line, as before.
+    # A client that sends only its new message continues the active line, as before; so does one that
+    # keeps its own messages but not the answers.
     await run(client, alice, run_input(thread, user_message("fourth", message_id="u4")))
     assert [m["id"] for m in await thread_history(client, alice, thread)][4:7:2] == ["u3", "u4"]
+    u5 = user_message("fifth", message_id="u5")
+    await run(client, alice, run_input(thread, u1, u2, u3, user_message("fourth", message_id="u4"), u5))
+    assert [m["id"] for m in await thread_history(client, alice, thread)][4:9:2] == ["u3", "u4", "u5"]
     await stored.active_line(thread)
 
     for body, field in (

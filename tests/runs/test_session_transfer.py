@@ -30,7 +30,7 @@ async def exported(client: Client, headers: dict[str, str], session: str, kind: 
 
 def comparable(export: dict[str, Any]) -> list[dict[str, Any]]:
     """The messages without what an import must change: image URLs, their expiry and upload ids."""
-    messages = copy.deepcopy(export["messages"])
+    messages: list[dict[str, Any]] = copy.deepcopy(export["messages"])
     for message in messages:
         for part in message.get("parts", []):
             for key in ("image", "expiresAt", "uploadId"):
@@ -146,7 +146,7 @@ async def test_an_import_that_does_not_validate_is_refused_whole(
     before = await stored.counts()
 
     def tampered(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
-        body = copy.deepcopy(good)
+        body: dict[str, Any] = copy.deepcopy(good)
         change(body)
         return body
 

@@ -102,4 +102,3 @@ class SearchRepository(SQLAlchemyAsyncRepository[ChatSession]):
             )
             for thread_id, slug, title, pk, external_id, body in rows.all()
         ]
-

@@ -88,9 +88,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
                 ChatSession.deleted_at.is_(None),
                 ChatSession.archived_at.is_not(None) if archived else ChatSession.archived_at.is_(None),
             )
-            .order_by(
-                ChatSession.pinned.desc(), ChatSession.last_activity_at.desc(), ChatSession.id.desc()
-            )
+            .order_by(ChatSession.pinned.desc(), ChatSession.last_activity_at.desc(), ChatSession.id.desc())
             .limit(limit)
             .offset(offset)
         )
@@ -217,7 +215,13 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         for offset, value in enumerate(values):
             pk = uuid7()
             rows.append(
-                {**value, "id": pk, "session_id": session_id, "position": start + offset, "parent_id": parent_id}
+                {
+                    **value,
+                    "id": pk,
+                    "session_id": session_id,
+                    "position": start + offset,
+                    "parent_id": parent_id,
+                }
             )
             parent_id = pk
         await self.session.execute(insert(_MESSAGES), rows)
@@ -260,7 +264,9 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         ours = [pk for pk in map(parse_uuid, wanted) if pk is not None]
         stmt = select(Message.id, Message.external_id).where(
             Message.session_id == session_id,
-            or_(Message.external_id.in_(wanted), Message.id.in_(ours)) if ours else Message.external_id.in_(wanted),
+            or_(Message.external_id.in_(wanted), Message.id.in_(ours))
+            if ours
+            else Message.external_id.in_(wanted),
         )
         found: dict[str, UUID] = {}
         for pk, external_id in (await self.session.execute(stmt)).all():
