@@ -29,10 +29,15 @@ def words(query: str) -> list[str]:
     return list(dict.fromkeys(w.casefold() for w in WORD.findall(query)))[:MAX_WORDS]
 
 
+def fts5_words(terms: Sequence[str]) -> str:
+    """The FTS5 ``MATCH`` expression of every word in the text."""
+    phrases = " AND ".join(f'"{t}"*' if len(t) >= PREFIX_FROM else f'"{t}"' for t in terms)
+    return f"body : ({phrases})"
+
+
 def fts5_match(owner_id: str, terms: Sequence[str]) -> str:
     """The FTS5 ``MATCH`` expression: the owner's token and every word in the text."""
-    phrases = " AND ".join(f'"{t}"*' if len(t) >= PREFIX_FROM else f'"{t}"' for t in terms)
-    return f'owner_token : "{sqlite_owner_token(owner_id)}" AND body : ({phrases})'
+    return f'owner_token : "{sqlite_owner_token(owner_id)}" AND {fts5_words(terms)}'
 
 
 def sqlite_owner_token(owner_id: str) -> str:

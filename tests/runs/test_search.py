@@ -8,9 +8,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from app.persistence.repositories import search as search_repository
 from tests.runs.conftest import Stored
 from tests.runs.helpers import chat, chat_history, upload
 from tests.support.images import image_bytes
@@ -155,3 +157,28 @@ async def test_images_in_search_hits_are_named_not_linked(client: Client, alice:
     (hit,) = [r for r in await search(client, alice, "quokka") if "messageId" in r]
     assert "storage/v1" not in hit["snippet"]
     assert "<mark>quokka</mark>" in hit["snippet"]
+
+
+async def test_ranking_is_among_the_owners_newest_matches(
+    client: Client,
+    alice: dict[str, str],
+    auth: Callable[..., dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With room for 3 candidates, Alice's oldest bilby message is not ranked even though it says it
+    most; Bob's newer bilby messages take none of her candidates."""
+    bob = auth("bob")
+    session = (await chat(client, alice, {"content": "first words"}))[0]["threadId"]
+    for text in ("bilby bilby bilby bilby", "a bilby", "one bilby", "the bilby"):
+        await chat(client, alice, {"sessionId": session, "content": text})
+    for _ in range(3):
+        await chat(client, bob, {"content": "bob's bilby"})
+    line = await chat_history(client, alice, session)
+    saying_most = {line[2]["id"], line[3]["id"]}  # the message and its answer, which echoes it
+    matching = [m["id"] for m in line if "bilby" in m["content"]]
+
+    assert message_hits(await search(client, alice, "bilby"))[0] in saying_most  # first when ranked
+    monkeypatch.setattr(search_repository, "CANDIDATES", 3)
+    assert set(message_hits(await search(client, alice, "bilby"))) == set(matching[-3:])
+    assert not saying_most & set(matching[-3:])
+    assert len(await search(client, bob, "bilby")) == 3

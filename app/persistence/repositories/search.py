@@ -6,6 +6,12 @@ current by triggers on every write. SQLite ranks with FTS5's ``bm25``, PostgreSQ
 a GIN-indexed ``tsvector``. Both indexes carry the owner as a token, so a query walks only the
 caller's documents, and both statements also compare ``owner_id`` itself: a hit is never another
 user's.
+
+Ranking is among the owner's :data:`CANDIDATES` newest matches (documents are numbered as they are
+written), which both engines find without reading every match of a common word; ranking every match
+costs time in proportion to how common the words are (FTS5's ``bm25`` also counts every document of
+each phrase, the owner's token included — hence SQLite ranks in a second pass over the words alone,
+from the oldest candidate on).
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from sqlalchemy import String, Text, text
 from sqlalchemy.types import TypeEngine
 
 from app.persistence.models import ChatSession
-from app.persistence.search_text import fts5_match, postgres_owner_lexeme, tsquery
+from app.persistence.search_text import fts5_match, fts5_words, postgres_owner_lexeme, tsquery
+
+CANDIDATES = 1000
+"""How many of the owner's newest matching documents a search ranks."""
 
 # The best ``limit`` documents first, reading only ids and scores; then what a hit shows. (A plain
 # SELECT, not a CTE: the SQLite connection takes the write lock for any statement that does not
@@ -47,7 +56,12 @@ _SQLITE = text(
         ranked="""
         SELECT d.id AS id, bm25(search_index, 0.0, 1.0) AS score
         FROM search_index JOIN search_documents AS d ON d.id = search_index.rowid
-        WHERE search_index MATCH :match AND d.owner_id = :owner_id
+        WHERE search_index MATCH :words AND d.owner_id = :owner_id AND search_index.rowid >= (
+            SELECT coalesce(min(newest.id), 9223372036854775807) FROM (
+                SELECT rowid AS id FROM search_index WHERE search_index MATCH :match
+                ORDER BY rowid DESC LIMIT :candidates
+            ) AS newest
+        )
         ORDER BY score, d.id DESC
         LIMIT :limit"""
     )
@@ -55,10 +69,14 @@ _SQLITE = text(
 _POSTGRES = text(
     _SHOWN.format(
         ranked="""
-        SELECT d.id AS id, -ts_rank(d.document, q.query) AS score
-        FROM search_documents AS d, (SELECT to_tsquery('simple', :query) AS query) AS q
-        WHERE d.document @@ (q.query && to_tsquery('simple', :owner_lexeme)) AND d.owner_id = :owner_id
-        ORDER BY score, d.id DESC
+        SELECT newest.id AS id, -ts_rank(newest.document, to_tsquery('simple', :query)) AS score
+        FROM (
+            SELECT d.id, d.document FROM search_documents AS d
+            WHERE d.document @@ (to_tsquery('simple', :query) && to_tsquery('simple', :owner_lexeme))
+                AND d.owner_id = :owner_id
+            ORDER BY d.id DESC LIMIT :candidates
+        ) AS newest
+        ORDER BY score, newest.id DESC
         LIMIT :limit"""
     )
 ).columns(**_COLUMNS)
@@ -87,11 +105,13 @@ class SearchRepository(SQLAlchemyAsyncRepository[ChatSession]):
             return []
         if self.session.get_bind().dialect.name == "sqlite":
             statement = _SQLITE
-            params: dict[str, object] = {"match": fts5_match(owner_id, terms)}
+            params: dict[str, object] = {"match": fts5_match(owner_id, terms), "words": fts5_words(terms)}
         else:
             statement = _POSTGRES
             params = {"query": tsquery(terms), "owner_lexeme": postgres_owner_lexeme(owner_id)}
-        rows = await self.session.execute(statement, {**params, "owner_id": owner_id, "limit": limit})
+        rows = await self.session.execute(
+            statement, {**params, "owner_id": owner_id, "limit": limit, "candidates": CANDIDATES}
+        )
         return [
             SearchHit(
                 thread_id=thread_id,
