@@ -66,7 +66,8 @@ class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defau
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     """One message; an answer names the agent version that gave it (``agent``). ``siblings`` are the ids
     of its versions (edits of a user message, regenerated answers), oldest first, itself included;
-    ``siblingIndex`` is its place among them. Switch to another with ``POST …/sessions/{sessionId}/active``."""
+    ``siblingIndex`` is its place among them. Switch to another with
+    ``POST …/sessions/{sessionId}/active``."""
 
     id: str
     role: Literal["user", "assistant", "tool", "system"]
