@@ -401,9 +401,9 @@ def test_superseded_rows_become_branches(empty_database_url: str, engine_name: s
     stamp = DateTimeUTC(timezone=True)
     agents = sa.table(
         "agents",
-        *(sa.column(c) for c in ("name", "slug", "instructions", "guest_access")),
+        *(sa.column(c) for c in ("name", "slug", "instructions", "description", "guest_access")),
         sa.column("id", guid),
-        sa.column("tools", JsonB),
+        *(sa.column(c, JsonB) for c in ("tools", "model_ids", "reasoning")),
         *(sa.column(c, stamp) for c in ("created_at", "updated_at")),
     )
     sessions = sa.table(
@@ -451,7 +451,8 @@ def test_superseded_rows_become_branches(empty_database_url: str, engine_name: s
     async def seed(conn: AsyncConnection) -> None:
         await conn.execute(
             sa.insert(agents).values(
-                id=agent, name="a", slug="a", instructions="", guest_access=False, tools=[],
+                id=agent, name="a", slug="a", instructions="", description="", guest_access=False, tools=[],
+                model_ids=[], reasoning={},
                 created_at=start, updated_at=start,
             )
         )  # fmt: skip
