@@ -17,6 +17,7 @@ from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import chat, chat_history, of_type, run, run_input, upload, user_message
+from tests.support.agents import offer
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 
@@ -176,6 +177,7 @@ async def vendor_client(
             headers=auth("root", role="admin"),
         )
         assert created.status_code == 201, created.text
+        await offer(client, auth("root", role="admin"), "openai/gpt-4o")
         yield client
 
 
