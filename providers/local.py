@@ -30,6 +30,7 @@ from providers.checks import check_image, check_tools, own_reasoning
 from providers.errors import ProviderError
 from providers.events import (
     Finish,
+    FinishReason,
     ProviderEvent,
     ReasoningDelta,
     ReasoningEnd,
@@ -53,7 +54,14 @@ from providers.messages import (
     ToolResultPart,
 )
 from providers.options import REASONING, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
+from providers.spec import (
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ParameterSupport,
+    ProviderContext,
+    ReasoningSupport,
+)
 
 LABEL = "[local test model]"
 _TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)
@@ -100,6 +108,21 @@ def describe_image(part: ImagePart, index: int) -> str:
     return f"Image {index}: {fmt}, {width}x{height} pixels, dominant colours: {colours}."
 
 
+PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    seed=True,
+    stop=True,
+    max_output_tokens=True,
+    json_object=True,
+    tool_choice=True,
+    parallel_tool_calls=True,
+)
+"""Honoured as a deterministic model can: every temperature, ``top_p`` and ``seed`` gives the one (greedy)
+answer; ``stop`` and ``max_output_tokens`` cut it; ``json_object`` wraps it as ``{"answer": …}``; a
+required tool is called (with the arguments the message names, else ``{}``); it never calls two at once."""
+
+
 class LocalProvider:
     """Offline and deterministic; see the module docstring."""
 
@@ -125,6 +148,7 @@ class LocalProvider:
             url_fetch="none",
             tools=model.supports_tools,
             max_request_bytes=_max_request_bytes(model),
+            parameters=PARAMETERS,
             reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, effort=True)
             if model.options.get("reasoning", True) is not False
             else ReasoningSupport(),
@@ -177,6 +201,12 @@ class LocalProvider:
             "reasoningEffort": options.reasoning.effort
             if options.reasoning is not None and caps.reasoning.supported
             else None,
+            "stop": list(options.stop),
+            "maxTokens": options.max_output_tokens,
+            "json": options.response_format is not None,
+            "toolChoice": None
+            if options.tool_choice is None or not options.tools
+            else options.tool_choice.name or options.tools[0].name,
         }
 
     async def stream(
@@ -198,7 +228,7 @@ class LocalProvider:
             yield ReasoningOpaque(id=reasoning_id, kind="signature", value=sign(thought))
             yield ReasoningEnd(id=reasoning_id)
 
-        call = _requested_tool(last, request["tools"], len(messages))
+        call = _requested_tool(last, request["tools"], len(messages), request["toolChoice"])
         if call is not None:
             call_id, name, arguments = call
             yield ToolCallStart(id=call_id, name=name)
@@ -218,14 +248,14 @@ class LocalProvider:
             else _answer(last, request["tools"])
         )
         text_id = f"local-{len(messages)}"
-        tokens = _TOKEN.findall(answer)
+        tokens, finish = _shaped(answer, request)
         yield TextStart(id=text_id)
         for token in tokens:
             await _pace(delay)
             yield TextDelta(id=text_id, delta=token)
         yield TextEnd(id=text_id)
         yield _usage(prompt_words, len(tokens), thought_tokens)
-        yield Finish(reason="stop")
+        yield Finish(reason=finish)
 
 
 async def _pace(delay: float) -> None:
@@ -278,19 +308,40 @@ def _delay_ms(model: ModelSpec, options: RequestOptions) -> int:
         return 0
 
 
-def _requested_tool(last: Message, tools: list[str], position: int) -> tuple[str, str, str] | None:
-    """``(call id, name, JSON args)`` when the last user turn asks for an available tool."""
+def _shaped(answer: str, request: Mapping[str, Any]) -> tuple[list[str], FinishReason]:
+    """The answer's tokens as the request shapes them (JSON, stop sequences, a token limit), and why
+    it ends."""
+    if request["json"]:
+        answer = json.dumps({"answer": answer})
+    for stop in request["stop"]:
+        if stop and stop in answer:
+            answer = answer[: answer.index(stop)]
+    tokens = _TOKEN.findall(answer)
+    limit = request["maxTokens"]
+    if limit is not None and len(tokens) > limit:
+        return tokens[:limit], "length"
+    return tokens, "stop"
+
+
+def _requested_tool(
+    last: Message, tools: list[str], position: int, required: str | None = None
+) -> tuple[str, str, str] | None:
+    """``(call id, name, JSON args)`` when the last user turn asks for an available tool, or a tool is
+    ``required`` (its name) and the user asked for no other."""
     if last.role != "user":
         return None
     match = _TOOL_REQUEST.search(last.text)
-    if match is None or match["name"] not in tools:
+    name, raw = (match["name"], match["args"]) if match is not None else (required, None)
+    if required is not None and name != required:
+        name, raw = required, None
+    if name is None or name not in tools:
         return None
     try:
-        arguments = json.dumps(json.loads(match["args"] or "{}"), separators=(",", ":"), sort_keys=True)
+        arguments = json.dumps(json.loads(raw or "{}"), separators=(",", ":"), sort_keys=True)
     except json.JSONDecodeError:
         return None
-    digest = hashlib.sha256(f"{position}:{match['name']}:{arguments}".encode()).hexdigest()[:16]
-    return f"call_{digest}", match["name"], arguments
+    digest = hashlib.sha256(f"{position}:{name}:{arguments}".encode()).hexdigest()[:16]
+    return f"call_{digest}", name, arguments
 
 
 def _answer(last: Message, tools: list[str]) -> str:

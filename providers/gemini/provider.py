@@ -18,6 +18,7 @@ from providers.http import JSON_HEADERS, drain, json_body, require_key, transpor
 from providers.messages import Message, RequestOptions
 from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
 from providers.spec import (
+    ParameterSupport,
     SPEC_VERSION,
     Capabilities,
     ModelSpec,
@@ -49,6 +50,19 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
         choices=("none", "public_https"),
     ),
 }
+
+
+PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    stop=True,
+    seed=True,
+    max_output_tokens=True,
+    json_object=True,
+    json_schema=True,
+    tool_choice=True,
+)
+"""``generationConfig`` and ``toolConfig`` take all but ``parallel_tool_calls``."""
 
 
 class GeminiProvider:
@@ -85,7 +99,9 @@ class GeminiProvider:
             else ReasoningSupport()
         )
         if model.type == "text":
-            return Capabilities(vision=False, tools=model.supports_tools, reasoning=reasoning)
+            return Capabilities(
+                vision=False, tools=model.supports_tools, reasoning=reasoning, parameters=PARAMETERS
+            )
         configured = model.options.get("urlFetch")
         url_fetch: UrlFetch
         if configured in ("none", "public_https"):
@@ -104,6 +120,7 @@ class GeminiProvider:
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
+            parameters=PARAMETERS,
         )
 
     def build_request(

@@ -90,13 +90,17 @@ def generate_content_request(
                 ]
             }
         ]
+        if (choice := options.tool_choice) is not None:
+            calling: dict[str, Any] = {"mode": "ANY"}
+            if choice.mode == "tool" and choice.name:
+                calling["allowedFunctionNames"] = [choice.name]
+            body["toolConfig"] = {"functionCallingConfig": calling}
     extra = _extra(options, provider)
     config: dict[str, Any] = {}
     max_tokens = _max_tokens(model, options)
     if max_tokens is not None:
         config["maxOutputTokens"] = max_tokens
-    if options.temperature is not None:
-        config["temperature"] = options.temperature
+    config.update(_sampling(options))
     if options.reasoning is not None and caps.reasoning.supported:
         thinking: dict[str, Any] = {"includeThoughts": True}
         if caps.reasoning.effort:
@@ -109,6 +113,21 @@ def generate_content_request(
         body["generationConfig"] = config
     body.update((k, v) for k, v in extra.items() if k in EXTRA_TOP_LEVEL)
     return body
+
+
+def _sampling(options: RequestOptions) -> dict[str, Any]:
+    """The sampling and format knobs as ``generationConfig`` fields (only those set)."""
+    out: dict[str, Any] = {}
+    for name, key in (("temperature", "temperature"), ("top_p", "topP"), ("seed", "seed")):
+        if (value := getattr(options, name)) is not None:
+            out[key] = value
+    if options.stop:
+        out["stopSequences"] = list(options.stop)
+    if (fmt := options.response_format) is not None:
+        out["responseMimeType"] = "application/json"
+        if fmt.type == "json_schema" and fmt.schema is not None:
+            out["responseJsonSchema"] = fmt.schema
+    return out
 
 
 def ignored_extras(options: RequestOptions, provider: str) -> list[str]:

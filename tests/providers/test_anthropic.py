@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from providers.anthropic import AnthropicProvider, create
+from providers.anthropic.provider import PARAMETERS
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -116,8 +117,9 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         tools=True,
         max_request_bytes=32_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
+        parameters=PARAMETERS,
     )
-    assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
+    assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False, parameters=PARAMETERS)
     no_thinking = ModelSpec(provider="anthropic", model_id="claude-3-5-haiku", type="vision")
     assert pure.capabilities(no_thinking).reasoning.supported is False
     gateway = ModelSpec(provider="anthropic", model_id="c", type="vision", options={"urlFetch": "none"})
