@@ -198,4 +198,5 @@ def _ref(part: Mapping[str, Any]) -> ImageRef:
         mime_type=str(part["mimeType"]),
         sha256=str(part["sha256"]),
         name=str(part.get("name", "")),
+        data=part.get("data"),  # an image sent inline (the OpenAI gateway's data: URL), never stored
     )

@@ -32,6 +32,7 @@ from app.persistence.repositories import (
 )
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision
+from app.runs.knobs import NO_OPTIONS
 from app.runs.new_input import estimate_images, new_messages, resume_decisions
 from app.runs.parts import deleted_uploads, image_parts
 from app.runs.reasoning import NO_REASONING, ReasoningControl, reasoning_control
@@ -50,7 +51,7 @@ from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.threads import check_thread_id
-from providers import Capabilities, ModelSpec, Provider, ToolSpec
+from providers import Capabilities, ModelSpec, Provider, RequestOptions, ToolSpec
 from providers.registry import ProviderRegistry
 
 MAX_ID_LENGTH = 128
@@ -108,6 +109,9 @@ class RunPlan:
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
     reasoning: ReasoningControl = NO_REASONING
+    request: RequestOptions = NO_OPTIONS
+    """The client's sampling and format knobs (the OpenAI gateway's), checked against the model's
+    ``Capabilities.parameters``; the tool loop adds the system prompt, tools and reasoning."""
 
 
 @dataclass(frozen=True, slots=True)

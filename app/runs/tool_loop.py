@@ -80,7 +80,9 @@ class ToolLoop:
             extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
         # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
         # calls made in the last allowed turn are answered "budget spent" and the run ends.
-        options = RequestOptions(system=plan.system, tools=offered_all, reasoning=plan.reasoning.request)
+        options = msgspec.structs.replace(
+            plan.request, system=plan.system, tools=offered_all, reasoning=plan.reasoning.request
+        )
         turns = max(1, plan.max_tool_iterations)
         for iteration in range(turns):
             spent = iteration == turns - 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.api.openai.routes import OpenAIController
 from app.api.routes.agents import AgentController, AgentPickerController
 from app.api.routes.auth import AuthController
 from app.api.routes.chat import ChatController
@@ -26,5 +27,6 @@ ROUTE_HANDLERS = [
     RunController,
     ChatController,
     LlmController,
+    OpenAIController,
     ChatPageController,
 ]
