@@ -25,7 +25,7 @@ from tests.support.waits import REQUEST_SECONDS
 OPENAI_KEY = "sk-test-123"
 ANTHROPIC_KEY = "sk-ant-test-456"
 GEMINI_KEY = "AIza-test-789"
-RUNS_PER_MINUTE = 3
+RUNS_PER_MINUTE = 6
 """Each test's user gets this many requests a minute (the rate-limit test spends them)."""
 
 MODELS: tuple[tuple[str, str, dict[str, object]], ...] = (
