@@ -10,7 +10,7 @@ chunk whose ``choices`` is empty, as OpenAI sends it.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import get_args
 
@@ -151,7 +151,7 @@ async def stream_chunks(
     *,
     include_usage: bool,
     error: Callable[[RunError], msgspec.Struct],
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The SSE body: a first chunk naming the role, one chunk per delta, the finish, optionally the
     usage, then ``[DONE]``; a run that fails ends the stream with an ``{"error": …}`` chunk instead
     (the SDKs raise it). ``error`` builds that chunk from the ``RunError``."""

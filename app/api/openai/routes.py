@@ -33,6 +33,7 @@ from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.gateway import run_events
 from app.runs.manager import RunManager
 from app.runs.stateless import stateless_run
+from app.runs.streaming import observed
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
@@ -155,7 +156,8 @@ class OpenAIController(Controller):
         body = stream_chunks(
             answer, _chained(early, events), include_usage=include_usage, error=lambda e: run_failure(e)[1]
         )
-        return Stream(body, media_type="text/event-stream", headers=HEADERS)
+        observed_body = observed(body, run_manager.services.telemetry)  # counted as an open stream
+        return Stream(observed_body, media_type="text/event-stream", headers=HEADERS)
 
     @get("/models", operation_id="ListOpenAIModels", operation_class=openai_documented(ok="ModelCards"))
     async def list_models(
