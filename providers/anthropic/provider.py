@@ -17,10 +17,10 @@ from providers.http import JSON_HEADERS, drain, error_for_status, json_body, req
 from providers.messages import Message, RequestOptions
 from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
 from providers.spec import (
-    ParameterSupport,
     SPEC_VERSION,
     Capabilities,
     ModelSpec,
+    ParameterSupport,
     ProviderContext,
     ReasoningSupport,
     UrlFetch,

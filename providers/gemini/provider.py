@@ -18,10 +18,10 @@ from providers.http import JSON_HEADERS, drain, json_body, require_key, transpor
 from providers.messages import Message, RequestOptions
 from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
 from providers.spec import (
-    ParameterSupport,
     SPEC_VERSION,
     Capabilities,
     ModelSpec,
+    ParameterSupport,
     ProviderContext,
     ReasoningSupport,
     UrlFetch,

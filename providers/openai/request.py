@@ -167,7 +167,9 @@ def sampling(options: RequestOptions) -> dict[str, Any]:
         )
     if (choice := options.tool_choice) is not None and options.tools:
         out["tool_choice"] = (
-            "required" if choice.mode == "required" else {"type": "function", "function": {"name": choice.name}}
+            "required"
+            if choice.mode == "required"
+            else {"type": "function", "function": {"name": choice.name}}
         )
     if options.parallel_tool_calls is not None and options.tools:
         out["parallel_tool_calls"] = options.parallel_tool_calls
