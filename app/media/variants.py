@@ -52,17 +52,20 @@ class VariantCache:
         original: bytes | None = None,
     ) -> tuple[str, Normalised]:
         """``(stored path, variant)`` for the original at ``original_path``; or, given the ``original``'s
-        bytes (an image sent inline, never stored), its variant made from them and not kept."""
+        bytes (an image sent inline, never stored), its variant made from them, remembered in memory
+        only (OpenAI clients send the same image again with every turn) under a key stored variants
+        never use, since its path names nothing in storage."""
         base = variant_path(sha256, target)
-        if (recent := self._recent.get(base)) is not None:  # variants never change: no need to ask storage
-            self._recent.move_to_end(base)
+        key = base if original is None else f"inline:{base}"
+        if (recent := self._recent.get(key)) is not None:  # variants never change: no need to ask storage
+            self._recent.move_to_end(key)
             self.hits += 1
             return recent
         if original is not None:
             self.misses += 1
             source = original
             variant = await anyio.to_thread.run_sync(lambda: normalise(source, target), limiter=self._limiter)
-            return base, variant  # a request's own bytes: nothing is stored, nor remembered
+            return self._remember(key, (base, variant))  # a request's own bytes: nothing is stored
         found = await self._stored(base, source_mime, target)
         if found is not None:
             self.hits += 1
