@@ -50,7 +50,9 @@ class ToolRegistry:
         for ep in found:
             if ep.name in self._entry_points:
                 self._failures[f"{ep.name}@{ep.value}"] = ToolFailure(
-                    name=ep.name, source=ep.value, error=f"duplicate tool name {ep.name!r}; the first one wins"
+                    name=ep.name,
+                    source=ep.value,
+                    error=f"duplicate tool name {ep.name!r}; the first one wins",
                 )
             elif ep.name not in self._factories:
                 self._entry_points[ep.name] = ep
@@ -65,6 +67,12 @@ class ToolRegistry:
         if name not in self._loaded and name in self.names and name not in self._failures:
             self._load(name)
         return self._loaded.get(name)
+
+    def source(self, name: str) -> str:
+        """Where the tool comes from: ``builtin`` (this package) or ``plugin:{module}``."""
+        entry_point = self._entry_points.get(name)
+        module = entry_point.value.partition(":")[0] if entry_point is not None else "factory"
+        return "builtin" if module == "tools.builtin" else f"plugin:{module}"
 
     def load_all(self) -> tuple[dict[str, Tool], list[ToolFailure]]:
         """Load every tool; the loaded ones and the failures (``GET /api/tools``)."""
@@ -81,7 +89,9 @@ class ToolRegistry:
             if not isinstance(tool, Tool):
                 raise TypeError(f"{where} did not return a Tool (got {type(tool).__name__})")
             if tool.spec_version != TOOL_SPEC_VERSION:
-                raise TypeError(f"speaks tool SPI version {tool.spec_version!r}, Iris speaks {TOOL_SPEC_VERSION!r}")
+                raise TypeError(
+                    f"speaks tool SPI version {tool.spec_version!r}, Iris speaks {TOOL_SPEC_VERSION!r}"
+                )
             if tool.definition.name != name:
                 raise TypeError(f"registered as {name!r} but calls itself {tool.definition.name!r}")
             if not TOOL_NAME_PATTERN.match(name) or "__" in name:

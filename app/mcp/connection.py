@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import httpx2
 import mcp_types as mt
@@ -105,9 +105,11 @@ class ServerConnection:
             log.info("mcp %s: tools not refreshed: %s", self.config.name, exc)
         return list(self._tools)
 
-    async def call(self, tool: str, arguments: Mapping[str, Any], *, timeout: float) -> ToolResult:
-        """One call; anything but an answer is a :class:`ToolFailed` with a reason the model can read."""
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """One call within the server's call timeout; anything but an answer is a :class:`ToolFailed`
+        with a reason the model can read."""
         name = self.config.name
+        timeout = self.config.call_timeout_seconds
         client = await self._ensure()
         try:
             # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
@@ -118,7 +120,9 @@ class ServerConnection:
                 raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s (cancelled)") from None
             if exc.code == mt.CONNECTION_CLOSED:
                 self._break(f"closed the connection during a call to {tool}")
-                raise ToolFailed(f"the MCP server {name} closed the connection; it is being restarted") from None
+                raise ToolFailed(
+                    f"the MCP server {name} closed the connection; it is being restarted"
+                ) from None
             raise ToolFailed(f"the MCP server {name} refused the call: {exc}") from None
         except TimeoutError:
             self._break(f"a call to {tool} never came back")
@@ -127,6 +131,10 @@ class ServerConnection:
             self._break(f"{type(exc).__name__}: {exc}")
             raise ToolFailed(f"the MCP server {name} failed: {type(exc).__name__}") from None
         return tool_result(result, f"{name}__{tool}")
+
+    def cached_tools(self) -> list[McpTool]:
+        """The tools it listed last, without connecting."""
+        return list(self._tools)
 
     def health(self) -> dict[str, Any]:
         """``state`` (idle, connecting, connected, down), the last ``error``, tool count, next retry."""
@@ -181,12 +189,12 @@ class ServerConnection:
     async def _own(self) -> None:
         """Connect, stay connected until broken, back off, reconnect (a few times eagerly)."""
         retries = 0
-        while not self._closing:
+        while not self._closed.is_set():
             attempt = self._attempt
             if attempt is None or attempt.done():
                 attempt = self._attempt = asyncio.get_running_loop().create_future()
             was_up = await self._connect_once(attempt)
-            if self._closing:
+            if self._closed.is_set():
                 break
             self._failures = 1 if was_up else self._failures + 1
             retries = 0 if was_up else retries + 1
@@ -198,9 +206,6 @@ class ServerConnection:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._closed.wait()
-        if not attempt.done():
-            attempt.set_exception(ToolFailed(f"the MCP server {self.config.name} is down: {self.error}"))
-            attempt.exception()  # retrieved: nobody may be waiting
 
     async def _connect_once(self, attempt: asyncio.Future[Client]) -> bool:
         """One connection's life; whether it got connected. Never raises."""
@@ -224,7 +229,7 @@ class ServerConnection:
             self.error = str(exc)
         except TimeoutError:
             self.error = self.error or f"did not connect within {self.config.connect_timeout_seconds:g} s"
-        except (Exception, ExceptionGroup) as exc:  # noqa: BLE001 -- any transport failure is "down"
+        except (Exception, ExceptionGroup) as exc:
             self.error = self.error or _describe(exc)
         finally:
             self._client = None
@@ -247,7 +252,7 @@ class ServerConnection:
             try:
                 async with asyncio.timeout(5):
                     await client.send_ping()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self.error = f"ping failed: {_describe(exc)}"
                 return
 
@@ -267,7 +272,9 @@ class ServerConnection:
             assert config.url is not None
             http = httpx2.AsyncClient(
                 headers=config.expanded_headers(self._environ),
-                timeout=httpx2.Timeout(config.connect_timeout_seconds, read=max(config.call_timeout_seconds, 30)),
+                timeout=httpx2.Timeout(
+                    config.connect_timeout_seconds, read=max(config.call_timeout_seconds, 30)
+                ),
             )
             stack.push_async_callback(http.aclose)
             return Client(streamable_http_client(config.url, http_client=http), message_handler=on_message)
@@ -284,10 +291,10 @@ class ServerConnection:
         try:
             async with asyncio.timeout(self.config.connect_timeout_seconds):
                 await self._list(client)
-        except Exception as exc:  # noqa: BLE001 -- the TTL will try again
+        except Exception as exc:
             log.info("mcp %s: re-listing after tools/list_changed failed: %s", self.config.name, exc)
 
-    def _errlog(self, stack: AsyncExitStack) -> IO[str]:
+    def _errlog(self, stack: AsyncExitStack) -> TextIO:
         """Where a stdio server's stderr goes: a log file per server, else nowhere."""
         if self._log_dir is None:
             handle = open("/dev/null", "w")  # noqa: SIM115 -- closed by the stack

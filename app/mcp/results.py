@@ -23,7 +23,7 @@ SUMMARY_CHARS = 200
 
 def tool_result(result: mt.CallToolResult, tool: str) -> ToolResult:
     """The SDK's result as the core's; undecodable base64 becomes a text note, never a crash."""
-    parts = [part for block in result.content if (part := _part(block)) is not None]
+    parts = [_part(block) for block in result.content]
     return ToolResult(
         summary=summary(parts, tool, is_error=result.is_error),
         content=tuple(parts),
@@ -32,7 +32,7 @@ def tool_result(result: mt.CallToolResult, tool: str) -> ToolResult:
     )
 
 
-def _part(block: mt.ContentBlock) -> ContentPart | None:
+def _part(block: mt.ContentBlock) -> ContentPart:
     if isinstance(block, mt.TextContent):
         return TextContent(text=block.text)
     if isinstance(block, mt.ImageContent | mt.AudioContent):
@@ -42,10 +42,6 @@ def _part(block: mt.ContentBlock) -> ContentPart | None:
             return TextContent(text=f"[{block.type} that is not valid base64, dropped]")
         kind = ImageContent if isinstance(block, mt.ImageContent) else AudioContent
         return kind(data=data, mime_type=block.mime_type)
-    if isinstance(block, mt.ResourceLink):
-        return ResourceLinkContent(
-            uri=str(block.uri), name=block.name, mime_type=block.mime_type, description=block.description
-        )
     if isinstance(block, mt.EmbeddedResource):
         resource = block.resource
         if isinstance(resource, mt.TextResourceContents):
@@ -55,7 +51,9 @@ def _part(block: mt.ContentBlock) -> ContentPart | None:
         except (binascii.Error, ValueError):
             return TextContent(text=f"[resource {resource.uri} that is not valid base64, dropped]")
         return ResourceContent(uri=str(resource.uri), mime_type=resource.mime_type, data=blob)
-    return None
+    return ResourceLinkContent(
+        uri=str(block.uri), name=block.name, mime_type=block.mime_type, description=block.description
+    )
 
 
 def summary(parts: list[ContentPart], tool: str, *, is_error: bool) -> str:

@@ -23,7 +23,9 @@ from PIL import ImageDraw
 
 mcp = MCPServer("iris-chart")
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 BAR_COLOURS = [(30, 60, 220), (220, 30, 30), (30, 160, 60), (245, 140, 30), (130, 50, 170)]
 
 

@@ -10,6 +10,6 @@ In a plugin's tests::
         example_arguments = {"numbers": [1, 2]}  # a call that should succeed
 """
 
-from tools.testing.conformance import ToolConformance, call_tool, check_tool, tool_context
+from tools.testing.conformance import ToolConformance, call_tool, check_definition, check_tool, tool_context
 
-__all__ = ["ToolConformance", "call_tool", "check_tool", "tool_context"]
+__all__ = ["ToolConformance", "call_tool", "check_definition", "check_tool", "tool_context"]

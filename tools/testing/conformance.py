@@ -49,7 +49,9 @@ def tool_context(images: Sequence[Mapping[str, Any]] = ()) -> ToolContext:
     )
 
 
-async def call_tool(tool: Tool, arguments: Mapping[str, Any], context: ToolContext | None = None) -> ToolResult:
+async def call_tool(
+    tool: Tool, arguments: Mapping[str, Any], context: ToolContext | None = None
+) -> ToolResult:
     """One call bounded by the tool's own timeout, as the core runs it."""
     async with asyncio.timeout(tool.definition.timeout_seconds):
         return await tool.call(arguments, context or tool_context())
@@ -67,6 +69,20 @@ def check_result(result: ToolResult) -> None:
     msgspec.json.encode(result.structured)  # structured data must be JSON
 
 
+def check_definition(tool: Tool) -> None:
+    """A tool that speaks this SPI, with a definition the core and every vendor accept."""
+    assert isinstance(tool, Tool), f"the factory returned {type(tool).__name__}, not a Tool"
+    assert tool.spec_version == TOOL_SPEC_VERSION, tool.spec_version
+    definition = tool.definition
+    assert TOOL_NAME_PATTERN.match(definition.name), definition.name
+    assert "__" not in definition.name, "'__' is reserved for MCP tools ({server}__{tool})"
+    assert definition.description.strip(), "a tool needs a description the model can read"
+    assert definition.parameters.get("type") == "object", "parameters must be an object schema"
+    jsonschema.Draft202012Validator.check_schema(definition.parameters)
+    assert definition.timeout_seconds > 0
+    assert definition.approval in ("always", "never", "destructive")
+
+
 def check_tool(
     factory: ToolFactory,
     example_arguments: Mapping[str, Any] | None,
@@ -76,17 +92,9 @@ def check_tool(
 ) -> Tool:
     """Every check, for code that is not pytest; returns the tool."""
     tool = factory(ToolPluginContext(environ=dict(environ or {})))
-    assert isinstance(tool, Tool), f"the factory returned {type(tool).__name__}, not a Tool"
-    assert tool.spec_version == TOOL_SPEC_VERSION
-    definition = tool.definition
-    assert TOOL_NAME_PATTERN.match(definition.name) and "__" not in definition.name, definition.name
-    assert definition.description.strip(), "a tool needs a description the model can read"
-    assert definition.parameters.get("type") == "object"
-    jsonschema.Draft202012Validator.check_schema(definition.parameters)
-    assert definition.timeout_seconds > 0
-    assert definition.approval in ("always", "never", "destructive")
+    check_definition(tool)
     if example_arguments is not None:
-        jsonschema.validate(dict(example_arguments), definition.parameters)
+        jsonschema.validate(dict(example_arguments), tool.definition.parameters)
         check_result(asyncio.run(call_tool(tool, example_arguments)))
     if bad_arguments is not None:
         try:
@@ -113,18 +121,8 @@ class ToolConformance:
     def tool(self) -> Tool:
         return type(self).factory(ToolPluginContext(environ=dict(self.environ)))
 
-    def test_loads_and_speaks_this_spi(self, tool: Tool) -> None:
-        assert isinstance(tool, Tool)
-        assert tool.spec_version == TOOL_SPEC_VERSION
-
     def test_definition(self, tool: Tool) -> None:
-        definition = tool.definition
-        assert TOOL_NAME_PATTERN.match(definition.name) and "__" not in definition.name
-        assert definition.description.strip()
-        assert definition.parameters.get("type") == "object"
-        jsonschema.Draft202012Validator.check_schema(definition.parameters)
-        assert definition.timeout_seconds > 0
-        assert definition.approval in ("always", "never", "destructive")
+        check_definition(tool)
 
     async def test_call_returns_a_result(self, tool: Tool) -> None:
         if self.example_arguments is None:

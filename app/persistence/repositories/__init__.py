@@ -1,9 +1,9 @@
 """Repositories: advanced-alchemy's async repository plus the named queries the service needs.
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
-models and agents; ``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and their event logs;
-``uploads``; ``quotas``) and ``_common`` for what they share. Import from this package, not from
-its modules: every public name is here.
+models and agents; ``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
+their event logs; ``uploads``; ``quotas``) and ``_common`` for what they share. Import from this
+package, not from its modules: every public name is here.
 """
 
 from app.persistence.repositories._common import parse_uuid, utcnow
