@@ -22,5 +22,8 @@ AUDIO_EXTENSIONS: dict[str, str] = {
     "audio/flac": "flac",
     "audio/mp4": "m4a",
 }
-SERVED_BY_EXTENSION = {**MIME_BY_EXTENSION, **{ext: mime for mime, ext in AUDIO_EXTENSIONS.items()}}
+SERVED_BY_EXTENSION = {
+    **MIME_BY_EXTENSION,
+    **{ext: mime for mime, ext in reversed(AUDIO_EXTENSIONS.items())},  # the first type of an extension wins
+}
 """What the local storage route answers each stored extension with (images, and tools' audio)."""

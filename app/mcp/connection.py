@@ -6,8 +6,8 @@ connection has an owner task that holds it open; calls from runs go through it c
 wait is bounded: connecting by the server's connect timeout, a call by its call timeout (the SDK
 then sends ``notifications/cancelled``, as it does when the calling run is cancelled). A server that
 is down or closes the connection gives the caller a :class:`tools.ToolFailed` (the model sees a
-tool error) and is reconnected after a backoff (0.5 s doubling to 30 s); an idle connection is
-pinged so a crash is noticed before the next call.
+tool error) and is reconnected after a backoff (0.5 s doubling to 30 s); an idle connection re-lists
+the tools every 30 s, so a crash is noticed before the next call.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ log = logging.getLogger("iris.mcp")
 MAX_BACKOFF_SECONDS = 30.0
 EAGER_RETRIES = 5
 """Failed connects retried in the background before waiting for the next use to try again."""
-PING_SECONDS = 15.0
+HEARTBEAT_SECONDS = 30.0
 LIST_PAGES = 20
 
 
@@ -82,6 +82,7 @@ class ServerConnection:
         self._closing = False
         self._closed = asyncio.Event()
         self._relisting: asyncio.Task[None] | None = None
+        self._in_flight = 0
         self._tools: list[McpTool] = []
         self._listed_at: float | None = None
         self._stale = False
@@ -111,6 +112,7 @@ class ServerConnection:
         name = self.config.name
         timeout = self.config.call_timeout_seconds
         client = await self._ensure()
+        self._in_flight += 1
         try:
             # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
             async with asyncio.timeout(timeout + 5):
@@ -130,6 +132,8 @@ class ServerConnection:
         except (OSError, httpx2.HTTPError, ValidationError, RuntimeError) as exc:
             self._break(f"{type(exc).__name__}: {exc}")
             raise ToolFailed(f"the MCP server {name} failed: {type(exc).__name__}") from None
+        finally:
+            self._in_flight -= 1
         return tool_result(result, f"{name}__{tool}")
 
     def cached_tools(self) -> list[McpTool]:
@@ -243,17 +247,20 @@ class ServerConnection:
         return connected
 
     async def _stay(self, client: Client) -> None:
-        """Until broken or closing: ping when idle, re-list when the server says its tools changed."""
+        """Until broken or closing; while no call is in flight, re-list the tools now and then, which
+        notices a server that died (the 2026-07-28 protocol has no ping) and refreshes the list."""
         while not self._broken.is_set():
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(PING_SECONDS):
+                async with asyncio.timeout(HEARTBEAT_SECONDS):
                     await self._broken.wait()
                     return
+            if self._in_flight:
+                continue
             try:
-                async with asyncio.timeout(5):
-                    await client.send_ping()
+                async with asyncio.timeout(self.config.connect_timeout_seconds):
+                    await self._list(client)
             except Exception as exc:
-                self.error = f"ping failed: {_describe(exc)}"
+                self.error = f"the server stopped answering: {_describe(exc)}"
                 return
 
     def _break(self, reason: str) -> None:

@@ -48,6 +48,10 @@ NextTurn = Callable[[Builder, RequestOptions, bool], Awaitable[Turn]]
 request can drop."""
 
 
+class CallCancelled(Exception):
+    """The run was cancelled while a tool ran: the call was cancelled too (an MCP server is told)."""
+
+
 class ToolLoop:
     """Runs one :class:`RunPlan`'s turns and tools; see the module docstring."""
 
@@ -58,6 +62,12 @@ class ToolLoop:
         self.services = services
         self.store = store
         self.telemetry = telemetry
+        self._call: asyncio.Task[ToolResult] | None = None
+
+    def cancel_call(self) -> None:
+        """Cancel the tool call in progress, if any (the run is being cancelled)."""
+        if self._call is not None and not self._call.done():
+            self._call.cancel()
 
     async def run(self, next_turn: NextTurn) -> Outcome:
         plan = self.plan
@@ -206,7 +216,7 @@ class ToolLoop:
         try:
             if tool is None:
                 raise ToolFailed(f"no tool called {name!r} is available")
-            answer = await _call(tool, arguments, context)
+            answer = await self._cancellable(_call(tool, arguments, context), call_id, name, started)
             check_limits(answer.content, self.services.media.limits)
             content = await canonical_parts(
                 answer.content,
@@ -235,6 +245,31 @@ class ToolLoop:
                 duration_ms=_elapsed_ms(started),
             )
         return output
+
+    async def _cancellable(
+        self, call: Awaitable[ToolResult], call_id: str, name: str, started: float
+    ) -> ToolResult:
+        """The call in a task of its own, which :meth:`cancel_call` cancels: the call then ends as
+        ``cancelled`` and the run with it (:class:`CallCancelled`)."""
+        self._call = asyncio.ensure_future(call)
+        try:
+            return await self._call
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the run itself is being stopped, not just this call
+            output = ToolAgentOutput(
+                tool_call_id=call_id,
+                tool_name=name,
+                status="cancelled",
+                result_summary=f"{name} was cancelled with the run",
+                result=None,
+                duration_ms=_elapsed_ms(started),
+            )
+            await self._emit_result(output, "cancelled with the run")
+            raise CallCancelled from None
+        finally:
+            self._call = None
 
     async def _deliver(self, output: Mapping[str, Any], sent: Sequence[ImagePart]) -> list[ImagePart | str]:
         """A new result's images for the next turn: inline (the vendor takes them in a tool result or

@@ -101,6 +101,14 @@ class Stored:
             await create_agent(agents, slug, replace(like, name=slug, guest_access=guest_access))
             await db.commit()
 
+    async def set_agent_tools(self, tools: list[str], slug: str = "default") -> None:
+        """Give an agent these tools (names, ``{server}__{tool}``, ``mcp:{server}/*``)."""
+        async with self._session() as db:
+            agent = await AgentRepository(session=db).get_by_slug(slug)
+            assert agent is not None
+            agent.enabled_tools = tools
+            await db.commit()
+
     async def counts(self) -> tuple[int, int, int, int]:
         """How many sessions, messages, runs and run events there are."""
         async with self._session() as db:
