@@ -134,7 +134,7 @@ async def test_a_server_killed_mid_call_is_an_error_and_comes_back(marks: Path) 
         assert second_pid != first_pid
         async with asyncio.timeout(CONNECT):
             while connection.health()["state"] != "connected":
-                await asyncio.sleep(0.05)  # noqa: ASYNC110 -- the reconnect sets no event to wait on
+                await asyncio.sleep(0.05)
         answer = await connection.call("stats", {"values": [1]})
         assert answer.structured["count"] == 1
     finally:

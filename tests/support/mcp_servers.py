@@ -74,5 +74,5 @@ async def wait_for(path: Path, within: float = STARTUP_SECONDS) -> str:
     mark = anyio.Path(path)
     async with asyncio.timeout(within):
         while not await mark.exists() or not await mark.read_text():
-            await asyncio.sleep(0.02)  # noqa: ASYNC110 -- another process's file: nothing to wait on
+            await asyncio.sleep(0.02)
     return await mark.read_text()
