@@ -133,7 +133,7 @@ async def test_a_server_killed_mid_call_is_an_error_and_comes_back(marks: Path) 
         second_pid = int(await wait_for(marks / "pid"))  # restarted in the background, after the backoff
         assert second_pid != first_pid
         async with asyncio.timeout(CONNECT):
-            while connection.health()["state"] != "connected":
+            while connection.health()["state"] != "connected":  # noqa: ASYNC110 -- no event to await
                 await asyncio.sleep(0.05)
         answer = await connection.call("stats", {"values": [1]})
         assert answer.structured["count"] == 1

@@ -73,6 +73,6 @@ async def wait_for(path: Path, within: float = STARTUP_SECONDS) -> str:
     file written by another process signals nothing else."""
     mark = anyio.Path(path)
     async with asyncio.timeout(within):
-        while not await mark.exists() or not await mark.read_text():
+        while not await mark.exists() or not await mark.read_text():  # noqa: ASYNC110 -- nothing to await
             await asyncio.sleep(0.02)
     return await mark.read_text()
