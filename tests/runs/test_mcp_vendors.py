@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic.types import MessageCreateParams
+from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from google.genai import types as genai
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
@@ -119,7 +119,7 @@ async def test_anthropic_gets_the_image_inside_the_tool_result(
     assert answer_text(events) == "Three bars."
 
     body = fakes.anthropic.requests[1].json
-    TypeAdapter(MessageCreateParams).validate_python(body)
+    TypeAdapter(MessageCreateParamsStreaming).validate_python(body)
     (result,) = [b for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
     assert result["tool_use_id"] == "toolu_1"
     text, image = result["content"]

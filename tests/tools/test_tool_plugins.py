@@ -22,7 +22,7 @@ from tools import ToolPluginContext, needs_approval
 from tools.builtin import current_time, delete_attachment, image_info
 from tools.names import mcp_tool_name, parse_tool_ref
 from tools.registry import GROUP, ToolRegistry
-from tools.spec import ToolHints
+from tools.spec import Tool, ToolHints
 from tools.testing import ToolConformance
 
 Client = AsyncTestClient[Litestar]
@@ -109,8 +109,15 @@ class TestDeleteAttachment(ToolConformance):
     factory = staticmethod(delete_attachment)
 
 
+def echo_from_the_registry(context: ToolPluginContext) -> Tool:
+    """The echo plugin as the registry loads it from its entry point."""
+    tool = registry().get("echo")
+    assert tool is not None
+    return tool
+
+
 class TestEchoPlugin(ToolConformance):
-    factory = staticmethod(lambda context: registry().get("echo"))  # type: ignore[arg-type,return-value]
+    factory = staticmethod(echo_from_the_registry)
     example_arguments = {"text": "hi"}
 
 

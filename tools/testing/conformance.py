@@ -110,7 +110,7 @@ class ToolConformance:
     """Subclass in a pytest module and set ``factory`` (and ``example_arguments``, ``bad_arguments``,
     ``environ`` as the tool needs)."""
 
-    factory: ClassVar[ToolFactory]
+    factory: ClassVar[staticmethod[[ToolPluginContext], Tool]]
     example_arguments: ClassVar[Mapping[str, Any] | None] = None
     """Arguments of a call that should succeed offline (``None``: calls are not checked)."""
     bad_arguments: ClassVar[Mapping[str, Any] | None] = {"no such argument": True}
