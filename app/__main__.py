@@ -98,7 +98,7 @@ def _models_check(args: argparse.Namespace) -> None:
 
 
 def _models_sync(args: argparse.Namespace) -> None:
-    from app.asgi import build_registry, build_tool_directory, build_toolbox, vendor_http_client
+    from app.asgi import build_registry, build_tool_directory, vendor_http_client
     from app.catalogue.defaults import seed_catalogue
     from app.catalogue.models_file import ModelsFileError, apply_models_file, describe, load_models_file
     from app.persistence.db import create_alchemy_config
@@ -109,7 +109,7 @@ def _models_sync(args: argparse.Namespace) -> None:
         alchemy = create_alchemy_config(settings)
         async with vendor_http_client() as http:
             try:
-                tools = build_tool_directory(build_toolbox(settings, os.environ))
+                tools = build_tool_directory()
                 spec = load_models_file(Path(args.file), build_registry(settings, os.environ, http), tools)
                 await seed_catalogue(alchemy)  # as at start-up: the defaults first, then the file
                 return describe(await apply_models_file(alchemy, spec, tools))

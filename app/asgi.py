@@ -90,11 +90,14 @@ def build_registry(
     )
 
 
-def build_tool_directory(toolbox: Toolbox) -> KnownTools:
+def build_tool_directory(tool_registry: ToolRegistry | None = None) -> KnownTools:
     """The tools an agent may list as far as they are known without the database: every plugin tool
-    (the built-ins among them), and any MCP server (the agents API and the models file's apply add the
-    catalogue's servers, :meth:`KnownTools.with_servers`)."""
-    return KnownTools.of(toolbox.registry.names, servers=None)
+    (the built-ins among them; names only, nothing is loaded), and any MCP server (the agents API and
+    the models file's apply add the catalogue's servers, :meth:`KnownTools.with_servers`)."""
+    registry = tool_registry or ToolRegistry(ToolPluginContext(environ={}))
+    return KnownTools.of(registry.names, servers=None)
+
+
 def build_toolbox(
     settings: Settings, environ: Mapping[str, str], tool_registry: ToolRegistry | None = None
 ) -> Toolbox:
@@ -139,7 +142,7 @@ def create_app(
 
         instrument_http_client(http, telemetry.provider)
         instrument_engine(alchemy.get_engine(), telemetry.provider)
-    tool_directory = build_tool_directory(toolbox)
+    tool_directory = build_tool_directory(toolbox.registry)
     try:
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)

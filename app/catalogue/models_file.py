@@ -8,8 +8,9 @@ as ``${VAR}`` are refused exactly as the API refuses them). ``[agent]`` is the s
 agent: ``defaultModel`` names its model by ``provider/modelId``, and it then also offers every enabled
 ``guestVisible`` model of the file.
 
-Applying it upserts models by ``(provider, modelId)``, MCP servers by ``name`` and agents by ``slug``: the file wins for every
-field of what it lists (an omitted field takes its default), and those rows are marked ``from_file``. A
+Applying it upserts models by ``(provider, modelId)``, MCP servers by ``name`` and agents by ``slug``:
+the file wins for every field of what it lists (an omitted field takes its default), and those rows
+are marked ``from_file``. A
 ``from_file`` row the file no longer lists is disabled, never deleted (sessions and runs keep pointing
 at it). Rows added through the admin API are never touched unless the file starts listing them. An
 agent that changes gets a new version; applying the same file again changes nothing.
@@ -122,9 +123,7 @@ def _differences(row: ModelRow, wanted: dict[str, Any]) -> list[str]:
     return [name for name in _FIELDS if getattr(row, name) != wanted[name]]
 
 
-async def apply_models_file(
-    config: SQLAlchemyAsyncConfig, spec: ModelsFile, tools: KnownTools
-) -> list[str]:
+async def apply_models_file(config: SQLAlchemyAsyncConfig, spec: ModelsFile, tools: KnownTools) -> list[str]:
     """Bring the catalogue in line with the file, in one transaction; one line per change made."""
     changes: list[str] = []
     try:

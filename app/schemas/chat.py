@@ -67,9 +67,9 @@ class ChatToolCallOut(WireStruct):
 
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     """One message. Assistant messages name the agent version that gave them (``agent``) and carry
-    the ``toolCalls`` they made and their ``usage`` (``WorkerAgentOutput.usage``); tool messages the call they answer (``toolCallId``), the images the
-    tool returned among their ``parts``, and the whole ``toolOutput`` (``ToolAgentOutput``, each
-    stored media part with a fresh ``url``)."""
+    the ``toolCalls`` they made and their ``usage`` (``WorkerAgentOutput.usage``); tool messages the
+    call they answer (``toolCallId``), the images the tool returned among their ``parts``, and the
+    whole ``toolOutput`` (``ToolAgentOutput``, each stored media part with a fresh ``url``)."""
 
     id: str
     role: Literal["user", "assistant", "tool", "system"]

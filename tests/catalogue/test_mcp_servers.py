@@ -1,6 +1,6 @@
 """MCP servers in the catalogue: the admin API (names, 201, 409, credentials only as ``${VAR}``,
-transport-specific fields) and the models file's ``[[mcpServers]]`` (applied twice changes nothing,
-dropped → disabled). Both engines."""
+transport-specific fields), the models file's ``[[mcpServers]]`` (applied twice changes nothing,
+dropped → disabled), and agents' ``tools`` checked against the servers (API and file). Both engines."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import build_registry
+from app.asgi import build_registry, build_tool_directory
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.persistence.db import create_alchemy_config
@@ -116,7 +116,10 @@ url = "https://mcp.example.com/mcp"
 headers = { Authorization = "Bearer ${GITHUB_TOKEN}" }
 toolApproval = { create_issue = "always" }
 
-[agent]
+[[agents]]
+slug = "helper"
+name = "Helper"
+models = ["local/text"]
 tools = ["current_time", "mcp:charts/*", "github__search"]
 """
 
@@ -126,8 +129,9 @@ async def _apply(settings: Settings, path: Path) -> list[str]:
     async with httpx.AsyncClient() as http:
         try:
             await seed_catalogue(alchemy)
+            tools = build_tool_directory()
             return await apply_models_file(
-                alchemy, load_models_file(path, build_registry(settings, {}, http))
+                alchemy, load_models_file(path, build_registry(settings, {}, http), tools), tools
             )
         finally:
             await alchemy.get_engine().dispose()
@@ -141,14 +145,15 @@ async def test_the_models_file_declares_servers_idempotently(
     first = await _apply(settings, path)
     assert "added MCP server charts" in first
     assert "added MCP server github" in first
-    assert "default agent: tools are now current_time, mcp:charts/*, github__search" in first
+    assert "added agent helper" in first
     assert await _apply(settings, path) == []  # applied twice: nothing changes
 
     servers = {s["name"]: s for s in (await client.get("/api/mcp-servers", headers=admin)).json()["servers"]}
     assert servers["charts"]["fromFile"] is True
     assert servers["github"]["toolApproval"] == {"create_issue": "always"}
 
-    path.write_text(FILE.split('[[mcpServers]]\nname = "github"')[0] + '[agent]\ntools = ["current_time"]\n')
+    without_github = FILE.split('[[mcpServers]]\nname = "github"')[0] + FILE[FILE.index("[[agents]]") :]
+    path.write_text(without_github.replace(', "github__search"', ""))
     assert "disabled MCP server github (no longer in the file)" in await _apply(settings, path)
     github = (await client.get("/api/mcp-servers/github", headers=admin)).json()
     assert github["enabled"] is False
@@ -158,4 +163,33 @@ def test_a_literal_credential_in_the_file_is_refused(settings: Settings, tmp_pat
     path = tmp_path / "models.toml"
     path.write_text(FILE.replace("Bearer ${GITHUB_TOKEN}", "Bearer ghp_live"))
     with pytest.raises(ModelsFileError, match=r"mcpServers\[1\] \(github\).*secret_in_config"):
-        load_models_file(path, build_registry(settings, {}, httpx.AsyncClient()))
+        load_models_file(path, build_registry(settings, {}, httpx.AsyncClient()), build_tool_directory())
+
+
+async def test_an_agent_in_the_file_names_only_servers_the_catalogue_has(
+    settings: Settings, tmp_path: Path, client: Client, admin: dict[str, str]
+) -> None:
+    """The file's own servers and those added through the API pass; any other is ``unknown_tool``."""
+    assert (await client.post("/api/mcp-servers", json=HTTP, headers=admin)).status_code == 201
+    path = tmp_path / "models.toml"
+    agents = FILE[FILE.index("[[agents]]") :]
+    path.write_text(FILE.split('[[mcpServers]]\nname = "github"')[0] + agents)  # github: from the API
+    assert "added agent helper" in await _apply(settings, path)
+
+    path.write_text(agents.replace("github__search", "gitlab__search"))
+    with pytest.raises(ModelsFileError, match=r"agents\[0\] \(helper\): .*gitlab.*\[unknown_tool\]"):
+        await _apply(settings, path)
+
+
+async def test_an_agent_takes_a_servers_tools_and_whole_servers_through_the_api(
+    client: Client, admin: dict[str, str]
+) -> None:
+    assert (await client.post("/api/mcp-servers", json=HTTP, headers=admin)).status_code == 201
+    body = {"slug": "coder", "name": "Coder", "models": ["local/text"]}
+    tools = ["current_time", "github__create_issue", "mcp:github/*"]
+    created = await client.post("/api/agents", json={**body, "tools": tools}, headers=admin)
+    assert created.status_code == 201, created.text
+    assert created.json()["tools"] == tools
+    for entry in ("gitlab__create_issue", "mcp:gitlab/*", "no_such_plugin"):
+        refused = await client.patch("/api/agents/coder", json={"tools": [entry]}, headers=admin)
+        assert (refused.status_code, refused.json()["code"]) == (422, "unknown_tool"), entry

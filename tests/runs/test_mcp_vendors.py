@@ -30,6 +30,7 @@ from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, run, run_input, user_message
 from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
+from tests.support.agents import offer
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_ollama import FakeOllama
@@ -85,6 +86,7 @@ async def client(
                     "options": {"baseUrl": base},
                 }
                 assert (await test_client.post("/api/models", json=body, headers=admin)).status_code == 201
+                await offer(test_client, admin, f"{provider}/{model_id}")
             marks = tmp_path / "marks"
             marks.mkdir()
             entry = {**stdio_entry("charts", marks), "connectTimeoutSeconds": 60}
