@@ -122,7 +122,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "storage": Provide(provide_storage, sync_to_thread=False),
     "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
     "registry": Provide(provide_registry, sync_to_thread=False),
-    "tool_directory": Provide(provide_tool_directory, sync_to_thread=False),
+    "tool_directory": Provide(provide_tool_directory),
     "toolbox": Provide(provide_toolbox, sync_to_thread=False),
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
