@@ -13,6 +13,7 @@ from litestar.testing import AsyncTestClient
 from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import alice
+from tests.support.agents import offer
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 
@@ -46,4 +47,5 @@ async def with_openai_model(
             headers=auth("root", role="admin"),
         )
         assert created.status_code == 201, created.text
+        await offer(client, auth("root", role="admin"), "openai/gpt-4o")  # an agent runs only what it offers
         yield client
