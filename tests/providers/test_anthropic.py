@@ -116,6 +116,7 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         tools=True,
         max_request_bytes=32_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
+        tool_result_images="native",
     )
     assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
     no_thinking = ModelSpec(provider="anthropic", model_id="claude-3-5-haiku", type="vision")
