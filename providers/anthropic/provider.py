@@ -96,6 +96,7 @@ class AnthropicProvider:
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
+            tool_result_images="native",  # image blocks inside tool_result content
         )
 
     def build_request(

@@ -157,7 +157,7 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
         for p in operation.get("parameters", [])
         if p["in"] == "path"
     }
-    assert names == {"slug", "bucket", "objectPath", "modelId", "runId", "threadId", "sessionId"}
+    assert names == {"slug", "bucket", "objectPath", "modelId", "runId", "threadId", "sessionId", "name"}
     assert all("_" not in path for path in document["paths"])
 
 
@@ -177,7 +177,8 @@ def test_every_error_is_a_problem_and_summaries_come_from_docstrings(document: d
 def _url(path: str, operation: dict[str, Any]) -> str:
     """The path with made-up parameters, and every required query parameter."""
     values = {"slug": "default", "bucket": "b", "objectPath": "a/b.png", "modelId": str(uuid.uuid4())}
-    url = path.format_map({**values, "runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s"})
+    ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "name": "n"}
+    url = path.format_map({**values, **ids})
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query" and p["required"]]
     return url + ("?" + "&".join(f"{name}=x" for name in query) if query else "")
 
