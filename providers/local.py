@@ -152,6 +152,7 @@ class LocalProvider:
             reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, effort=True)
             if model.options.get("reasoning", True) is not False
             else ReasoningSupport(),
+            tool_result_images="native",  # it looks at a tool's images where they came back
         )
 
     def build_request(
@@ -168,16 +169,7 @@ class LocalProvider:
                     content.append({"type": "text", "text": part.text})
                 elif isinstance(part, ImagePart):
                     check_image(part, caps, provider=self.id, model_id=model.model_id)
-                    assert part.data is not None  # url_fetch is "none": check_image refused any URL
-                    content.append(
-                        {
-                            "type": "image",
-                            "mimeType": part.mime_type,
-                            "width": part.width,
-                            "height": part.height,
-                            "sha256": hashlib.sha256(part.data).hexdigest(),
-                        }
-                    )
+                    content.append(_image_digest(part))
                 elif isinstance(part, ToolCallPart):
                     content.append(
                         {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
@@ -188,8 +180,15 @@ class LocalProvider:
                         _check_signature(mine)
                         content.append({"type": "reasoning", "text": mine.text, "signature": mine.signature})
                 else:
+                    for image in part.images:
+                        check_image(image, caps, provider=self.id, model_id=model.model_id)
                     content.append(
-                        {"type": "tool_result", "toolCallId": part.tool_call_id, "content": part.content}
+                        {
+                            "type": "tool_result",
+                            "toolCallId": part.tool_call_id,
+                            "content": part.content,
+                            "images": [_image_digest(image) for image in part.images],
+                        }
                     )
             out.append({"role": message.role, "content": content})
         return {
@@ -244,7 +243,7 @@ class LocalProvider:
         # as a vendor's is on its own servers, so the event loop keeps serving other requests meanwhile.
         answer = (
             await asyncio.to_thread(_answer, last, request["tools"])
-            if last.images
+            if last.images or _result_images([p for p in last.parts if isinstance(p, ToolResultPart)])
             else _answer(last, request["tools"])
         )
         text_id = f"local-{len(messages)}"
@@ -256,6 +255,17 @@ class LocalProvider:
         yield TextEnd(id=text_id)
         yield _usage(prompt_words, len(tokens), thought_tokens)
         yield Finish(reason=finish)
+
+
+def _image_digest(part: ImagePart) -> dict[str, Any]:
+    assert part.data is not None  # url_fetch is "none": check_image refused any URL
+    return {
+        "type": "image",
+        "mimeType": part.mime_type,
+        "width": part.width,
+        "height": part.height,
+        "sha256": hashlib.sha256(part.data).hexdigest(),
+    }
 
 
 async def _pace(delay: float) -> None:
@@ -350,7 +360,8 @@ def _answer(last: Message, tools: list[str]) -> str:
         said = " ".join(
             f"Tool {r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in results
         )
-        return f"{LABEL} {said}"
+        seen = [describe_image(image, index) for index, image in enumerate(_result_images(results), start=1)]
+        return "\n".join([f"{LABEL} {said}", *seen])
     lines = [LABEL]
     for index, image in enumerate(last.images, start=1):
         lines.append(describe_image(image, index))
@@ -363,6 +374,10 @@ def _answer(last: Message, tools: list[str]) -> str:
     elif not last.images:
         lines.append("You said nothing.")
     return "\n".join(lines)
+
+
+def _result_images(results: Sequence[ToolResultPart]) -> list[ImagePart]:
+    return [image for result in results for image in result.images]
 
 
 def create(context: ProviderContext) -> LocalProvider:

@@ -42,12 +42,15 @@ class ToolCallPart(msgspec.Struct, tag="tool_call", tag_field="type", frozen=Tru
 
 
 class ToolResultPart(msgspec.Struct, tag="tool_result", tag_field="type", frozen=True, kw_only=True):
-    """The answer to a tool call, as text."""
+    """The answer to a tool call: text, and the images the tool returned (already normalised and
+    inline). ``images`` is only ever filled for a model whose ``Capabilities.tool_result_images`` is
+    ``"native"``; for any other the core sends them in a user message after the results instead."""
 
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
 
 class ReasoningPart(msgspec.Struct, tag="reasoning", tag_field="type", frozen=True, kw_only=True):

@@ -208,6 +208,10 @@ class OllamaProvider:
                 raise UnsupportedPartError(
                     self.id, "tool_result", None, f"{model.model_id} does not call tools"
                 )
+            if part.images:  # tool messages carry no images: the core sends them in a user message
+                raise UnsupportedPartError(
+                    self.id, "image", None, "not in a tool message (tool_result_images)"
+                )
             content = f"Error: {part.content}" if part.is_error else part.content
             out.append(
                 {

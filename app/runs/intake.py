@@ -24,6 +24,7 @@ from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import (
     AgentRepository,
+    McpServerRepository,
     MessageRepository,
     ModelRepository,
     RunRepository,
@@ -44,7 +45,7 @@ from app.runs.resolution import (
     resolve_thread,
     system_prompt,
 )
-from app.runs.tools import ServerTool
+from app.runs.toolbox import RunTool, Toolbox
 from app.schemas.agents import AgentRef
 from app.security.auth import Principal
 from app.security.quotas import admit_run
@@ -62,6 +63,7 @@ class Repositories:
     """The repositories intake works with, all on the intake's session."""
 
     agents: AgentRepository
+    mcp_servers: McpServerRepository
     models: ModelRepository
     sessions: SessionRepository
     messages: MessageRepository
@@ -72,6 +74,7 @@ class Repositories:
     def on(cls, session: AsyncSession) -> Repositories:
         return cls(
             agents=AgentRepository(session=session),
+            mcp_servers=McpServerRepository(session=session),
             models=ModelRepository(session=session),
             sessions=SessionRepository(session=session),
             messages=MessageRepository(session=session),
@@ -97,7 +100,7 @@ class RunPlan:
     """The thread as stored once this run's new messages were added: the model's context."""
     deleted_uploads: frozenset[str]
     system: str | None
-    server_tools: tuple[ServerTool, ...]
+    server_tools: tuple[RunTool, ...]
     frontend_tools: tuple[ToolSpec, ...]
     max_tool_iterations: int
     """Model turns the run may take (its agent version's figure, else ``IRIS_MAX_TOOL_ITERATIONS``)."""
@@ -131,6 +134,7 @@ async def prepare_run(
     registry: ProviderRegistry,
     settings: Settings,
     policy: UrlPolicy,
+    toolbox: Toolbox,
     rewind: Rewind | None = None,
 ) -> RunPlan:
     """Check the run (every query comes first), then add its new messages and its run row to the
@@ -161,7 +165,11 @@ async def prepare_run(
     reasoning_defaults = {**model.row.options, **agent.reasoning_defaults}  # the agent's win over the model's
     reasoning = reasoning_control(forwarded, reasoning_defaults, model.capabilities, model.row.ref)
     tools_on = forwarded.get("enableTools") is not False
-    server_tools = offered_server_tools(agent.config, model.capabilities) if tools_on else ()
+    server_tools = (
+        await offered_server_tools(agent.config, model.capabilities, toolbox, repos.mcp_servers)
+        if tools_on
+        else ()
+    )
     frontend_tools = offered_frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
 
     stored = (

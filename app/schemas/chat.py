@@ -57,8 +57,19 @@ class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defau
     redacted: bool = False
 
 
+class ChatToolCallOut(WireStruct):
+    """A tool call an assistant message made: the tool's name and the model's JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
-    """One message; an answer names the agent version that gave it (``agent``)."""
+    """One message. Assistant messages name the agent version that gave them (``agent``) and carry
+    the ``toolCalls`` they made and their ``usage`` (``WorkerAgentOutput.usage``); tool messages the
+    call they answer (``toolCallId``), the images the tool returned among their ``parts``, and the
+    whole ``toolOutput`` (``ToolAgentOutput``, each stored media part with a fresh ``url``)."""
 
     id: str
     role: Literal["user", "assistant", "tool", "system"]
@@ -67,6 +78,10 @@ class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     created_at: dt.datetime
     superseded_at: dt.datetime | None = None
     agent: AgentRef | None = None
+    tool_calls: list[ChatToolCallOut] | None = None
+    usage: dict[str, Any] | None = None
+    tool_call_id: str | None = None
+    tool_output: dict[str, Any] | None = None
 
 
 class ChatHistory(WireStruct):

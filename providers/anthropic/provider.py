@@ -111,6 +111,7 @@ class AnthropicProvider:
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
             parameters=PARAMETERS,
+            tool_result_images="native",  # image blocks inside tool_result content
         )
 
     def build_request(

@@ -154,11 +154,13 @@ def _block(
             "name": part.name,
             "input": tool_arguments(part, provider),
         }
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": part.tool_call_id,
-        "content": part.content,
-    }
+    content: str | list[dict[str, Any]] = part.content
+    if part.images:  # native: image blocks beside the text, inside the tool_result
+        content = [
+            *([{"type": "text", "text": part.content}] if part.content else []),
+            *(_image(image, model, caps, provider) for image in part.images),
+        ]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id, "content": content}
     if part.is_error:
         block["is_error"] = True
     return block

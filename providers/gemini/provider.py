@@ -121,6 +121,9 @@ class GeminiProvider:
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
             parameters=PARAMETERS,
+            # Function responses carry parts (inline images) from Gemini 3 on; older models see them in a
+            # user turn after the response.
+            tool_result_images="native" if version is not None and version >= (3, 0) else "user_message",
         )
 
     def build_request(

@@ -171,7 +171,10 @@ def _part(
             call["thoughtSignature"] = SKIP_SIGNATURE
         return call
     key = "error" if part.is_error else "output"
-    return {"functionResponse": {"name": part.name, "response": {key: part.content}}}
+    response: dict[str, Any] = {"name": part.name, "response": {key: part.content}}
+    if part.images:  # Gemini 3: the images as the function response's own parts
+        response["parts"] = [_response_part(image, model, caps, provider) for image in part.images]
+    return {"functionResponse": response}
 
 
 def _image(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str) -> dict[str, Any]:
@@ -184,3 +187,12 @@ def _image(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str)
             provider, "image", part.mime_type, f"{len(part.data)} bytes > {caps.max_image_bytes}"
         )
     return {"inlineData": {"mimeType": part.mime_type, "data": b64(part)}}
+
+
+def _response_part(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str) -> dict[str, Any]:
+    """A ``FunctionResponsePart``: inline bytes only (the Gemini API takes no file URIs there)."""
+    if part.url is not None:
+        raise UnsupportedPartError(
+            provider, "image", part.mime_type, "function responses take inline images only"
+        )
+    return {"inlineData": _image(part, model, caps, provider)["inlineData"]}

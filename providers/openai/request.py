@@ -142,6 +142,8 @@ def _tool_results(message: Message, caps: Capabilities, provider: str, model_id:
             raise _unsupported(provider, part, "tool")
         if not caps.tools:
             raise UnsupportedPartError(provider, "tool_result", None, f"{model_id} does not call tools")
+        if part.images:  # a tool message is text only: the core sends them in a user message instead
+            raise UnsupportedPartError(provider, "image", None, "not in a tool message (tool_result_images)")
         # Chat Completions has no error flag on a tool message: say it in the content instead.
         content = f"Error: {part.content}" if part.is_error else part.content
         out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": content})

@@ -158,7 +158,17 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
         for p in operation.get("parameters", [])
         if p["in"] == "path"
     }
-    assert names == {"slug", "bucket", "objectPath", "modelId", "runId", "threadId", "sessionId", "model"}
+    assert names == {
+        "slug",
+        "bucket",
+        "objectPath",
+        "modelId",
+        "runId",
+        "threadId",
+        "sessionId",
+        "name",
+        "model",
+    }
     assert all("_" not in path for path in document["paths"])
 
 
@@ -188,7 +198,8 @@ def _url(path: str, operation: dict[str, Any]) -> str:
         "modelId": str(uuid.uuid4()),
         "model": "a/b",
     }
-    url = path.format_map({**values, "runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s"})
+    ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "name": "n"}
+    url = path.format_map({**values, **ids})
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query" and p["required"]]
     return url + ("?" + "&".join(f"{name}=x" for name in query) if query else "")
 

@@ -35,6 +35,7 @@ TABLES = {
     "run_events",
     "uploads",
     "quota_usage",
+    "mcp_servers",
 }
 
 

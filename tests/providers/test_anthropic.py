@@ -101,7 +101,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: AnthropicProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("anthropic", "2")
+    assert (pure.id, pure.spec_version) == ("anthropic", "3")
 
 
 def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
@@ -118,6 +118,7 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         max_request_bytes=32_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
         parameters=PARAMETERS,
+        tool_result_images="native",
     )
     assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False, parameters=PARAMETERS)
     no_thinking = ModelSpec(provider="anthropic", model_id="claude-3-5-haiku", type="vision")

@@ -141,7 +141,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: GeminiProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("gemini", "2")
+    assert (pure.id, pure.spec_version) == ("gemini", "3")
 
 
 def test_capabilities(pure: GeminiProvider) -> None:

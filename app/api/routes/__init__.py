@@ -9,6 +9,7 @@ from app.api.routes.chat import ChatController
 from app.api.routes.files import FileController
 from app.api.routes.health import HealthController
 from app.api.routes.llm import LlmController
+from app.api.routes.mcp_servers import McpServerController, ToolController
 from app.api.routes.models import ModelController
 from app.api.routes.providers import ProviderController
 from app.api.routes.runs import RunController
@@ -20,6 +21,8 @@ ROUTE_HANDLERS = [
     AuthController,
     ModelController,
     ProviderController,
+    McpServerController,
+    ToolController,
     AgentController,
     AgentPickerController,
     FileController,
