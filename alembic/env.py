@@ -43,7 +43,7 @@ def _compare_type(
 
 
 SEARCH_TABLES = "search_"
-"""The search index (migration 0008): engine-specific tables kept by triggers, not mapped by the ORM."""
+"""The search index (migration 0009): engine-specific tables kept by triggers, not mapped by the ORM."""
 
 
 def _include_name(name: str | None, type_: str, _parent_names: Any) -> bool:

@@ -28,10 +28,12 @@ from app.api.routes import ROUTE_HANDLERS
 from app.api.routes.debug import DebugController
 from app.api.routes.metrics import MetricsController
 from app.api.routes.web import static_routers, swagger_plugin
-from app.catalogue.agent_tools import KnownTools, ToolDirectory
+from app.catalogue.agent_tools import KnownTools
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
+from app.mcp.pool import McpPool
 from app.media.pipeline import ImageDelivery
+from app.media.tool_media import MediaStore, ResultLimits
 from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
 from app.persistence.availability import cause
@@ -42,7 +44,7 @@ from app.runs.live import FollowerLimits
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
 from app.runs.services import RunServices
-from app.runs.tools import SERVER_TOOLS
+from app.runs.toolbox import Toolbox
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
@@ -53,6 +55,8 @@ from app.telemetry.logs import litestar_logging
 from app.telemetry.metrics import process_exited
 from providers import ProviderContext
 from providers.registry import ProviderRegistry
+from tools import ToolPluginContext
+from tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -89,9 +93,26 @@ def build_registry(
     )
 
 
-def build_tool_directory() -> ToolDirectory:
-    """The tools an agent may list: Iris's built-in server tools."""
-    return KnownTools.of(SERVER_TOOLS)
+def build_tool_directory(tool_registry: ToolRegistry | None = None) -> KnownTools:
+    """The tools an agent may list as far as they are known without the database: every plugin tool
+    (the built-ins among them; names only, nothing is loaded), and any MCP server (the agents API and
+    the models file's apply add the catalogue's servers, :meth:`KnownTools.with_servers`)."""
+    registry = tool_registry or ToolRegistry(ToolPluginContext(environ={}))
+    return KnownTools.of(registry.names, servers=None)
+
+
+def build_toolbox(
+    settings: Settings, environ: Mapping[str, str], tool_registry: ToolRegistry | None = None
+) -> Toolbox:
+    """Plugin tools (``iris.tools``) and the MCP pool; both see the environment without ``IRIS_*``
+    (``${VAR}`` in MCP headers and env is read from it)."""
+    outside = {k: v for k, v in environ.items() if not k.startswith("IRIS_")}
+    return Toolbox(
+        tool_registry or ToolRegistry(ToolPluginContext(environ=outside)),
+        McpPool(
+            outside, tools_ttl_seconds=settings.mcp_tools_ttl_seconds, log_dir=settings.data_path / "mcp"
+        ),
+    )
 
 
 def create_app(
@@ -99,19 +120,23 @@ def create_app(
     *,
     environ: Mapping[str, str] | None = None,
     registry: ProviderRegistry | None = None,
+    tool_registry: ToolRegistry | None = None,
     span_exporter: SpanExporter | None = None,
 ) -> Litestar:
     """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import).
 
-    ``environ`` is where providers read vendor keys (``OPENAI_API_KEY`` …), the process environment
-    by default; tests pass their own, or a whole ``registry``, and ``span_exporter`` to trace into
-    (tracing is otherwise on only when the ``OTEL_*`` settings configure it).
+    ``environ`` is where providers read vendor keys (``OPENAI_API_KEY`` …) and MCP servers their
+    ``${VAR}``s, the process environment by default; tests pass their own, or a whole ``registry``
+    (and ``tool_registry``), and ``span_exporter`` to trace into (tracing is otherwise on only when the
+    ``OTEL_*`` settings configure it).
     """
     settings = prepare(settings if settings is not None else load_settings(os.environ))
     telemetry = build_telemetry(settings, span_exporter=span_exporter)
     http = vendor_http_client()
+    environ = os.environ if environ is None else environ
     if registry is None:
-        registry = build_registry(settings, os.environ if environ is None else environ, http)
+        registry = build_registry(settings, environ, http)
+    toolbox = build_toolbox(settings, environ, tool_registry)
     if warning := settings.public_url_warning:
         log.warning(warning)
     alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
@@ -120,7 +145,7 @@ def create_app(
 
         instrument_http_client(http, telemetry.provider)
         instrument_engine(alchemy.get_engine(), telemetry.provider)
-    tool_directory = build_tool_directory()
+    tool_directory = build_tool_directory(toolbox.registry)
     try:
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)
@@ -167,6 +192,19 @@ def create_app(
                     run=settings.run_timeout_seconds,
                 ),
                 telemetry=telemetry,
+                toolbox=toolbox,
+                media=MediaStore(
+                    storage=storage,
+                    alchemy=alchemy,
+                    limiter=app.state.decode_limiter,
+                    limits=ResultLimits(
+                        max_text_bytes=settings.tool_result_max_text_bytes,
+                        max_media=settings.tool_result_max_media,
+                        max_media_bytes=settings.tool_result_max_media_bytes,
+                        max_image_pixels=settings.max_image_pixels,
+                    ),
+                ),
+                url_ttl_seconds=settings.signed_url_ttl_seconds,
             ),
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,
@@ -207,6 +245,7 @@ def create_app(
     async def on_shutdown(app: Litestar) -> None:
         if hasattr(app.state, "run_manager"):
             await app.state.run_manager.shutdown()
+        await toolbox.pool.close()
         await storage.aclose()
         await http.aclose()
         await app.state.loop_monitor.stop()
@@ -238,6 +277,7 @@ def create_app(
                 "url_policy": url_policy,
                 "registry": registry,
                 "tool_directory": tool_directory,
+                "toolbox": toolbox,
                 "loop_monitor": LoopMonitor(),
                 "telemetry": telemetry,
             }

@@ -11,3 +11,19 @@ ACCEPTED_IMAGES: dict[str, tuple[str, str]] = {
 }
 MIME_BY_EXTENSION = {ext: mime for mime, ext in ACCEPTED_IMAGES.values()}
 EXTENSION_BY_MIME = dict(ACCEPTED_IMAGES.values())
+
+# Audio a tool may return, stored as it came (never decoded): mime type -> file extension.
+AUDIO_EXTENSIONS: dict[str, str] = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/mpeg": "mp3",
+    "audio/ogg": "ogg",
+    "audio/webm": "weba",
+    "audio/flac": "flac",
+    "audio/mp4": "m4a",
+}
+SERVED_BY_EXTENSION = {
+    **MIME_BY_EXTENSION,
+    **{ext: mime for mime, ext in reversed(AUDIO_EXTENSIONS.items())},  # the first type of an extension wins
+}
+"""What the local storage route answers each stored extension with (images, and tools' audio)."""

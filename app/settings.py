@@ -198,6 +198,17 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     as not run, and the run ends (IRIS_MAX_TOOL_ITERATIONS)."""
     interrupt_ttl_seconds: int = 3600
     """How long an approval interrupt can be answered (IRIS_INTERRUPT_TTL_SECONDS)."""
+    mcp_tools_ttl_seconds: float = 300.0
+    """How long an MCP server's tool list is trusted before it is fetched again; the server's
+    ``tools/list_changed`` refreshes it at once (IRIS_MCP_TOOLS_TTL_SECONDS)."""
+    tool_result_max_text_bytes: int = 100_000
+    """Largest text (all text parts, UTF-8) one tool result may give the model; a larger result is a
+    tool error the model reads (IRIS_TOOL_RESULT_MAX_TEXT_BYTES)."""
+    tool_result_max_media: int = 4
+    """Most images and audio clips one tool result may carry (IRIS_TOOL_RESULT_MAX_MEDIA)."""
+    tool_result_max_media_bytes: int = 5 * 1024 * 1024
+    """Largest image, audio clip or embedded file in a tool result, in bytes
+    (IRIS_TOOL_RESULT_MAX_MEDIA_BYTES)."""
     run_heartbeat_seconds: float = 5.0
     """How often a process marks its running runs alive and looks for cancel requests
     (IRIS_RUN_HEARTBEAT_SECONDS)."""

@@ -1,4 +1,6 @@
-"""Iris next to its peer: direct upstream vs LiteLLM proxy vs Iris ``/agent/runs`` vs ``/api/llm/chat``.
+"""Iris next to its peer: direct upstream vs LiteLLM proxy vs Iris ``/agent/runs``, ``/api/llm/chat`` and
+``/v1/chat/completions`` (the OpenAI gateway: the same request body as the proxy gets, the like-for-like
+comparison).
 
 Every target talks to the same fake OpenAI upstream (its own process, run as ``--upstream-server``):
 one streaming Chat Completions request carrying a ~100 KB PNG, answered with 50 content chunks. The
@@ -73,7 +75,8 @@ SQL_BATCH = 20
 LITELLM_STARTUP = 90.0  # seconds: importing the proxy takes tens of seconds on a busy machine
 TIMEOUT = 60.0
 DIRECT, LITELLM, RUNS, CHAT = "direct", "litellm", "iris /agent/runs", "iris /api/llm/chat"
-TARGETS = (DIRECT, LITELLM, RUNS, CHAT)
+GATEWAY = "iris /v1/chat/completions"
+TARGETS = (DIRECT, LITELLM, RUNS, CHAT, GATEWAY)
 PROMPT = "What is in this picture? Describe it in one sentence."
 
 Scope = MutableMapping[str, Any]
@@ -441,13 +444,13 @@ def litellm_proxy(tmp: str, upstream: str) -> Iterator[Callable[[], tuple[str, i
         yield up
 
 
-def openai_body(data_url: str) -> Callable[[], dict[str, Any]]:
+def openai_body(data_url: str, model: str = "gpt-4o") -> Callable[[], dict[str, Any]]:
     def body() -> dict[str, Any]:
         content = [
             {"type": "text", "text": PROMPT},
             {"type": "image_url", "image_url": {"url": data_url, "detail": "auto"}},
         ]
-        return {"model": "gpt-4o", "messages": [{"role": "user", "content": content}], "stream": True}
+        return {"model": model, "messages": [{"role": "user", "content": content}], "stream": True}
 
     return body
 
@@ -576,7 +579,7 @@ def targets_met(f: Figures) -> list[tuple[str, float | None, str, bool | None]]:
         "<= 150",
         lambda v: v <= 150,
     )
-    for name in (RUNS, CHAT):
+    for name in (RUNS, CHAT, GATEWAY):
         for key in ("sequential_per_request", "loop_per_request"):
             check(
                 f"upstream connections/request, {name}, {key.split('_')[0]}",
@@ -715,15 +718,17 @@ def main() -> int:
         )
         runs = Target(RUNS, f"{base}/agent/runs", auth, runs_body(seq_threads), agui=True, pid=pid)
         chat = Target(CHAT, f"{base}/api/llm/chat", auth, chat_body(chat_part), agui=True, pid=pid)
-        targets += [runs, chat]
+        gateway_body = openai_body(data_url, "openai/gpt-4o")
+        gateway = Target(GATEWAY, f"{base}/v1/chat/completions", auth, gateway_body, agui=False, pid=pid)
+        targets += [runs, chat, gateway]
         if peer := [t for t in targets if t.name == LITELLM]:
             asyncio.run(sequential([targets[0], *peer], upstream, figures, phase="litellm"))
-        asyncio.run(sequential([targets[0], runs, chat], upstream, figures, phase="iris"))
+        asyncio.run(sequential([targets[0], runs, chat, gateway], upstream, figures, phase="iris"))
         runs.body = runs_body(loop_supply)
         for target in targets:
             asyncio.run(closed_loop(target, upstream, figures))
         runs.body = runs_body(sql_threads)
-        for target in (runs, chat):
+        for target in (runs, chat, gateway):
             asyncio.run(sql_per_request(target, counts, figures))
         for target in targets:
             if target.pid and target.name in figures.loop:

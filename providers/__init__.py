@@ -29,16 +29,20 @@ from providers.messages import (
     ReasoningPart,
     ReasoningRequest,
     RequestOptions,
+    ResponseFormat,
     TextPart,
     ToolCallPart,
+    ToolChoice,
     ToolResultPart,
     ToolSpec,
 )
 from providers.options import OptionSpec, declared_options, required_key_env
 from providers.spec import (
+    ALL_PARAMETERS,
     SPEC_VERSION,
     Capabilities,
     ModelSpec,
+    ParameterSupport,
     Provider,
     ProviderContext,
     ProviderFactory,
@@ -46,6 +50,7 @@ from providers.spec import (
 )
 
 __all__ = [
+    "ALL_PARAMETERS",
     "SPEC_VERSION",
     "Capabilities",
     "Finish",
@@ -54,6 +59,7 @@ __all__ = [
     "ModelSpec",
     "NoSuchProvider",
     "OptionSpec",
+    "ParameterSupport",
     "Part",
     "Provider",
     "ProviderContext",
@@ -69,6 +75,7 @@ __all__ = [
     "ReasoningStart",
     "ReasoningSupport",
     "RequestOptions",
+    "ResponseFormat",
     "TextDelta",
     "TextEnd",
     "TextPart",
@@ -77,6 +84,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallPart",
     "ToolCallStart",
+    "ToolChoice",
     "ToolResultPart",
     "ToolSpec",
     "UnsupportedPartError",

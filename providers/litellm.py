@@ -28,7 +28,14 @@ from providers.http import require_key
 from providers.messages import Message, RequestOptions
 from providers.openai import DETAIL, ChunkDecoder, chat_request, could_not_fetch, without_key
 from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
+from providers.spec import (
+    ALL_PARAMETERS,
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ProviderContext,
+    ReasoningSupport,
+)
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 MIN_THINKING_BUDGET = 1024
@@ -109,6 +116,7 @@ class LiteLLMProvider:
             tools=model.supports_tools and _supports(model.model_id, "supports_function_calling"),
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
             reasoning=_reasoning(model),
+            parameters=ALL_PARAMETERS,  # LiteLLM maps each to its backend, or refuses it
         )
 
     def build_request(

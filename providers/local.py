@@ -30,6 +30,7 @@ from providers.checks import check_image, check_tools, own_reasoning
 from providers.errors import ProviderError
 from providers.events import (
     Finish,
+    FinishReason,
     ProviderEvent,
     ReasoningDelta,
     ReasoningEnd,
@@ -53,7 +54,14 @@ from providers.messages import (
     ToolResultPart,
 )
 from providers.options import REASONING, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
+from providers.spec import (
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ParameterSupport,
+    ProviderContext,
+    ReasoningSupport,
+)
 
 LABEL = "[local test model]"
 _TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)
@@ -100,6 +108,21 @@ def describe_image(part: ImagePart, index: int) -> str:
     return f"Image {index}: {fmt}, {width}x{height} pixels, dominant colours: {colours}."
 
 
+PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    seed=True,
+    stop=True,
+    max_output_tokens=True,
+    json_object=True,
+    tool_choice=True,
+    parallel_tool_calls=True,
+)
+"""Honoured as a deterministic model can: every temperature, ``top_p`` and ``seed`` gives the one (greedy)
+answer; ``stop`` and ``max_output_tokens`` cut it; ``json_object`` wraps it as ``{"answer": …}``; a
+required tool is called (with the arguments the message names, else ``{}``); it never calls two at once."""
+
+
 class LocalProvider:
     """Offline and deterministic; see the module docstring."""
 
@@ -125,9 +148,11 @@ class LocalProvider:
             url_fetch="none",
             tools=model.supports_tools,
             max_request_bytes=_max_request_bytes(model),
+            parameters=PARAMETERS,
             reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, effort=True)
             if model.options.get("reasoning", True) is not False
             else ReasoningSupport(),
+            tool_result_images="native",  # it looks at a tool's images where they came back
         )
 
     def build_request(
@@ -144,16 +169,7 @@ class LocalProvider:
                     content.append({"type": "text", "text": part.text})
                 elif isinstance(part, ImagePart):
                     check_image(part, caps, provider=self.id, model_id=model.model_id)
-                    assert part.data is not None  # url_fetch is "none": check_image refused any URL
-                    content.append(
-                        {
-                            "type": "image",
-                            "mimeType": part.mime_type,
-                            "width": part.width,
-                            "height": part.height,
-                            "sha256": hashlib.sha256(part.data).hexdigest(),
-                        }
-                    )
+                    content.append(_image_digest(part))
                 elif isinstance(part, ToolCallPart):
                     content.append(
                         {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
@@ -164,8 +180,15 @@ class LocalProvider:
                         _check_signature(mine)
                         content.append({"type": "reasoning", "text": mine.text, "signature": mine.signature})
                 else:
+                    for image in part.images:
+                        check_image(image, caps, provider=self.id, model_id=model.model_id)
                     content.append(
-                        {"type": "tool_result", "toolCallId": part.tool_call_id, "content": part.content}
+                        {
+                            "type": "tool_result",
+                            "toolCallId": part.tool_call_id,
+                            "content": part.content,
+                            "images": [_image_digest(image) for image in part.images],
+                        }
                     )
             out.append({"role": message.role, "content": content})
         return {
@@ -177,6 +200,12 @@ class LocalProvider:
             "reasoningEffort": options.reasoning.effort
             if options.reasoning is not None and caps.reasoning.supported
             else None,
+            "stop": list(options.stop),
+            "maxTokens": options.max_output_tokens,
+            "json": options.response_format is not None,
+            "toolChoice": None
+            if options.tool_choice is None or not options.tools
+            else options.tool_choice.name or options.tools[0].name,
         }
 
     async def stream(
@@ -198,7 +227,7 @@ class LocalProvider:
             yield ReasoningOpaque(id=reasoning_id, kind="signature", value=sign(thought))
             yield ReasoningEnd(id=reasoning_id)
 
-        call = _requested_tool(last, request["tools"], len(messages))
+        call = _requested_tool(last, request["tools"], len(messages), request["toolChoice"])
         if call is not None:
             call_id, name, arguments = call
             yield ToolCallStart(id=call_id, name=name)
@@ -214,18 +243,29 @@ class LocalProvider:
         # as a vendor's is on its own servers, so the event loop keeps serving other requests meanwhile.
         answer = (
             await asyncio.to_thread(_answer, last, request["tools"])
-            if last.images
+            if last.images or _result_images([p for p in last.parts if isinstance(p, ToolResultPart)])
             else _answer(last, request["tools"])
         )
         text_id = f"local-{len(messages)}"
-        tokens = _TOKEN.findall(answer)
+        tokens, finish = _shaped(answer, request)
         yield TextStart(id=text_id)
         for token in tokens:
             await _pace(delay)
             yield TextDelta(id=text_id, delta=token)
         yield TextEnd(id=text_id)
         yield _usage(prompt_words, len(tokens), thought_tokens)
-        yield Finish(reason="stop")
+        yield Finish(reason=finish)
+
+
+def _image_digest(part: ImagePart) -> dict[str, Any]:
+    assert part.data is not None  # url_fetch is "none": check_image refused any URL
+    return {
+        "type": "image",
+        "mimeType": part.mime_type,
+        "width": part.width,
+        "height": part.height,
+        "sha256": hashlib.sha256(part.data).hexdigest(),
+    }
 
 
 async def _pace(delay: float) -> None:
@@ -278,19 +318,40 @@ def _delay_ms(model: ModelSpec, options: RequestOptions) -> int:
         return 0
 
 
-def _requested_tool(last: Message, tools: list[str], position: int) -> tuple[str, str, str] | None:
-    """``(call id, name, JSON args)`` when the last user turn asks for an available tool."""
+def _shaped(answer: str, request: Mapping[str, Any]) -> tuple[list[str], FinishReason]:
+    """The answer's tokens as the request shapes them (JSON, stop sequences, a token limit), and why
+    it ends."""
+    if request["json"]:
+        answer = json.dumps({"answer": answer})
+    for stop in request["stop"]:
+        if stop and stop in answer:
+            answer = answer[: answer.index(stop)]
+    tokens = _TOKEN.findall(answer)
+    limit = request["maxTokens"]
+    if limit is not None and len(tokens) > limit:
+        return tokens[:limit], "length"
+    return tokens, "stop"
+
+
+def _requested_tool(
+    last: Message, tools: list[str], position: int, required: str | None = None
+) -> tuple[str, str, str] | None:
+    """``(call id, name, JSON args)`` when the last user turn asks for an available tool, or a tool is
+    ``required`` (its name) and the user asked for no other."""
     if last.role != "user":
         return None
     match = _TOOL_REQUEST.search(last.text)
-    if match is None or match["name"] not in tools:
+    name, raw = (match["name"], match["args"]) if match is not None else (required, None)
+    if required is not None and name != required:
+        name, raw = required, None
+    if name is None or name not in tools:
         return None
     try:
-        arguments = json.dumps(json.loads(match["args"] or "{}"), separators=(",", ":"), sort_keys=True)
+        arguments = json.dumps(json.loads(raw or "{}"), separators=(",", ":"), sort_keys=True)
     except json.JSONDecodeError:
         return None
-    digest = hashlib.sha256(f"{position}:{match['name']}:{arguments}".encode()).hexdigest()[:16]
-    return f"call_{digest}", match["name"], arguments
+    digest = hashlib.sha256(f"{position}:{name}:{arguments}".encode()).hexdigest()[:16]
+    return f"call_{digest}", name, arguments
 
 
 def _answer(last: Message, tools: list[str]) -> str:
@@ -299,7 +360,8 @@ def _answer(last: Message, tools: list[str]) -> str:
         said = " ".join(
             f"Tool {r.name} {'failed' if r.is_error else 'returned'}: {r.content}" for r in results
         )
-        return f"{LABEL} {said}"
+        seen = [describe_image(image, index) for index, image in enumerate(_result_images(results), start=1)]
+        return "\n".join([f"{LABEL} {said}", *seen])
     lines = [LABEL]
     for index, image in enumerate(last.images, start=1):
         lines.append(describe_image(image, index))
@@ -312,6 +374,10 @@ def _answer(last: Message, tools: list[str]) -> str:
     elif not last.images:
         lines.append("You said nothing.")
     return "\n".join(lines)
+
+
+def _result_images(results: Sequence[ToolResultPart]) -> list[ImagePart]:
+    return [image for result in results for image in result.images]
 
 
 def create(context: ProviderContext) -> LocalProvider:

@@ -42,12 +42,15 @@ class ToolCallPart(msgspec.Struct, tag="tool_call", tag_field="type", frozen=Tru
 
 
 class ToolResultPart(msgspec.Struct, tag="tool_result", tag_field="type", frozen=True, kw_only=True):
-    """The answer to a tool call, as text."""
+    """The answer to a tool call: text, and the images the tool returned (already normalised and
+    inline). ``images`` is only ever filled for a model whose ``Capabilities.tool_result_images`` is
+    ``"native"``; for any other the core sends them in a user message after the results instead."""
 
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
 
 class ReasoningPart(msgspec.Struct, tag="reasoning", tag_field="type", frozen=True, kw_only=True):
@@ -103,14 +106,44 @@ class ReasoningRequest(msgspec.Struct, frozen=True, kw_only=True):
     budget_tokens: int | None = None
 
 
+class ResponseFormat(msgspec.Struct, frozen=True, kw_only=True):
+    """The answer must be JSON: any object (``json_object``), or one matching ``schema`` (``json_schema``,
+    named ``name``; ``strict`` asks the vendor to enforce it exactly)."""
+
+    type: Literal["json_object", "json_schema"]
+    schema: dict[str, Any] | None = None
+    name: str = "response"
+    strict: bool = False
+
+
+class ToolChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """Which tools the model must use: ``required`` (at least one), or the ``tool`` called ``name``.
+    (No choice means the model decides; the core itself handles "no tools" by offering none.)"""
+
+    mode: Literal["required", "tool"]
+    name: str | None = None
+
+
 class RequestOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Per-request knobs; ``extra`` holds vendor options keyed by provider id (Vercel's providerOptions).
 
-    ``reasoning`` is ``None`` when reasoning is off: the provider then asks for none."""
+    ``reasoning`` is ``None`` when reasoning is off: the provider then asks for none. The sampling and
+    format knobs (``temperature`` … ``end_user``) are set only where the model's
+    ``Capabilities.parameters`` says it honours them (the core checks before the request); ``None`` (or
+    empty) means the vendor's default."""
 
     system: str | None = None
     reasoning: ReasoningRequest | None = None
     tools: tuple[ToolSpec, ...] = ()
     max_output_tokens: int | None = None
     temperature: float | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    response_format: ResponseFormat | None = None
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    """``False``: at most one tool call per turn."""
+    end_user: str | None = None
+    """The caller's own id for its end user, passed on where the vendor takes one (abuse monitoring)."""
     extra: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -56,13 +56,32 @@ from providers.messages import (
 )
 from providers.openai import chat_tools, without_key
 from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
+from providers.spec import (
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ParameterSupport,
+    ProviderContext,
+    ReasoningSupport,
+)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 # Ollama publishes no request limit; a JSON body of base64 images is decoded whole by a local runner,
 # so Iris keeps it to Gemini's 20 MB (the strictest inline figure a vendor documents).
 MAX_REQUEST_BYTES = 20_000_000
+
+
+PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    stop=True,
+    seed=True,
+    max_output_tokens=True,
+    json_object=True,
+    json_schema=True,
+)
+"""``options`` and ``format`` of ``/api/chat``; Ollama has no tool choice."""
 
 
 class OllamaProvider:
@@ -100,6 +119,7 @@ class OllamaProvider:
             url_fetch="none",
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
+            parameters=PARAMETERS,
             reasoning=ReasoningSupport(
                 supported=True, streamed=True, effort=model.options.get("thinkLevels") is True
             )
@@ -125,11 +145,16 @@ class OllamaProvider:
             body["think"] = options.reasoning.effort if caps.reasoning.effort else True
         if options.tools:
             body["tools"] = chat_tools(options.tools)
+        if (fmt := options.response_format) is not None:
+            body["format"] = fmt.schema if fmt.type == "json_schema" and fmt.schema is not None else "json"
         model_options: dict[str, Any] = {}
         if options.max_output_tokens is not None:
             model_options["num_predict"] = options.max_output_tokens
-        if options.temperature is not None:
-            model_options["temperature"] = options.temperature
+        for name in ("temperature", "top_p", "seed"):
+            if (value := getattr(options, name)) is not None:
+                model_options[name] = value
+        if options.stop:
+            model_options["stop"] = list(options.stop)
         extra = dict(options.extra.get(self.id) or {})
         for key, value in sorted(dict(extra.pop("options", None) or {}).items()):
             model_options.setdefault(key, value)  # Modelfile parameters (num_ctx, seed…)
@@ -182,6 +207,10 @@ class OllamaProvider:
             if not caps.tools:
                 raise UnsupportedPartError(
                     self.id, "tool_result", None, f"{model.model_id} does not call tools"
+                )
+            if part.images:  # tool messages carry no images: the core sends them in a user message
+                raise UnsupportedPartError(
+                    self.id, "image", None, "not in a tool message (tool_result_images)"
                 )
             content = f"Error: {part.content}" if part.is_error else part.content
             out.append(

@@ -25,7 +25,7 @@ from importlib.metadata import EntryPoint, entry_points
 import msgspec
 
 from providers.errors import NoSuchProvider
-from providers.spec import SPEC_VERSION, Provider, ProviderContext, ProviderFactory
+from providers.spec import COMPATIBLE_SPEC_VERSIONS, SPEC_VERSION, Provider, ProviderContext, ProviderFactory
 
 log = logging.getLogger("iris.providers")
 
@@ -139,7 +139,7 @@ class ProviderRegistry:
             provider = factory(self._context)
             if not isinstance(provider, Provider):
                 raise TypeError(f"{where} did not return a Provider (got {type(provider).__name__})")
-            if provider.spec_version != SPEC_VERSION:
+            if provider.spec_version not in COMPATIBLE_SPEC_VERSIONS:
                 raise TypeError(f"speaks SPI version {provider.spec_version!r}, Iris speaks {SPEC_VERSION!r}")
             if provider.id != provider_id:
                 raise TypeError(f"registered as {provider_id!r} but calls itself {provider.id!r}")

@@ -17,15 +17,28 @@ from providers.events import ProviderEvent
 from providers.messages import Message, RequestOptions
 from providers.wire import WireStruct
 
-SPEC_VERSION = "2"
-"""Bumped on any incompatible change to this module, ``messages``, ``events`` or ``errors``.
+SPEC_VERSION = "3"
+"""Bumped on any change to this module, ``messages``, ``events`` or ``errors``.
 
 2: reasoning events, ``ReasoningPart``, ``RequestOptions.reasoning``, ``Capabilities.reasoning``, and
-the reasoning/cached/image counts of ``Usage``."""
+the reasoning/cached/image counts of ``Usage``.
+3: ``Capabilities.tool_result_images`` and ``ToolResultPart.images``. Compatible: a plugin speaking 2
+still loads (it declares nothing, so tool images reach it in a user message). Compatible additions to 3
+(no bump): the sampling and format knobs of ``RequestOptions`` (``top_p``, ``stop``, ``seed``,
+``response_format``, ``tool_choice``, ``parallel_tool_calls``, ``end_user``) and
+``Capabilities.parameters`` — a plugin that declares none is never sent any of them (nor
+``temperature`` or ``max_output_tokens`` from a client)."""
+
+COMPATIBLE_SPEC_VERSIONS = frozenset({"2", SPEC_VERSION})
+"""The SPI versions a plugin may speak and still load."""
 
 UrlFetch = Literal["none", "public_https"]
 ByteMeasure = Literal["raw", "base64"]
 ModelType = Literal["text", "vision", "multimodal"]
+ToolResultImages = Literal["native", "user_message"]
+"""How images a tool returned reach the model: inside the tool result (``native``: Anthropic's
+``tool_result`` content, Gemini 3's function response parts) or, for APIs whose tool messages carry
+text only (Chat Completions, Ollama), in a user message right after the results (``user_message``)."""
 
 
 class ReasoningSupport(WireStruct):
@@ -37,6 +50,35 @@ class ReasoningSupport(WireStruct):
     encrypted: bool = False
     effort: bool = False
     budget: bool = False
+
+
+class ParameterSupport(WireStruct):
+    """Which ``RequestOptions`` knobs a model honours (``json_object``/``json_schema``: the two kinds of
+    ``response_format``). A knob it does not honour is refused before the request, never dropped."""
+
+    temperature: bool = False
+    top_p: bool = False
+    stop: bool = False
+    seed: bool = False
+    max_output_tokens: bool = False
+    json_object: bool = False
+    json_schema: bool = False
+    tool_choice: bool = False
+    parallel_tool_calls: bool = False
+
+
+ALL_PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    stop=True,
+    seed=True,
+    max_output_tokens=True,
+    json_object=True,
+    json_schema=True,
+    tool_choice=True,
+    parallel_tool_calls=True,
+)
+"""Every knob: what an OpenAI-compatible vendor takes."""
 
 
 class Capabilities(WireStruct):
@@ -55,6 +97,8 @@ class Capabilities(WireStruct):
     """The vendor's limit on one whole request body (JSON with every inline image base64-encoded,
     the text, tools), 0 when there is none: the core downscales images to fit it, or refuses."""
     reasoning: ReasoningSupport = msgspec.field(default_factory=ReasoningSupport)
+    parameters: ParameterSupport = msgspec.field(default_factory=ParameterSupport)
+    tool_result_images: ToolResultImages = "user_message"
 
 
 class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -14,9 +14,10 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.catalogue.agent_tools import ToolDirectory
+from app.catalogue.agent_tools import KnownTools, ToolDirectory
 from app.persistence.repositories import (
     AgentRepository,
+    McpServerRepository,
     MessageRepository,
     ModelRepository,
     RunRepository,
@@ -25,6 +26,7 @@ from app.persistence.repositories import (
     UploadRepository,
 )
 from app.runs.manager import RunManager
+from app.runs.toolbox import Toolbox
 from app.security.auth import Principal, bearer_token, decode_token, require_admin
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
@@ -50,9 +52,21 @@ async def provide_registry(state: State) -> ProviderRegistry:
     return registry
 
 
-def provide_tool_directory(state: State) -> ToolDirectory:
-    directory: ToolDirectory = state.tool_directory
-    return directory
+async def provide_tool_directory(
+    state: State, mcp_repo: NamedDependency[McpServerRepository]
+) -> ToolDirectory:
+    """The plugin tools the app knows, the MCP servers the catalogue holds now, and the tools of those
+    this process has listed (nothing is connected to build it)."""
+    directory: KnownTools = state.tool_directory
+    toolbox: Toolbox = state.toolbox
+    names = [row.name for row in await mcp_repo.list_all(include_disabled=True)]
+    listed = {name: toolbox.listed_tools(name) for name in names}
+    return directory.with_servers(names, {name: tools for name, tools in listed.items() if tools})
+
+
+def provide_toolbox(state: State) -> Toolbox:
+    toolbox: Toolbox = state.toolbox
+    return toolbox
 
 
 def provide_decode_limiter(state: State) -> anyio.CapacityLimiter:
@@ -87,6 +101,10 @@ def provide_agents(db_session: NamedDependency[AsyncSession]) -> AgentRepository
     return AgentRepository(session=db_session)
 
 
+def provide_mcp_servers(db_session: NamedDependency[AsyncSession]) -> McpServerRepository:
+    return McpServerRepository(session=db_session)
+
+
 def provide_sessions(db_session: NamedDependency[AsyncSession]) -> SessionRepository:
     return SessionRepository(session=db_session)
 
@@ -112,13 +130,15 @@ DEPENDENCIES: dict[str, Provide] = {
     "storage": Provide(provide_storage, sync_to_thread=False),
     "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
     "registry": Provide(provide_registry),
-    "tool_directory": Provide(provide_tool_directory, sync_to_thread=False),
+    "tool_directory": Provide(provide_tool_directory),
+    "toolbox": Provide(provide_toolbox, sync_to_thread=False),
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
     "agent_repo": Provide(provide_agents, sync_to_thread=False),
+    "mcp_repo": Provide(provide_mcp_servers, sync_to_thread=False),
     "session_repo": Provide(provide_sessions, sync_to_thread=False),
     "message_repo": Provide(provide_messages, sync_to_thread=False),
     "run_repo": Provide(provide_runs, sync_to_thread=False),

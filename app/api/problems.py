@@ -134,7 +134,7 @@ def _field_name(key: Any, message: str, source: Any) -> str | None:
     return parent
 
 
-def _field_errors(extra: Any) -> list[FieldError]:
+def field_errors(extra: Any) -> list[FieldError]:
     if not isinstance(extra, list):
         return []
     out: list[FieldError] = []
@@ -153,7 +153,7 @@ def _field_errors(extra: Any) -> list[FieldError]:
 
 
 def _validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[bytes]:
-    errors = _field_errors(exc.extra)
+    errors = field_errors(exc.extra)
     first = next((e.field for e in errors if e.field), None)
     detail = "; ".join(f"{e.field}: {e.message}" if e.field else e.message for e in errors) or exc.detail
     # Without field errors Litestar could not even decode the body (malformed JSON, bad multipart).

@@ -2,17 +2,19 @@
 
 An entry is a tool name (``current_time``; an MCP server's tool as ``{server}__{tool}``) or a whole MCP
 server (``mcp:{server}/*``). :func:`check_agent_tools` checks the syntax of each, then asks a
-:class:`ToolDirectory` whether it exists. The directory is built once per app (``app.asgi``); today it
-knows Iris's built-in server tools (``app.runs.tools.SERVER_TOOLS``) and no MCP server, so
-``{server}__{tool}`` and ``mcp:{server}/*`` entries are well-formed but unknown until a tool source
-provides them.
+:class:`ToolDirectory` whether it exists: a plugin tool (``iris.tools``, the built-ins among them) by
+its name; an MCP tool by its server's tool list where this process has one, else when its server is
+in the catalogue (which tools a server has is learnt when it connects; a name it does not list is
+simply not offered to the model). The app builds the
+plugin part once (``app.asgi.build_tool_directory``); the servers are added where the catalogue is
+read (the agents API per request, the models file when it is applied, after its ``[[mcpServers]]``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from app.errors import Unprocessable
@@ -41,20 +43,39 @@ class ToolDirectory(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class KnownTools:
-    """A directory of fixed names."""
+    """A directory of tool names and MCP server names. ``servers=None``: the servers are not known here
+    (the models file before the database is read), so any passes and is checked later. ``listed``: the
+    servers whose tools are known (their ``{server}__{tool}`` names are in ``tools``; ``None``: every
+    server's); a tool of a server not listed yet passes, since its tools are learnt when it connects."""
 
     tools: frozenset[str]
-    servers: frozenset[str] = frozenset()
+    servers: frozenset[str] | None = frozenset()
+    listed: frozenset[str] | None = None
 
     @classmethod
-    def of(cls, tools: Collection[str], servers: Collection[str] = ()) -> KnownTools:
-        return cls(tools=frozenset(tools), servers=frozenset(servers))
+    def of(cls, tools: Collection[str], servers: Collection[str] | None = ()) -> KnownTools:
+        return cls(tools=frozenset(tools), servers=None if servers is None else frozenset(servers))
+
+    def with_servers(
+        self, servers: Collection[str], tools_of: Mapping[str, Collection[str]] | None = None
+    ) -> KnownTools:
+        """The same tools, exactly these MCP servers, and the tools of those whose list is known."""
+        listed = dict(tools_of or {})
+        names = self.tools.union(*(set(tools) for tools in listed.values()))
+        return replace(self, tools=names, servers=frozenset(servers), listed=frozenset(listed))
 
     def has_tool(self, name: str) -> bool:
-        return name in self.tools
+        if name in self.tools:
+            return True
+        server, separator, _ = name.partition(SERVER_SEPARATOR)
+        if not separator or not self.has_server(server):
+            return False
+        if self.servers is None:
+            return True
+        return server not in (self.servers if self.listed is None else self.listed)
 
     def has_server(self, name: str) -> bool:
-        return name in self.servers
+        return self.servers is None or name in self.servers
 
 
 def check_agent_tools(entries: Sequence[str], directory: ToolDirectory, *, field: str = "tools") -> list[str]:

@@ -2,13 +2,15 @@
 applied idempotently.
 
 Each ``[[models]]`` entry has the fields of ``POST /api/models`` and each ``[[agents]]`` entry those of
-``POST /api/agents`` (same names, same checks: secrets and unknown option keys, slugs, model refs and
-tool names are refused exactly as the API refuses them). ``[agent]`` is the short form for the default
+``POST /api/agents``, and each ``[[mcpServers]]`` entry those of ``POST /api/mcp-servers`` (same names,
+same checks: secrets and unknown option keys, slugs, model refs, tool names and credentials not written
+as ``${VAR}`` are refused exactly as the API refuses them). ``[agent]`` is the short form for the default
 agent: ``defaultModel`` names its model by ``provider/modelId``, and it then also offers every enabled
 ``guestVisible`` model of the file.
 
-Applying it upserts models by ``(provider, modelId)`` and agents by ``slug``: the file wins for every
-field of what it lists (an omitted field takes its default), and those rows are marked ``from_file``. A
+Applying it upserts models by ``(provider, modelId)``, MCP servers by ``name`` and agents by ``slug``:
+the file wins for every field of what it lists (an omitted field takes its default), and those rows
+are marked ``from_file``. A
 ``from_file`` row the file no longer lists is disabled, never deleted (sessions and runs keep pointing
 at it). Rows added through the admin API are never touched unless the file starts listing them. An
 agent that changes gets a new version; applying the same file again changes nothing.
@@ -27,16 +29,18 @@ import msgspec
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.catalogue.agent_tools import ToolDirectory, check_agent_tools
+from app.catalogue.agent_tools import KnownTools, check_agent_tools
 from app.catalogue.agents import check_definition, check_slug, create_agent, current_definition, save_changes
 from app.catalogue.defaults import DEFAULT_AGENT_SLUG
+from app.catalogue.mcp_servers import apply_servers
 from app.catalogue.options import check_options
 from app.errors import IrisError
 from app.persistence.db import session_scope
 from app.persistence.models import ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository
+from app.persistence.repositories import AgentRepository, McpServerRepository, ModelRepository
 from app.schemas.agents import AgentCreate
 from app.schemas.catalogue import ModelCreate
+from app.schemas.mcp import McpServerCreate, check_secrets
 from providers.registry import ProviderRegistry
 from providers.wire import RequestStruct
 
@@ -57,11 +61,12 @@ class ModelsFile(RequestStruct):
     """The whole file."""
 
     models: list[ModelCreate] = msgspec.field(default_factory=list)
+    mcp_servers: list[McpServerCreate] = msgspec.field(default_factory=list)
     agents: list[AgentCreate] = msgspec.field(default_factory=list)
     agent: AgentDefaults | None = None
 
 
-def load_models_file(path: Path, registry: ProviderRegistry, tools: ToolDirectory) -> ModelsFile:
+def load_models_file(path: Path, registry: ProviderRegistry, tools: KnownTools) -> ModelsFile:
     """Read and check the file (types, duplicates, options, slugs, tools) before anything is written;
     model refs are checked when it is applied, against the catalogue it then finds."""
     try:
@@ -80,6 +85,16 @@ def load_models_file(path: Path, registry: ProviderRegistry, tools: ToolDirector
         seen.add((model.provider, model.model_id))
         try:
             check_options(model.options, model.provider, registry)
+        except IrisError as exc:
+            raise ModelsFileError(f"{where}: {exc.detail} [{exc.code}]") from exc
+    names: set[str] = set()
+    for index, server in enumerate(spec.mcp_servers):
+        where = f"{path}: mcpServers[{index}] ({server.name})"
+        if server.name in names:
+            raise ModelsFileError(f"{where}: listed twice")
+        names.add(server.name)
+        try:
+            check_secrets(dict(getattr(server, "headers", {})), dict(getattr(server, "env", {})))
         except IrisError as exc:
             raise ModelsFileError(f"{where}: {exc.detail} [{exc.code}]") from exc
     slugs: set[str] = set()
@@ -108,9 +123,7 @@ def _differences(row: ModelRow, wanted: dict[str, Any]) -> list[str]:
     return [name for name in _FIELDS if getattr(row, name) != wanted[name]]
 
 
-async def apply_models_file(
-    config: SQLAlchemyAsyncConfig, spec: ModelsFile, tools: ToolDirectory
-) -> list[str]:
+async def apply_models_file(config: SQLAlchemyAsyncConfig, spec: ModelsFile, tools: KnownTools) -> list[str]:
     """Bring the catalogue in line with the file, in one transaction; one line per change made."""
     changes: list[str] = []
     try:
@@ -138,8 +151,12 @@ async def apply_models_file(
                     row.enabled = False
                     await models.update(row)
                     changes.append(f"disabled {row.ref} (no longer in the file)")
+            servers = McpServerRepository(session=session)
+            changes += await apply_servers(servers, spec.mcp_servers)
+            # agents may name the file's servers and those added through the API
+            known = tools.with_servers([row.name for row in await servers.list_all(include_disabled=True)])
             agents = AgentRepository(session=session)
-            changes += await _apply_agents(models, agents, spec, tools)
+            changes += await _apply_agents(models, agents, spec, known)
             if spec.agent is not None:
                 changes += await _default_agent(models, agents, spec)
     except (DuplicateKeyError, IntegrityError) as exc:
@@ -150,7 +167,7 @@ async def apply_models_file(
 
 
 async def _apply_agents(
-    models: ModelRepository, agents: AgentRepository, spec: ModelsFile, tools: ToolDirectory
+    models: ModelRepository, agents: AgentRepository, spec: ModelsFile, tools: KnownTools
 ) -> list[str]:
     """``[[agents]]``: create, change (a new version) or disable what the file manages."""
     changes: list[str] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import warnings
 from pathlib import Path
 
@@ -50,18 +51,24 @@ def describe_unknown(head: bytes) -> str:
     return "text"
 
 
-def inspect_image(path: Path, *, max_pixels: int) -> ImageInfo:
-    """Identify and fully decode the image at ``path``; 415 for other types, 422 for broken or huge ones.
+def inspect_image(source: Path | bytes, *, max_pixels: int) -> ImageInfo:
+    """Identify and fully decode the image at ``source`` (a file, or bytes sent inline); 415 for other
+    types, 422 for broken or huge ones.
 
     Blocking (it decodes): run it in a worker thread.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            image = Image.open(path, formats=list(ACCEPTED_IMAGES))
+            image = Image.open(
+                io.BytesIO(source) if isinstance(source, bytes) else source, formats=list(ACCEPTED_IMAGES)
+            )
         except UnidentifiedImageError as exc:
-            with path.open("rb") as handle:
-                found = describe_unknown(handle.read(64))
+            if isinstance(source, bytes):
+                found = describe_unknown(source[:64])
+            else:
+                with source.open("rb") as handle:
+                    found = describe_unknown(handle.read(64))
             raise UnsupportedMediaType(
                 f"Only PNG, JPEG and WebP images are accepted; this file is {found}.",
                 code="unsupported_media_type",

@@ -36,12 +36,14 @@ image this much is refused rather than sent as thumbnails."""
 
 
 class ImageRef(msgspec.Struct, frozen=True, kw_only=True):
-    """A stored original, as a canonical message part names it."""
+    """A stored original, as a canonical message part names it; or, with ``data``, an original that was
+    sent inline and is never stored (its ``path`` is empty)."""
 
     path: str
     mime_type: str
     sha256: str
     name: str = ""
+    data: bytes | None = None
 
 
 def check_images(caps: Capabilities, mime_types: Sequence[str], *, model_ref: str) -> None:
@@ -118,11 +120,15 @@ class ImageDelivery:
     async def parts(
         self, refs: Sequence[ImageRef], caps: Capabilities, *, by_url: bool, budget: int | None = None
     ) -> list[ImagePart]:
-        """One normalised part per ref, inline or as fresh signed URLs (signed in one batch). Inline
-        parts fit ``budget`` (base64 bytes for all of them, from :func:`image_budget`) together: when
-        the model's own targets do not, images above an equal share are made again to that share."""
+        """One normalised part per ref, inline or as fresh signed URLs (signed in one batch; a request
+        with an image that was never stored sends them all inline). Inline parts fit ``budget``
+        (base64 bytes for all of them, from :func:`image_budget`) together: when the model's own
+        targets do not, images above an equal share are made again to that share."""
         target = target_for(caps)
-        variants = [await self.cache.get(r.path, r.mime_type, r.sha256, target) for r in refs]
+        by_url = by_url and all(r.data is None for r in refs)
+        variants = [
+            await self.cache.get(r.path, r.mime_type, r.sha256, target, original=r.data) for r in refs
+        ]
         if not by_url and budget is not None and refs:
             variants = await self._within(refs, variants, target, budget)
         if not by_url:
@@ -150,7 +156,7 @@ class ImageDelivery:
             return [
                 (path, v)
                 if measured(len(v.data), "base64") <= share.max_bytes
-                else await self.cache.get(r.path, r.mime_type, r.sha256, share)
+                else await self.cache.get(r.path, r.mime_type, r.sha256, share, original=r.data)
                 for r, (path, v) in zip(refs, variants, strict=True)
             ]
         except CannotFit as exc:

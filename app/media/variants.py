@@ -43,21 +43,36 @@ class VariantCache:
         self._recent_bytes = 0
 
     async def get(
-        self, original_path: str, source_mime: str, sha256: str, target: Target
+        self,
+        original_path: str,
+        source_mime: str,
+        sha256: str,
+        target: Target,
+        *,
+        original: bytes | None = None,
     ) -> tuple[str, Normalised]:
-        """``(stored path, variant)`` for the original at ``original_path``."""
+        """``(stored path, variant)`` for the original at ``original_path``; or, given the ``original``'s
+        bytes (an image sent inline, never stored), its variant made from them, remembered in memory
+        only (OpenAI clients send the same image again with every turn) under a key stored variants
+        never use, since its path names nothing in storage."""
         base = variant_path(sha256, target)
-        if (recent := self._recent.get(base)) is not None:  # variants never change: no need to ask storage
-            self._recent.move_to_end(base)
+        key = base if original is None else f"inline:{base}"
+        if (recent := self._recent.get(key)) is not None:  # variants never change: no need to ask storage
+            self._recent.move_to_end(key)
             self.hits += 1
             return recent
+        if original is not None:
+            self.misses += 1
+            source = original
+            variant = await anyio.to_thread.run_sync(lambda: normalise(source, target), limiter=self._limiter)
+            return self._remember(key, (base, variant))  # a request's own bytes: nothing is stored
         found = await self._stored(base, source_mime, target)
         if found is not None:
             self.hits += 1
             return self._remember(base, found)
         self.misses += 1
-        original = await self.storage.read(original_path)
-        variant = await anyio.to_thread.run_sync(lambda: normalise(original, target), limiter=self._limiter)
+        stored = await self.storage.read(original_path)
+        variant = await anyio.to_thread.run_sync(lambda: normalise(stored, target), limiter=self._limiter)
         path = f"{base}.{EXTENSION_BY_MIME[variant.mime_type]}"
         try:
             await self.storage.put(path, _once(variant.data), content_type=variant.mime_type)

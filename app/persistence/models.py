@@ -16,6 +16,7 @@ from advanced_alchemy.types import DateTimeUTC, JsonB
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -98,6 +99,31 @@ class AgentVersion(UUIDv7AuditBase):
     version: Mapped[int] = mapped_column(Integer)
     snapshot: Mapped[dict[str, Any]] = mapped_column(JsonB)
     """The whole definition as it was (``app.schemas.agents.AgentSnapshot``)."""
+
+
+class McpServer(UUIDv7AuditBase):
+    """An MCP server whose tools agents may use: a command to start (``stdio``) or a URL (``http``).
+
+    ``headers`` and ``env`` are stored as written: a value naming ``${VAR}`` is expanded from the
+    environment each time the server is connected, never stored expanded."""
+
+    __tablename__ = "mcp_servers"
+
+    name: Mapped[str] = mapped_column(String(32), unique=True)
+    transport: Mapped[str] = mapped_column(String(8))
+    url: Mapped[str | None] = mapped_column(String(2000), nullable=True)
+    headers: Mapped[dict[str, str]] = mapped_column(JsonB, default=dict)
+    command: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    args: Mapped[list[str]] = mapped_column(JsonB, default=list)
+    env: Mapped[dict[str, str]] = mapped_column(JsonB, default=dict)
+    approval: Mapped[str] = mapped_column(String(16), default="destructive")
+    tool_approval: Mapped[dict[str, str]] = mapped_column(JsonB, default=dict)
+    """Per-tool rules (``{tool: "always" | "never" | "destructive"}``) over the server's ``approval``."""
+    connect_timeout_seconds: Mapped[float] = mapped_column(Float, default=10.0)
+    call_timeout_seconds: Mapped[float] = mapped_column(Float, default=60.0)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    from_file: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Managed by the models file: dropped from it, the server is disabled."""
 
 
 class ChatSession(UUIDv7AuditBase):

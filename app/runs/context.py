@@ -8,7 +8,6 @@ one request, the newest are kept and older ones become a short text note.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -18,6 +17,7 @@ from app.media.pipeline import ImageDelivery, ImageRef, image_budget
 from app.persistence.models import Message as MessageRow
 from app.runs.parts import deleted_note, image_parts
 from app.runs.reasoning import reasoning_from_stored
+from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
 from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from providers.messages import Part
 
@@ -33,11 +33,23 @@ def thread_images(history: Sequence[MessageRow], deleted: Set[str] = frozenset()
     ]
 
 
+def _model_images(history: Sequence[MessageRow], deleted: Set[str]) -> list[Mapping[str, Any]]:
+    """Every image the model could be shown, in thread order: users' and those tools returned."""
+    out: list[Mapping[str, Any]] = []
+    for row in history:
+        if row.role == "user":
+            out += image_parts(row.parts)
+        elif row.role == "tool" and "tool_agent_output" in row.meta:
+            out += image_parts_of(row.meta["tool_agent_output"])
+    return [part for part in out if part.get("uploadId") not in deleted]
+
+
 def sent_images(
     history: Sequence[MessageRow], caps: Capabilities, deleted: Set[str] = frozenset()
-) -> list[dict[str, Any]]:
-    """The images a request carries: the thread's newest ``maxImages`` (older ones become notes)."""
-    images = thread_images(history, deleted)
+) -> list[Mapping[str, Any]]:
+    """The images a request carries: the thread's newest ``maxImages``, users' and tools' together
+    (older ones become notes)."""
+    images = _model_images(history, deleted)
     keep = caps.max_images if caps.vision else 0
     return images[len(images) - keep :] if keep else []
 
@@ -45,7 +57,7 @@ def sent_images(
 def reserved_bytes(history: Sequence[MessageRow], system: str | None, tools: Sequence[ToolSpec]) -> int:
     """What a request spends on everything but its images: the thread's text, tool calls and results,
     the system prompt and the tool definitions (UTF-8 bytes, before JSON escaping)."""
-    text = sum(len(row.content.encode()) for row in history)
+    text = sum(len(_told(row).encode()) for row in history)
     calls = sum(
         len(str(p.get("arguments", "")).encode())
         for row in history
@@ -54,6 +66,12 @@ def reserved_bytes(history: Sequence[MessageRow], system: str | None, tools: Seq
         if p.get("type") == "tool_call"
     )
     return text + calls + len((system or "").encode()) + len(msgspec.json.encode(list(tools)))
+
+
+def _told(row: MessageRow) -> str:
+    """A row's text as the model gets it (a tool's whole output, not its one-line summary)."""
+    output = row.meta.get("tool_agent_output") if row.role == "tool" else None
+    return model_text(output) if output is not None else row.content
 
 
 async def model_messages(
@@ -73,10 +91,22 @@ async def model_messages(
     made to fit the vendor's whole-request limit beside ``reserved_bytes`` of everything else."""
     kept = sent_images(history, caps, deleted)
     budget = image_budget(caps, reserved_bytes)
-    delivered = (
-        await delivery.parts([_ref(p) for p in kept], caps, by_url=by_url, budget=budget) if kept else []
-    )
-    by_id = {id(part): image for part, image in zip(kept, delivered, strict=True)}
+    # Tools' images always go inline (function responses take no URLs); both sets share the budget.
+    from_tools = {
+        id(p)
+        for row in history
+        if row.role == "tool"
+        for p in image_parts_of(row.meta.get("tool_agent_output") or {})
+    }
+    by_id: dict[int, ImagePart] = {}
+    for inline, group in (
+        (False, [p for p in kept if id(p) in from_tools]),
+        (by_url, [p for p in kept if id(p) not in from_tools]),
+    ):
+        if group:
+            share = None if budget is None else budget * len(group) // len(kept)
+            delivered = await delivery.parts([image_ref(p) for p in group], caps, by_url=inline, budget=share)
+            by_id |= {id(part): image for part, image in zip(group, delivered, strict=True)}
 
     out: list[Message] = []
     unanswered: dict[str, str] = {}
@@ -101,10 +131,10 @@ async def model_messages(
             if row.content or calls:  # reasoning alone (a turn cancelled while thinking) is not a turn
                 out.append(Message(role="assistant", parts=(*parts, *calls)))
         elif row.role == "tool":
-            result = stored_tool_result(row)
+            result = stored_tool_result(row, by_id)
             unanswered.pop(result.tool_call_id, None)
             out.append(Message(role="tool", parts=(result,)))
-    return out if with_tools else _tools_as_text(out)
+    return place_images(out, caps) if with_tools else _tools_as_text(out)
 
 
 def _tools_as_text(messages: Sequence[Message]) -> list[Message]:
@@ -129,10 +159,16 @@ def _as_text(part: Part) -> str:
     return part.text if isinstance(part, TextPart) else ""
 
 
-def stored_tool_result(row: MessageRow) -> ToolResultPart:
-    """A stored tool message as a result: a server tool's output, or a frontend tool's answer."""
+def stored_tool_result(row: MessageRow, delivered: Mapping[int, ImagePart] | None = None) -> ToolResultPart:
+    """A stored tool message as a result: a server tool's output (with its delivered images, or a
+    note for each older one the request has no room for), or a frontend tool's answer."""
     if "tool_agent_output" in row.meta:
-        return tool_result(row.meta["tool_agent_output"])
+        output = row.meta["tool_agent_output"]
+        images = [
+            (delivered or {}).get(id(part)) or f"[earlier image omitted: {part.get('name') or 'unnamed'}]"
+            for part in image_parts_of(output)
+        ]
+        return result_part(output, images if delivered is not None else ())
     answer = row.meta.get("frontend_tool_result", {})
     return ToolResultPart(
         tool_call_id=str(answer.get("toolCallId", "")),
@@ -162,18 +198,6 @@ def _no_answers(unanswered: dict[str, str]) -> Message:
     return Message(role="tool", parts=parts)
 
 
-def tool_result(output: Mapping[str, Any]) -> ToolResultPart:
-    """What the model is told a tool returned: the full result as JSON, or the error."""
-    failed = output.get("status") != "succeeded"
-    content = str(output.get("error", "the tool failed")) if failed else json.dumps(output.get("result"))
-    return ToolResultPart(
-        tool_call_id=str(output.get("toolCallId", "")),
-        name=str(output.get("toolName", "")),
-        content=content,
-        is_error=failed,
-    )
-
-
 def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart], deleted: Set[str]) -> list[Part]:
     if row.parts is None:  # a legacy row: text only
         return [TextPart(text=row.content)]
@@ -192,10 +216,12 @@ def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart], deleted: Se
     return parts
 
 
-def _ref(part: Mapping[str, Any]) -> ImageRef:
+def image_ref(part: Mapping[str, Any]) -> ImageRef:
+    """A stored image part as the image pipeline takes it."""
     return ImageRef(
         path=str(part["path"]),
         mime_type=str(part["mimeType"]),
         sha256=str(part["sha256"]),
         name=str(part.get("name", "")),
+        data=part.get("data"),  # an image sent inline (the OpenAI gateway's data: URL), never stored
     )

@@ -53,6 +53,7 @@ from app.runs.live import RunChannel
 from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
 from app.runs.reasoning import REASONING_KIND_KEY
 from app.runs.usage import USAGE_KEY
+from app.storage.signing import without_urls
 
 log = logging.getLogger("iris.runs")
 
@@ -307,6 +308,8 @@ class EventStore:
             )
         elif isinstance(event, ToolCallResult) and event.metadata and TOOL_OUTPUT_KEY in event.metadata:
             tool = _validated(event.metadata[TOOL_OUTPUT_KEY], ToolAgentOutput)
+            if tool.content:  # the event's signed URLs are never stored: history signs afresh
+                tool = msgspec.structs.replace(tool, content=without_urls(tool.content))
             self._rows.append(
                 _Row(
                     role="tool",

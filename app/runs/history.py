@@ -10,8 +10,9 @@ import msgspec
 from app.persistence.models import Message
 from app.runs.branches import Tree
 from app.runs.parts import deleted_note
+from app.runs.tool_results import image_parts_of
 from app.schemas.agents import AgentRef
-from app.schemas.chat import ChatMessageOut, ReasoningPartOut
+from app.schemas.chat import ChatMessageOut, ChatToolCallOut, ReasoningPartOut
 from app.schemas.chat import ImagePartOut as ChatImageOut
 from app.schemas.history import (
     BinaryPartOut,
@@ -25,6 +26,7 @@ from app.schemas.history import (
     UrlSourceOut,
 )
 from app.storage.base import SignedUrl
+from app.storage.signing import with_urls
 
 HistoryFormat = Literal["binary", "ag-ui"]
 P = TypeVar("P")
@@ -116,7 +118,7 @@ def history_message(
             tool_calls=calls or None,
             metadata=({"workerAgentOutput": worker} if worker is not None else {}) | stamps or None,
         )
-    tool = row.meta.get("tool_agent_output")
+    tool = _tool_output(row, signed)
     answered = tool or row.meta.get("frontend_tool_result")  # a server tool's output, or the client's answer
     return HistoryMessage(
         **base,
@@ -155,8 +157,20 @@ def _parts_out(
 
 
 def stored_parts(rows: Sequence[Message]) -> list[dict[str, Any]]:
-    """Every stored part of these rows (for signing them in one batch)."""
-    return [part for row in rows for part in row.parts or ()]
+    """Every stored part of these rows, tools' media too (for signing them in one batch)."""
+    return [
+        part
+        for row in rows
+        for part in [*(row.parts or ()), *((row.meta.get("tool_agent_output") or {}).get("content") or ())]
+    ]
+
+
+def _tool_output(row: Message, signed: Mapping[str, SignedUrl]) -> dict[str, Any] | None:
+    """A tool row's ``ToolAgentOutput``, its stored media with fresh URLs."""
+    tool = row.meta.get("tool_agent_output")
+    if tool is None or not tool.get("content"):
+        return tool
+    return {**tool, "content": with_urls(tool["content"], signed)}
 
 
 def _chat_image(part: Mapping[str, Any], url: SignedUrl) -> ChatImageOut:
@@ -207,6 +221,16 @@ def chat_message(
     if row.content and not any(isinstance(p, TextPartOut | ChatImageOut) for p in parts):
         parts.append(TextPartOut(text=row.content))  # answers, and legacy rows stored without parts
     siblings, index = tree.versions(row.id)
+    tool = _tool_output(row, signed) if row.role == "tool" else None
+    if tool is not None:  # what the tool returned to look at, after its summary
+        parts += [_chat_image(p, signed[p["path"]]) for p in image_parts_of(tool) if p["path"] in signed]
+    worker = row.meta.get("worker_agent_output") or {} if row.role == "assistant" else {}
+    calls = [
+        ChatToolCallOut(id=p["id"], name=p["name"], arguments=p["arguments"])
+        for p in row.parts or ()
+        if row.role == "assistant" and p.get("type") == "tool_call"
+    ]
+    answered = tool or row.meta.get("frontend_tool_result")
     return ChatMessageOut(
         id=row.external_id or str(row.id),
         role=row.role,  # type: ignore[arg-type]  # the column only holds these roles
@@ -217,6 +241,10 @@ def chat_message(
         sibling_index=index,
         superseded_at=row.superseded_at,
         agent=_answered_by(row),
+        tool_calls=calls or None,
+        usage=worker.get("usage"),
+        tool_call_id=str(answered["toolCallId"]) if answered else None,
+        tool_output=tool,
     )
 
 

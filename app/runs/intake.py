@@ -24,6 +24,7 @@ from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import (
     AgentRepository,
+    McpServerRepository,
     MessageRepository,
     ModelRepository,
     RunRepository,
@@ -34,6 +35,7 @@ from app.persistence.repositories import (
 from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision
+from app.runs.knobs import NO_OPTIONS
 from app.runs.new_input import estimate_images, new_messages, resume_decisions
 from app.runs.parts import deleted_uploads, image_parts
 from app.runs.reasoning import NO_REASONING, ReasoningControl, reasoning_control
@@ -45,14 +47,14 @@ from app.runs.resolution import (
     resolve_thread,
     system_prompt,
 )
-from app.runs.tools import ServerTool
+from app.runs.toolbox import RunTool, Toolbox
 from app.schemas.agents import AgentRef
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.threads import check_thread_id
-from providers import Capabilities, ModelSpec, Provider, ToolSpec
+from providers import Capabilities, ModelSpec, Provider, RequestOptions, ToolSpec
 from providers.registry import ProviderRegistry
 
 MAX_ID_LENGTH = 128
@@ -63,6 +65,7 @@ class Repositories:
     """The repositories intake works with, all on the intake's session."""
 
     agents: AgentRepository
+    mcp_servers: McpServerRepository
     models: ModelRepository
     sessions: SessionRepository
     messages: MessageRepository
@@ -73,6 +76,7 @@ class Repositories:
     def on(cls, session: AsyncSession) -> Repositories:
         return cls(
             agents=AgentRepository(session=session),
+            mcp_servers=McpServerRepository(session=session),
             models=ModelRepository(session=session),
             sessions=SessionRepository(session=session),
             messages=MessageRepository(session=session),
@@ -98,7 +102,7 @@ class RunPlan:
     """The thread as stored once this run's new messages were added: the model's context."""
     deleted_uploads: frozenset[str]
     system: str | None
-    server_tools: tuple[ServerTool, ...]
+    server_tools: tuple[RunTool, ...]
     frontend_tools: tuple[ToolSpec, ...]
     max_tool_iterations: int
     """Model turns the run may take (its agent version's figure, else ``IRIS_MAX_TOOL_ITERATIONS``)."""
@@ -112,6 +116,9 @@ class RunPlan:
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
     reasoning: ReasoningControl = NO_REASONING
+    request: RequestOptions = NO_OPTIONS
+    """The client's sampling and format knobs (the OpenAI gateway's), checked against the model's
+    ``Capabilities.parameters``; the tool loop adds the system prompt, tools and reasoning."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +139,7 @@ async def prepare_run(
     registry: ProviderRegistry,
     settings: Settings,
     policy: UrlPolicy,
+    toolbox: Toolbox,
     rewind: Rewind | None = None,
 ) -> RunPlan:
     """Check the run (every query comes first), then add its new messages and its run row to the
@@ -174,7 +182,11 @@ async def prepare_run(
     reasoning_defaults = {**model.row.options, **agent.reasoning_defaults}  # the agent's win over the model's
     reasoning = reasoning_control(forwarded, reasoning_defaults, model.capabilities, model.row.ref)
     tools_on = forwarded.get("enableTools") is not False
-    server_tools = offered_server_tools(agent.config, model.capabilities) if tools_on else ()
+    server_tools = (
+        await offered_server_tools(agent.config, model.capabilities, toolbox, repos.mcp_servers)
+        if tools_on
+        else ()
+    )
     frontend_tools = offered_frontend_tools(body, server_tools, model.capabilities) if tools_on else ()
 
     new_rows = await new_messages(

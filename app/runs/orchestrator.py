@@ -37,7 +37,7 @@ from app.runs.model_turn import Builder, ModelTurns, Turn
 from app.runs.outputs import AGENT_KEY, IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
 from app.runs.reasoning import REASONING_NOTE_KEY
 from app.runs.services import RunServices
-from app.runs.tool_loop import ToolLoop
+from app.runs.tool_loop import CallCancelled, ToolLoop
 from app.runs.usage import USAGE_KEY, Counts, billable, token_usage
 from app.storage.base import StorageError
 from app.telemetry import RunTelemetry
@@ -90,6 +90,7 @@ class Orchestrator:
         self._cancel_requested = True
         if self._turn_task is not None and not self._turn_task.done():
             self._turn_task.cancel()
+        self._tool_loop.cancel_call()
 
     async def run(self) -> None:
         """The whole run, inside its telemetry (the ``invoke_agent`` span and the run's log ids)."""
@@ -124,7 +125,7 @@ class Orchestrator:
             )
             outcome = await self._bounded_turns()
             await self._finish(outcome)
-        except _Cancelled:
+        except (_Cancelled, CallCancelled):
             await self._finish_cancelled()
         except asyncio.CancelledError:
             await asyncio.shield(self._fail("run_aborted", "The run was stopped by the server."))

@@ -45,8 +45,11 @@ class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
 
 
 class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
-    """One server tool call (``TOOL_CALL_RESULT``). ``result`` is ``null`` when the tool failed or the
-    user declined it (``cancelled``)."""
+    """One server tool call (``TOOL_CALL_RESULT``). ``result`` is the tool's structured data (``null``
+    when it failed, gave none, or the user declined it: ``cancelled``); ``content`` what it returned
+    for the model, as canonical parts (text, ``image`` and ``audio`` stored as uploads of the thread,
+    ``json``, ``resource_link``, ``resource``). Stored parts hold no URL; events and history add a
+    fresh ``url`` and ``expiresAt`` to each stored one."""
 
     tool_call_id: str
     tool_name: str
@@ -55,3 +58,4 @@ class ToolAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
     result: Any
     duration_ms: int
     error: str | None = None
+    content: list[dict[str, Any]] | None = None

@@ -21,8 +21,13 @@ from app.catalogue.defaults import DEFAULT_AGENT_SLUG
 from app.catalogue.views import effective_capabilities, missing_key
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
 from app.persistence.models import ChatSession, ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository, SessionRepository
-from app.runs.tools import SERVER_TOOLS, ServerTool
+from app.persistence.repositories import (
+    AgentRepository,
+    McpServerRepository,
+    ModelRepository,
+    SessionRepository,
+)
+from app.runs.toolbox import RunTool, Toolbox
 from app.schemas.agents import AgentRef, AgentSnapshot
 from app.security.auth import Principal
 from app.settings import Settings
@@ -162,16 +167,18 @@ def runnable(row: ModelRow, registry: ProviderRegistry, settings: Settings) -> R
     return RunnableModel(row=row, provider=provider, capabilities=caps)
 
 
-def offered_server_tools(agent: AgentSnapshot, caps: Capabilities) -> tuple[ServerTool, ...]:
-    """The agent's tools Iris runs itself, when the model can call tools at all (an entry no tool
-    source provides any more is skipped, so a removed plugin does not break the agent)."""
+async def offered_server_tools(
+    agent: AgentSnapshot, caps: Capabilities, toolbox: Toolbox, servers: McpServerRepository
+) -> tuple[RunTool, ...]:
+    """The agent's tools Iris runs itself (plugins and MCP servers), when the model can call tools (an
+    entry no tool source provides any more is skipped, so a removed plugin does not break the agent)."""
     if not caps.tools:
         return ()
-    return tuple(SERVER_TOOLS[name] for name in agent.tools if name in SERVER_TOOLS)
+    return await toolbox.for_agent(agent.tools, servers)
 
 
 def offered_frontend_tools(
-    body: RunAgentInput, server_tools: Sequence[ServerTool], caps: Capabilities
+    body: RunAgentInput, server_tools: Sequence[RunTool], caps: Capabilities
 ) -> tuple[ToolSpec, ...]:
     """The client's own tools (never run here); a name that a server tool already has is refused."""
     taken = {tool.name for tool in server_tools}

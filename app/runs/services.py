@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
 from app.media.pipeline import ImageDelivery
+from app.media.tool_media import MediaStore
 from app.runs.deadlines import Deadlines
+from app.runs.toolbox import Toolbox
 from app.storage.base import Storage
 from app.telemetry import Telemetry
 
@@ -24,3 +26,9 @@ class RunServices:
     """The deadline settings; a model's ``options`` may override them."""
     telemetry: Telemetry
     """Metrics and spans of runs, model turns and tool calls, and the retry/fallback hooks."""
+    toolbox: Toolbox
+    """Plugin tools and MCP connections."""
+    media: MediaStore
+    """Where tools' images and audio are stored, and the limits on a tool result."""
+    url_ttl_seconds: int = 3600
+    """Lifetime of the signed URLs a tool result's media carry in its event."""

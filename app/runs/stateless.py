@@ -3,7 +3,8 @@
 The same checks apply — attachment URL policy (each image must be the caller's upload; its thread is
 read from the URL), image limits, capabilities — and the same orchestrator streams the answer, but
 the history is built in memory from the request and nothing is written: no session, run, message or
-event row. No tools are offered.
+event row. No tools are offered. :func:`stateless_run` is the core this surface shares with the OpenAI
+gateway (``app.api.openai``), which also passes the client's tools, knobs and reasoning effort.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litestar.response import Stream
@@ -28,10 +29,12 @@ from app.runs.chat_input import chat_field, message_content
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
 from app.runs.intake import RunPlan
+from app.runs.knobs import NO_OPTIONS, check_parameters
 from app.runs.live import RunChannel
 from app.runs.orchestrator import Orchestrator
 from app.runs.outputs import WORKER_OUTPUT_KEY
 from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.reasoning import NO_REASONING, reasoning_control
 from app.runs.resolution import runnable
 from app.runs.services import RunServices
 from app.runs.streaming import observed, sse
@@ -40,6 +43,7 @@ from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.threads import thread_from_segment
+from providers import RequestOptions, ToolSpec
 from providers.registry import ProviderRegistry
 
 _THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([^/]+)/uploads/")
@@ -56,15 +60,6 @@ async def stateless_plan(
     policy: UrlPolicy,
 ) -> RunPlan:
     """Check the request and build the in-memory run it describes."""
-    await registry.ready()
-    row = await models.get_by_ref(body.model_id)
-    if row is None or not row.enabled:
-        raise Unprocessable(f"No enabled model {body.model_id!r}.", code="model_not_found", field="modelId")
-    if principal.is_guest and not row.guest_visible:
-        raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
-    model = runnable(row, registry, settings)
-    caps = model.capabilities
-
     turns = [*(body.messages or []), None]  # None: the new message from parts/content
     history: list[Message] = []
     for index, turn in enumerate(turns):
@@ -81,7 +76,7 @@ async def stateless_plan(
             parts = await canonical_user_parts(
                 inbound.parts,
                 user_id=principal.user_id,
-                thread_id=_thread_of(inbound.parts),
+                thread_id=thread_of(inbound.parts),
                 policy=policy,
                 uploads=uploads,
                 max_images=settings.max_images_per_message,
@@ -91,11 +86,46 @@ async def stateless_plan(
             raise chat_field(exc, field) from None
         text = "\n".join(p["text"] for p in parts if p["type"] == "text")
         history.append(Message(role="user", content=text, parts=parts, meta={}))
+    return await stateless_run(
+        body.model_id, history, principal=principal, models=models, registry=registry, settings=settings
+    )
+
+
+async def stateless_run(
+    model_ref: str,
+    history: Sequence[Message],
+    *,
+    principal: Principal,
+    models: ModelRepository,
+    registry: ProviderRegistry,
+    settings: Settings,
+    model_field: str = "modelId",
+    tools: tuple[ToolSpec, ...] = (),
+    request: RequestOptions = NO_OPTIONS,
+    reasoning: Mapping[str, Any] | None = None,
+) -> RunPlan:
+    """The core both stateless surfaces share (``/api/llm/chat`` and the OpenAI gateway): the model
+    (enabled, and open to guests if the caller is one), its image and request-size limits, the client's
+    knobs against what it honours, all before any I/O. ``history`` holds unsaved rows (system rows
+    become the system prompt); ``tools`` are the client's to run; ``reasoning`` is read like
+    ``forwardedProps`` (``None``: no reasoning)."""
+    await registry.ready()
+    row = await models.get_by_ref(model_ref)
+    if row is None or not row.enabled:
+        raise Unprocessable(f"No enabled model {model_ref!r}.", code="model_not_found", field=model_field)
+    if principal.is_guest and not row.guest_visible:
+        raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
+    model = runnable(row, registry, settings)
+    caps = model.capabilities
+    if tools and not caps.tools:
+        raise Unprocessable(f"{row.ref} cannot call tools.", code="model_lacks_tools", field="tools")
+    check_parameters(caps, request, model_ref=row.ref)
+    control = NO_REASONING if reasoning is None else reasoning_control(reasoning, row.options, caps, row.ref)
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
     system = "\n\n".join(m.content for m in history if m.role == "system") or None
     if not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable):
         check_request_size(
-            caps, reserved_bytes(history, system, ()), len(sent_images(history, caps)), model_ref=row.ref
+            caps, reserved_bytes(history, system, tools), len(sent_images(history, caps)), model_ref=row.ref
         )
     return RunPlan(
         run_pk=uuid.uuid4(),  # ids of rows that are never written: nothing is stored
@@ -111,10 +141,12 @@ async def stateless_plan(
         deleted_uploads=frozenset(),
         system=system,
         server_tools=(),
-        frontend_tools=(),
+        frontend_tools=tools,
         max_tool_iterations=settings.max_tool_iterations,
         resume=(),
         ignored_resume_ids=(),
+        reasoning=control,
+        request=request,
     )
 
 
@@ -152,7 +184,7 @@ def _as_parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else message_content(content, None)
 
 
-def _thread_of(parts: Sequence[object]) -> str:
+def thread_of(parts: Sequence[object]) -> str:
     """The thread an image URL names (stateless chat has none of its own); the policy then checks the
     upload is the caller's in that thread. No URL, or none that parses: a thread no upload is in."""
     for part in parts:

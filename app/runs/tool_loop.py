@@ -9,31 +9,47 @@ client runs it and sends its answer with the next run). The turns themselves are
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
+import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 import msgspec
 import uuid_utils
 
 from app.agui.events import Interrupt, InterruptOutcome, Outcome, SuccessOutcome, ToolCallResult
+from app.errors import IrisError
+from app.media.pipeline import image_budget
+from app.media.tool_media import ResultTooLarge, canonical_parts, check_limits
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.context import model_messages, reserved_bytes, thread_images, tool_result
+from app.runs.context import image_ref, model_messages, reserved_bytes, thread_images
 from app.runs.event_store import EventSink
 from app.runs.intake import RunPlan
 from app.runs.interrupts import ResumeDecision, approval_interrupt
 from app.runs.model_turn import Builder, Turn
 from app.runs.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
 from app.runs.services import RunServices
-from app.runs.tools import ServerTool, ToolContext, ToolFailed
+from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
+from app.runs.toolbox import RunTool
+from app.storage.signing import sign_image_parts, with_urls
 from app.telemetry import RunTelemetry
-from providers import Message, RequestOptions, TextPart, ToolCallPart
+from providers import ImagePart, Message, RequestOptions, TextPart, ToolCallPart
+from providers.http import b64
+from tools import TextContent, ToolContext, ToolFailed, ToolResult
+
+log = logging.getLogger("iris.runs")
 
 NextTurn = Callable[[Builder, RequestOptions, bool], Awaitable[Turn]]
 """Streams the next model turn (messages, options, images by URL): the orchestrator's, which a cancel
 request can drop."""
+
+
+class CallCancelled(Exception):
+    """The run was cancelled while a tool ran: the call was cancelled too (an MCP server is told)."""
 
 
 class ToolLoop:
@@ -46,11 +62,19 @@ class ToolLoop:
         self.services = services
         self.store = store
         self.telemetry = telemetry
+        self._call: asyncio.Task[ToolResult] | None = None
+
+    def cancel_call(self) -> None:
+        """Cancel the tool call in progress, if any (the run is being cancelled)."""
+        if self._call is not None and not self._call.done():
+            self._call.cancel()
 
     async def run(self, next_turn: NextTurn) -> Outcome:
         plan = self.plan
         history = plan.history
         tool_context = ToolContext(
+            user_id=plan.owner_id,
+            thread_id=plan.thread_id,
             images=thread_images(history, plan.deleted_uploads),
             now=lambda: dt.datetime.now(dt.UTC),
             delete_upload=self._delete_upload,
@@ -62,6 +86,8 @@ class ToolLoop:
         cache: dict[bool, list[Message]] = {}
         extra: list[Message] = []
 
+        self._reserved = reserved_bytes(history, plan.system, offered_all)
+
         async def build(url: bool) -> Sequence[Message]:
             if url not in cache:
                 cache[url] = await model_messages(
@@ -71,16 +97,29 @@ class ToolLoop:
                     by_url=url,
                     deleted=plan.deleted_uploads,
                     with_tools=bool(offered_all),
-                    reserved_bytes=reserved_bytes(history, plan.system, offered_all),
+                    reserved_bytes=self._reserved,
                 )
-            return [*cache[url], *extra]
+            return place_images([*cache[url], *extra], plan.capabilities)
+
+        async def told(output: ToolAgentOutput) -> Message:
+            """A result as the next turn tells it, its images within what the request has left."""
+            sent = [
+                image
+                for message in await build(by_url)
+                for part in message.parts
+                for image in ((part,) if isinstance(part, ImagePart) else getattr(part, "images", ()))
+            ]
+            images = await self._deliver(msgspec.to_builtins(output), sent)
+            return Message(role="tool", parts=(result_part(msgspec.to_builtins(output), images),))
 
         for decision in plan.resume:
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
-            extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
+            extra.append(await told(output))
         # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
         # calls made in the last allowed turn are answered "budget spent" and the run ends.
-        options = RequestOptions(system=plan.system, tools=offered_all, reasoning=plan.reasoning.request)
+        options = msgspec.structs.replace(
+            plan.request, system=plan.system, tools=offered_all, reasoning=plan.reasoning.request
+        )
         turns = max(1, plan.max_tool_iterations)
         for iteration in range(turns):
             spent = iteration == turns - 1
@@ -117,7 +156,7 @@ class ToolLoop:
                     await self._refuse(call_id, name, f"this run has used all {turns} of its model turns")
                 else:
                     output = await self._execute(tool, call_id, name, turn.arguments(call_id), tool_context)
-                    extra.append(Message(role="tool", parts=(tool_result(msgspec.to_builtins(output)),)))
+                    extra.append(await told(output))
             if approvals:
                 return InterruptOutcome(interrupts=approvals)
             if pending:
@@ -125,7 +164,7 @@ class ToolLoop:
         return SuccessOutcome()
 
     async def _resume(
-        self, tool: ServerTool | None, decision: ResumeDecision, context: ToolContext
+        self, tool: RunTool | None, decision: ResumeDecision, context: ToolContext
     ) -> ToolAgentOutput:
         """Act on one answered interrupt: run the approved call, or tell the model it was declined."""
         if decision.status == "resolved":
@@ -158,33 +197,46 @@ class ToolLoop:
         await self._emit_result(output, f"error: {reason}")
 
     async def _execute(
-        self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext
+        self, tool: RunTool | None, call_id: str, name: str, arguments: str, context: ToolContext
     ) -> ToolAgentOutput:
         """Run one call inside its ``execute_tool {tool}`` span; a failure is the model's to read."""
         with self.telemetry.tool(name, call_id, known=tool is not None) as span:
-            output, content = await self._call(tool, call_id, name, arguments, context)
+            output = await self._outcome(tool, call_id, name, arguments, context)
+            content = _event_text(output)
             span.outcome(output.status, arguments=arguments, result=content, error=output.error)
         await self._emit_result(output, content)
         return output
 
-    async def _call(
-        self, tool: ServerTool | None, call_id: str, name: str, arguments: str, context: ToolContext
-    ) -> tuple[ToolAgentOutput, str]:
+    async def _outcome(
+        self, tool: RunTool | None, call_id: str, name: str, arguments: str, context: ToolContext
+    ) -> ToolAgentOutput:
+        """Run one call, bounded by the tool's timeout; any failure (bad arguments, a tool that raises
+        or times out, a server that is down, a result over the limits) is a failed output the model
+        reads, never the run's failure."""
         started = time.perf_counter()
+        content: list[dict[str, Any]] | None = None
         try:
             if tool is None:
                 raise ToolFailed(f"no tool called {name!r} is available")
-            answer = await tool.call(arguments, context)
+            answer = await self._cancellable(_call(tool, arguments, context), call_id, name, started)
+            check_limits(answer.content, self.services.media.limits)
+            content = await canonical_parts(
+                answer.content,
+                self.services.media,
+                owner_id=self.plan.owner_id,
+                thread_id=self.plan.thread_id,
+            )
             output = ToolAgentOutput(
                 tool_call_id=call_id,
                 tool_name=name,
-                status="succeeded",
+                status="failed" if answer.is_error else "succeeded",
                 result_summary=answer.summary,
-                result=answer.result,
+                result=None if answer.is_error else msgspec.to_builtins(answer.structured),
+                error=_error_text(answer) if answer.is_error else None,
+                content=content or None,
                 duration_ms=_elapsed_ms(started),
             )
-            content = json.dumps(answer.result)
-        except ToolFailed as exc:
+        except (ToolFailed, ResultTooLarge) as exc:
             output = ToolAgentOutput(
                 tool_call_id=call_id,
                 tool_name=name,
@@ -194,17 +246,77 @@ class ToolLoop:
                 error=str(exc),
                 duration_ms=_elapsed_ms(started),
             )
-            content = f"error: {exc}"
-        return output, content
+        return output
 
-    async def _emit_result(self, output: ToolAgentOutput, content: str) -> None:
+    async def _cancellable(
+        self, call: Awaitable[ToolResult], call_id: str, name: str, started: float
+    ) -> ToolResult:
+        """The call in a task of its own, which :meth:`cancel_call` cancels: the call then ends as
+        ``cancelled`` and the run with it (:class:`CallCancelled`)."""
+        self._call = asyncio.ensure_future(call)
+        try:
+            return await self._call
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the run itself is being stopped, not just this call
+            output = ToolAgentOutput(
+                tool_call_id=call_id,
+                tool_name=name,
+                status="cancelled",
+                result_summary=f"{name} was cancelled with the run",
+                result=None,
+                duration_ms=_elapsed_ms(started),
+            )
+            await self._emit_result(output, "cancelled with the run")
+            raise CallCancelled from None
+        finally:
+            self._call = None
+
+    async def _deliver(self, output: Mapping[str, Any], sent: Sequence[ImagePart]) -> list[ImagePart | str]:
+        """A new result's images for the next turn: inline (the vendor takes them in a tool result or
+        the message after it), within the model's images per request and what the request's byte
+        budget has left beside the images already in it; a note for each that cannot go."""
+        caps = self.plan.capabilities
+        stored = image_parts_of(output)
+        if not stored or not caps.vision:
+            return [f"[image {i} not shown: this model cannot see images]" for i, _ in enumerate(stored, 1)]
+        room = max(0, caps.max_images - len(sent))
+        budget = image_budget(caps, self._reserved)
+        if budget is not None:
+            budget -= sum(len(b64(image)) for image in sent if image.data is not None)
+        kept, over = stored[:room], stored[room:]
+        notes = [f"[an image was left out: the model takes {caps.max_images} per request]" for _ in over]
+        if not kept:
+            return list(notes)
+        try:
+            delivered: list[ImagePart | str] = list(
+                await self.services.delivery.parts(
+                    [image_ref(p) for p in kept],
+                    caps,
+                    by_url=False,
+                    budget=max(budget, 1) if budget is not None else None,
+                )
+            )
+        except IrisError as exc:
+            return [f"[image left out: {exc.detail}]" for _ in stored]
+        return [*delivered, *notes]
+
+    async def _emit_result(self, output: ToolAgentOutput, content: str | None = None) -> None:
+        """``TOOL_CALL_RESULT``: its stored media carry fresh signed URLs (the stored output never does)."""
+        shown = msgspec.to_builtins(output)
+        if output.content:
+            signed = await sign_image_parts(
+                self.services.storage, output.content, ttl_seconds=self.services.url_ttl_seconds
+            )
+            shown["content"] = with_urls(output.content, signed)
         await self.store.emit(
             ToolCallResult(
                 message_id=str(uuid_utils.uuid7()),
                 tool_call_id=output.tool_call_id,
-                content=content,
+                content=content if content is not None else _event_text(output),
                 role="tool",
-                metadata={TOOL_OUTPUT_KEY: msgspec.to_builtins(output)},
+                metadata={TOOL_OUTPUT_KEY: shown},
             )
         )
 
@@ -225,6 +337,45 @@ class ToolLoop:
 
     def _expiry(self) -> dt.datetime:
         return dt.datetime.now(dt.UTC) + dt.timedelta(seconds=self.services.interrupt_ttl_seconds)
+
+
+async def _call(tool: RunTool, arguments: str, context: ToolContext) -> ToolResult:
+    """The model's JSON arguments (an object) to the tool, within its timeout; what it raises is a
+    :class:`ToolFailed`."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except ValueError as exc:
+        raise ToolFailed(f"invalid arguments: not JSON ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise ToolFailed("invalid arguments: not a JSON object")
+    try:
+        async with asyncio.timeout(tool.timeout_seconds):
+            answer = await tool.invoke(parsed, context)
+    except ToolFailed:
+        raise
+    except TimeoutError:
+        raise ToolFailed(f"it did not answer within {tool.timeout_seconds:g} s") from None
+    except Exception as exc:  # a plugin's bug is the tool's failure, not the run's
+        log.warning("tool %s raised", tool.name, exc_info=True)
+        raise ToolFailed(f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(answer, ToolResult):
+        raise ToolFailed(f"it returned {type(answer).__name__}, not a ToolResult")
+    return answer
+
+
+def _error_text(answer: ToolResult) -> str:
+    """An ``isError`` result's own words (its text parts), else its summary."""
+    text = "\n".join(p.text for p in answer.content if isinstance(p, TextContent)).strip()
+    return text or answer.summary
+
+
+def _event_text(output: ToolAgentOutput) -> str:
+    """``TOOL_CALL_RESULT.content``: the result as text (AG-UI clients show it)."""
+    if output.status != "succeeded":
+        return f"error: {output.error or 'the tool failed'}"
+    if output.content:
+        return model_text(msgspec.to_builtins(output))
+    return json.dumps(output.result)
 
 
 def _elapsed_ms(started: float) -> int:

@@ -63,11 +63,22 @@ class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defau
     redacted: bool = False
 
 
+class ChatToolCallOut(WireStruct):
+    """A tool call an assistant message made: the tool's name and the model's JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
 class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     """One message; an answer names the agent version that gave it (``agent``). ``siblings`` are the ids
     of its versions (edits of a user message, regenerated answers), oldest first, itself included;
-    ``siblingIndex`` is its place among them. Switch to another with
-    ``POST …/sessions/{sessionId}/active``."""
+    ``siblingIndex`` is its place among them (switch with ``POST …/sessions/{sessionId}/active``).
+    Assistant messages carry the ``toolCalls`` they made and their ``usage``
+    (``WorkerAgentOutput.usage``); tool messages the call they answer (``toolCallId``), the images the
+    tool returned among their ``parts``, and the whole ``toolOutput`` (``ToolAgentOutput``, each stored
+    media part with a fresh ``url``)."""
 
     id: str
     role: Literal["user", "assistant", "tool", "system"]
@@ -78,6 +89,10 @@ class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     sibling_index: int
     superseded_at: dt.datetime | None = None
     agent: AgentRef | None = None
+    tool_calls: list[ChatToolCallOut] | None = None
+    usage: dict[str, Any] | None = None
+    tool_call_id: str | None = None
+    tool_output: dict[str, Any] | None = None
 
 
 class ChatHistory(WireStruct):

@@ -20,6 +20,7 @@ from providers.spec import (
     SPEC_VERSION,
     Capabilities,
     ModelSpec,
+    ParameterSupport,
     ProviderContext,
     ReasoningSupport,
     UrlFetch,
@@ -54,6 +55,17 @@ _THINKING_MODELS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-[4-9])")
 """Claude models with extended thinking (3.7 Sonnet, and the 4.x families and later)."""
 
 
+PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    stop=True,
+    max_output_tokens=True,
+    tool_choice=True,
+    parallel_tool_calls=True,
+)
+"""What the Messages API takes: no ``seed``, and no JSON response format (Claude follows instructions)."""
+
+
 class AnthropicProvider:
     """Claude models over the Messages API, streamed."""
 
@@ -82,7 +94,9 @@ class AnthropicProvider:
             else ReasoningSupport()
         )
         if model.type == "text":
-            return Capabilities(vision=False, tools=model.supports_tools, reasoning=reasoning)
+            return Capabilities(
+                vision=False, tools=model.supports_tools, reasoning=reasoning, parameters=PARAMETERS
+            )
         url_fetch: UrlFetch = "none" if model.options.get("urlFetch") == "none" else "public_https"
         return Capabilities(
             vision=True,
@@ -96,6 +110,8 @@ class AnthropicProvider:
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
+            parameters=PARAMETERS,
+            tool_result_images="native",  # image blocks inside tool_result content
         )
 
     def build_request(

@@ -84,15 +84,40 @@ def messages_request(
         body["max_tokens"] = max(body["max_tokens"], budget + DEFAULT_MAX_TOKENS)  # must exceed it
     elif options.temperature is not None:  # thinking takes no temperature
         body["temperature"] = options.temperature
+    if options.top_p is not None:
+        body["top_p"] = options.top_p
+    if options.stop:
+        body["stop_sequences"] = list(options.stop)
+    if options.end_user is not None:
+        body["metadata"] = {"user_id": options.end_user}
     if options.tools:
         check_tools(options.tools, caps, provider=provider, model_id=model.model_id)
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in options.tools
         ]
+        if (choice := _tool_choice(options)) is not None:
+            body["tool_choice"] = choice
     extra = _extra(options, provider)
     body.update((k, v) for k, v in extra.items() if k in EXTRA_OPTIONS)
     return body
+
+
+def _tool_choice(options: RequestOptions) -> dict[str, Any] | None:
+    """``tool_choice``: ``any`` (required), one ``tool``, or ``auto``; each can forbid parallel calls."""
+    choice = options.tool_choice
+    if choice is None and options.parallel_tool_calls is not False:
+        return None
+    out: dict[str, Any] = (
+        {"type": "auto"}
+        if choice is None
+        else {"type": "any"}
+        if choice.mode == "required"
+        else {"type": "tool", "name": choice.name}
+    )
+    if options.parallel_tool_calls is False:
+        out["disable_parallel_tool_use"] = True
+    return out
 
 
 def ignored_extras(options: RequestOptions, provider: str) -> list[str]:
@@ -129,11 +154,13 @@ def _block(
             "name": part.name,
             "input": tool_arguments(part, provider),
         }
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": part.tool_call_id,
-        "content": part.content,
-    }
+    content: str | list[dict[str, Any]] = part.content
+    if part.images:  # native: image blocks beside the text, inside the tool_result
+        content = [
+            *([{"type": "text", "text": part.content}] if part.content else []),
+            *(_image(image, model, caps, provider) for image in part.images),
+        ]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.tool_call_id, "content": content}
     if part.is_error:
         block["is_error"] = True
     return block

@@ -21,6 +21,7 @@ from providers.spec import (
     SPEC_VERSION,
     Capabilities,
     ModelSpec,
+    ParameterSupport,
     ProviderContext,
     ReasoningSupport,
     UrlFetch,
@@ -49,6 +50,19 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
         choices=("none", "public_https"),
     ),
 }
+
+
+PARAMETERS = ParameterSupport(
+    temperature=True,
+    top_p=True,
+    stop=True,
+    seed=True,
+    max_output_tokens=True,
+    json_object=True,
+    json_schema=True,
+    tool_choice=True,
+)
+"""``generationConfig`` and ``toolConfig`` take all but ``parallel_tool_calls``."""
 
 
 class GeminiProvider:
@@ -85,7 +99,9 @@ class GeminiProvider:
             else ReasoningSupport()
         )
         if model.type == "text":
-            return Capabilities(vision=False, tools=model.supports_tools, reasoning=reasoning)
+            return Capabilities(
+                vision=False, tools=model.supports_tools, reasoning=reasoning, parameters=PARAMETERS
+            )
         configured = model.options.get("urlFetch")
         url_fetch: UrlFetch
         if configured in ("none", "public_https"):
@@ -104,6 +120,10 @@ class GeminiProvider:
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
+            parameters=PARAMETERS,
+            # Function responses carry parts (inline images) from Gemini 3 on; older models see them in a
+            # user turn after the response.
+            tool_result_images="native" if version is not None and version >= (3, 0) else "user_message",
         )
 
     def build_request(

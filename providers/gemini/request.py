@@ -90,13 +90,17 @@ def generate_content_request(
                 ]
             }
         ]
+        if (choice := options.tool_choice) is not None:
+            calling: dict[str, Any] = {"mode": "ANY"}
+            if choice.mode == "tool" and choice.name:
+                calling["allowedFunctionNames"] = [choice.name]
+            body["toolConfig"] = {"functionCallingConfig": calling}
     extra = _extra(options, provider)
     config: dict[str, Any] = {}
     max_tokens = _max_tokens(model, options)
     if max_tokens is not None:
         config["maxOutputTokens"] = max_tokens
-    if options.temperature is not None:
-        config["temperature"] = options.temperature
+    config.update(_sampling(options))
     if options.reasoning is not None and caps.reasoning.supported:
         thinking: dict[str, Any] = {"includeThoughts": True}
         if caps.reasoning.effort:
@@ -109,6 +113,21 @@ def generate_content_request(
         body["generationConfig"] = config
     body.update((k, v) for k, v in extra.items() if k in EXTRA_TOP_LEVEL)
     return body
+
+
+def _sampling(options: RequestOptions) -> dict[str, Any]:
+    """The sampling and format knobs as ``generationConfig`` fields (only those set)."""
+    out: dict[str, Any] = {}
+    for name, key in (("temperature", "temperature"), ("top_p", "topP"), ("seed", "seed")):
+        if (value := getattr(options, name)) is not None:
+            out[key] = value
+    if options.stop:
+        out["stopSequences"] = list(options.stop)
+    if (fmt := options.response_format) is not None:
+        out["responseMimeType"] = "application/json"
+        if fmt.type == "json_schema" and fmt.schema is not None:
+            out["responseJsonSchema"] = fmt.schema
+    return out
 
 
 def ignored_extras(options: RequestOptions, provider: str) -> list[str]:
@@ -152,7 +171,10 @@ def _part(
             call["thoughtSignature"] = SKIP_SIGNATURE
         return call
     key = "error" if part.is_error else "output"
-    return {"functionResponse": {"name": part.name, "response": {key: part.content}}}
+    response: dict[str, Any] = {"name": part.name, "response": {key: part.content}}
+    if part.images:  # Gemini 3: the images as the function response's own parts
+        response["parts"] = [_response_part(image, model, caps, provider) for image in part.images]
+    return {"functionResponse": response}
 
 
 def _image(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str) -> dict[str, Any]:
@@ -165,3 +187,12 @@ def _image(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str)
             provider, "image", part.mime_type, f"{len(part.data)} bytes > {caps.max_image_bytes}"
         )
     return {"inlineData": {"mimeType": part.mime_type, "data": b64(part)}}
+
+
+def _response_part(part: ImagePart, model: ModelSpec, caps: Capabilities, provider: str) -> dict[str, Any]:
+    """A ``FunctionResponsePart``: inline bytes only (the Gemini API takes no file URIs there)."""
+    if part.url is not None:
+        raise UnsupportedPartError(
+            provider, "image", part.mime_type, "function responses take inline images only"
+        )
+    return {"inlineData": _image(part, model, caps, provider)["inlineData"]}

@@ -17,7 +17,14 @@ from providers.messages import Message, RequestOptions
 from providers.openai.request import chat_request
 from providers.openai.stream import ChunkDecoder, could_not_fetch, without_key
 from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
-from providers.spec import SPEC_VERSION, Capabilities, ModelSpec, ProviderContext, ReasoningSupport
+from providers.spec import (
+    ALL_PARAMETERS,
+    SPEC_VERSION,
+    Capabilities,
+    ModelSpec,
+    ProviderContext,
+    ReasoningSupport,
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -85,6 +92,7 @@ class OpenAIProvider:
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
             # OpenAI streams no reasoning text here; a compatible server that does declares reasoning.
             reasoning=reasoning_support(model, streamed="reasoning" in model.options),
+            parameters=ALL_PARAMETERS,
         )
 
     def build_request(

@@ -142,9 +142,41 @@ def _tool_results(message: Message, caps: Capabilities, provider: str, model_id:
             raise _unsupported(provider, part, "tool")
         if not caps.tools:
             raise UnsupportedPartError(provider, "tool_result", None, f"{model_id} does not call tools")
+        if part.images:  # a tool message is text only: the core sends them in a user message instead
+            raise UnsupportedPartError(provider, "image", None, "not in a tool message (tool_result_images)")
         # Chat Completions has no error flag on a tool message: say it in the content instead.
         content = f"Error: {part.content}" if part.is_error else part.content
         out.append({"role": "tool", "tool_call_id": part.tool_call_id, "content": content})
+    return out
+
+
+def sampling(options: RequestOptions) -> dict[str, Any]:
+    """The sampling and format knobs as Chat Completions fields (only those set)."""
+    out: dict[str, Any] = {}
+    for name in ("temperature", "top_p", "seed"):
+        if (value := getattr(options, name)) is not None:
+            out[name] = value
+    if options.stop:
+        out["stop"] = list(options.stop)
+    if (fmt := options.response_format) is not None:
+        out["response_format"] = (
+            {"type": "json_object"}
+            if fmt.type == "json_object"
+            else {
+                "type": "json_schema",
+                "json_schema": {"name": fmt.name, "schema": fmt.schema or {}, "strict": fmt.strict},
+            }
+        )
+    if (choice := options.tool_choice) is not None and options.tools:
+        out["tool_choice"] = (
+            "required"
+            if choice.mode == "required"
+            else {"type": "function", "function": {"name": choice.name}}
+        )
+    if options.parallel_tool_calls is not None and options.tools:
+        out["parallel_tool_calls"] = options.parallel_tool_calls
+    if options.end_user is not None:
+        out["user"] = options.end_user
     return out
 
 
@@ -180,8 +212,7 @@ def chat_request(
         body["tools"] = chat_tools(options.tools)
     if options.max_output_tokens is not None:
         body[max_tokens_field] = options.max_output_tokens
-    if options.temperature is not None:
-        body["temperature"] = options.temperature
+    body.update(sampling(options))
     if reasoning is not None:
         body["reasoning_effort"] = reasoning.effort
     for key in sorted(extra):  # vendor knobs (seed, reasoning_effort…) never override the mapping

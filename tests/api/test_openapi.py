@@ -101,8 +101,9 @@ def test_the_walk_catches_an_untyped_schema(document: dict[str, Any]) -> None:
 def test_every_stream_is_the_agui_event_union(document: dict[str, Any]) -> None:
     streams = {
         operation["operationId"]: operation["responses"]["200"]["content"]["text/event-stream"]["schema"]
-        for _, _, operation in operations(document)
+        for _, path, operation in operations(document)
         if "text/event-stream" in operation["responses"].get("200", {}).get("content", {})
+        and not path.startswith("/v1/")  # the OpenAI gateway streams OpenAI's chunks (below)
     }
     assert set(streams) == {"RunAgent", "ResumeRun", "RunEvents", "Chat", "ChatStream", "StatelessChat"}
     assert all(schema == {"$ref": "#/components/schemas/AgUiEvent"} for schema in streams.values())
@@ -157,7 +158,17 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
         for p in operation.get("parameters", [])
         if p["in"] == "path"
     }
-    assert names == {"slug", "bucket", "objectPath", "modelId", "runId", "threadId", "sessionId"}
+    assert names == {
+        "slug",
+        "bucket",
+        "objectPath",
+        "modelId",
+        "runId",
+        "threadId",
+        "sessionId",
+        "name",
+        "model",
+    }
     assert all("_" not in path for path in document["paths"])
 
 
@@ -169,6 +180,10 @@ def test_every_error_is_a_problem_and_summaries_come_from_docstrings(document: d
         errors = {s: r for s, r in operation["responses"].items() if s >= "400"}
         assert "500" in errors
         for status, response in errors.items():
+            if path.startswith("/v1/"):  # OpenAI's error object, as OpenAI's clients parse it
+                (schema,) = response["content"]["application/json"]["schema"]["allOf"][1:]
+                assert schema["properties"]["error"]["properties"]["code"]["enum"], (method, path, status)
+                continue
             (schema,) = response["content"]["application/problem+json"]["schema"]["allOf"][1:]
             assert schema["properties"]["status"]["const"] == int(status)
             assert schema["properties"]["code"]["enum"], (method, path, status)
@@ -176,10 +191,32 @@ def test_every_error_is_a_problem_and_summaries_come_from_docstrings(document: d
 
 def _url(path: str, operation: dict[str, Any]) -> str:
     """The path with made-up parameters, and every required query parameter."""
-    values = {"slug": "default", "bucket": "b", "objectPath": "a/b.png", "modelId": str(uuid.uuid4())}
-    url = path.format_map({**values, "runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s"})
+    values = {
+        "slug": "default",
+        "bucket": "b",
+        "objectPath": "a/b.png",
+        "modelId": str(uuid.uuid4()),
+        "model": "a/b",
+    }
+    ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "name": "n"}
+    url = path.format_map({**values, **ids})
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query" and p["required"]]
     return url + ("?" + "&".join(f"{name}=x" for name in query) if query else "")
+
+
+def _documented_codes(response: dict[str, Any], gateway: bool) -> list[str]:
+    if gateway:
+        schema = response["content"]["application/json"]["schema"]["allOf"][1]
+        codes: list[str] = schema["properties"]["error"]["properties"]["code"]["enum"]
+        return codes
+    problem: list[str] = response["content"]["application/problem+json"]["schema"]["allOf"][1]["properties"][
+        "code"
+    ]["enum"]
+    return problem
+
+
+def _answered_code(body: dict[str, Any], gateway: bool) -> str:
+    return str(body["error"]["code"] if gateway else body["code"])
 
 
 async def test_documented_shared_errors_are_what_the_server_answers(
@@ -188,15 +225,14 @@ async def test_documented_shared_errors_are_what_the_server_answers(
     """Probe every operation: without a token, and with a body that is not JSON."""
     probed = 0
     for method, path, operation in operations(document):
+        gateway = path.startswith("/v1/")  # errors in OpenAI's shape: {"error": {..., "code"}}
         documented = {
-            s: r["content"]["application/problem+json"]["schema"]["allOf"][1]
-            for s, r in operation["responses"].items()
-            if s >= "400"
+            s: _documented_codes(r, gateway) for s, r in operation["responses"].items() if s >= "400"
         }
         if operation.get("security"):
             response = await client.request(method, _url(path, operation))
             assert response.status_code == 401, (method, path)
-            assert response.json()["code"] in documented["401"]["properties"]["code"]["enum"]
+            assert _answered_code(response.json(), gateway) in documented["401"]
             probed += 1
         else:
             assert "401" not in documented, (method, path)
@@ -207,7 +243,7 @@ async def test_documented_shared_errors_are_what_the_server_answers(
                 method, _url(path, operation), content=b"{not json", headers=headers
             )
             assert response.status_code == 400, (method, path, response.text)
-            assert response.json()["code"] in documented["400"]["properties"]["code"]["enum"]
+            assert _answered_code(response.json(), gateway) in documented["400"]
             probed += 1
         else:
             assert "413" not in documented or "multipart/form-data" in operation["requestBody"]["content"]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import shutil
+import sys
 import threading
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -27,6 +29,7 @@ from app.security.auth import issue_token
 from tests.support.agents import offer_sync
 from tests.support.databases import copy_sqlite
 from tests.support.iris_process import IrisProcess, iris_process
+from tests.support.mcp_servers import SERVER as MCP_SERVER
 from tests.support.postgres import free_port
 from tests.support.waits import PAGE_SECONDS, REQUEST_SECONDS, SERVER_SECONDS, ms
 
@@ -118,6 +121,22 @@ def site(
     pages.mkdir()
     (pages / "index.html").write_text("<!doctype html><title>elsewhere</title><p>another origin</p>")
     port = free_port()
+    marks = root / "marks"
+    marks.mkdir()
+    # the test MCP server's tools, beside the built-ins (tests/browser/test_tools.py)
+    models_file = root / "models.toml"
+    models_file.write_text(
+        "[[mcpServers]]\n"
+        'name = "charts"\ntransport = "stdio"\n'
+        f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(MCP_SERVER))}]\n"
+        f"env = {{ MARK_DIR = {json.dumps(str(marks))} }}\nconnectTimeoutSeconds = 60\n\n"
+        # the seeded default agent, and the test server's tools
+        '[[agents]]\nslug = "default"\nname = "Iris"\n'
+        'description = "A helpful assistant that can look at images."\n'
+        'instructions = "You are Iris, a helpful assistant that can look at images."\n'
+        'models = ["local/vision", "local/text"]\nguestAccess = true\n'
+        'tools = ["image_info", "current_time", "delete_attachment", "mcp:charts/*"]\n'
+    )
     with static_site(pages) as allowed, static_site(pages) as denied:
         env = {
             "IRIS_DATA_DIR": str(root / "data"),
@@ -125,6 +144,7 @@ def site(
             "IRIS_JWT_SECRET": JWT_SECRET,
             "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
             "IRIS_CORS_ORIGINS": allowed,
+            "IRIS_MODELS_FILE": str(models_file),
             # Every test signs in as a new guest from 127.0.0.1 on this one server: guest quotas are
             # tested elsewhere (tests/security/test_quotas.py), here they would only ration the page's tests.
             "IRIS_QUOTA_GUEST_TOKENS_PER_HOUR": "0",

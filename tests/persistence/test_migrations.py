@@ -35,8 +35,9 @@ TABLES = {
     "run_events",
     "uploads",
     "quota_usage",
+    "mcp_servers",
 }
-# The search index (0008): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it.
+# The search index (0009): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it.
 SEARCH_TABLES = {
     "sqlite": {
         "search_documents",
@@ -393,7 +394,7 @@ def test_agents_become_versioned_data_and_nothing_of_their_threads_is_lost(empty
 
 def test_superseded_rows_become_branches(empty_database_url: str, engine_name: str) -> None:
     """Rows written at 0007 (edits and regenerations marked the line's tail superseded, then wrote the
-    new rows after it) come out of 0008 as a tree: siblings under the right parents, the live rows as
+    new rows after it) come out of 0009 as a tree: siblings under the right parents, the live rows as
     the active line, its last one the session's leaf, and only live rows in the search index."""
     config = alembic_config(empty_database_url)
     command.upgrade(config, "0007_agents")

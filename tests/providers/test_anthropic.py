@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from providers.anthropic import AnthropicProvider, create
+from providers.anthropic.provider import PARAMETERS
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -100,7 +101,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: AnthropicProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("anthropic", "2")
+    assert (pure.id, pure.spec_version) == ("anthropic", "3")
 
 
 def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
@@ -116,8 +117,10 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         tools=True,
         max_request_bytes=32_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
+        parameters=PARAMETERS,
+        tool_result_images="native",
     )
-    assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
+    assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False, parameters=PARAMETERS)
     no_thinking = ModelSpec(provider="anthropic", model_id="claude-3-5-haiku", type="vision")
     assert pure.capabilities(no_thinking).reasoning.supported is False
     gateway = ModelSpec(provider="anthropic", model_id="c", type="vision", options={"urlFetch": "none"})

@@ -27,6 +27,7 @@ from providers.events import (
     Warning,
 )
 from providers.gemini import GeminiProvider, create, takes_external_urls
+from providers.gemini.provider import PARAMETERS
 from providers.messages import (
     ImagePart,
     Message,
@@ -140,7 +141,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: GeminiProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("gemini", "2")
+    assert (pure.id, pure.spec_version) == ("gemini", "3")
 
 
 def test_capabilities(pure: GeminiProvider) -> None:
@@ -156,11 +157,12 @@ def test_capabilities(pure: GeminiProvider) -> None:
         tools=True,
         max_request_bytes=20_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
+        parameters=PARAMETERS,
     )
     assert pure.capabilities(OLD_FLASH).reasoning.supported is False
     assert pure.capabilities(OLD_FLASH).url_fetch == "none"
     assert pure.capabilities(OLD_FLASH).tools is False
-    assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False)
+    assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False, parameters=PARAMETERS)
     forced = ModelSpec(
         provider="gemini", model_id="gemini-2.0-flash", type="vision", options={"urlFetch": "public_https"}
     )

@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
-from app.catalogue.agents import create_agent, current_definition
+from app.catalogue.agents import create_agent, current_definition, save_changes
 from app.persistence.db import create_engine
 from app.persistence.models import ChatSession, Message, Run, RunEvent
 from app.persistence.repositories import AgentRepository, MessageRepository, ModelRepository
@@ -124,6 +124,17 @@ class Stored:
             assert default is not None
             like = await current_definition(default, models)
             await create_agent(agents, slug, replace(like, name=slug, guest_access=guest_access))
+            await db.commit()
+
+    async def set_agent_tools(self, tools: list[str], slug: str = "default") -> None:
+        """Give an agent these tools (names, ``{server}__{tool}``, ``mcp:{server}/*``) as a new version,
+        unchecked: tests also name tools that no longer resolve (a broken plugin, a removed server)."""
+        async with self._session() as db:
+            agents, models = AgentRepository(session=db), ModelRepository(session=db)
+            agent = await agents.get_by_slug(slug)
+            assert agent is not None
+            like = await current_definition(agent, models)
+            await save_changes(agents, agent, replace(like, tools=tuple(tools)))
             await db.commit()
 
     async def counts(self) -> tuple[int, int, int, int]:

@@ -1,38 +1,46 @@
 """The AG-UI reference client (`@ag-ui/client` 1.0, under Node) through an approval interrupt and a
-resume built with its own ``buildResumeArray``, then a run that reasons: no `[ag-ui]` warning, no
-rejected stream."""
+resume built with its own ``buildResumeArray``, then a run that reasons, and an MCP tool call whose
+result is an image, live and replayed from history: no `[ag-ui]` warning, no rejected stream."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from PIL import Image
 
 from app.asgi import create_app
+from app.runs.outputs import TOOL_OUTPUT_KEY
 from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
+from tests.runs.conftest import Stored
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
+from tests.support.mcp_servers import stdio_entry
 from tests.support.npm import npm_install
 from tests.support.waits import REQUEST_SECONDS, SUBPROCESS_SECONDS
 
 CLIENT_VERSION = "1.0.0"
 FLOW = Path(__file__).with_name("agui_client_flow.cjs")
 ROUND_TRIP = Path(__file__).with_name("agui_history_roundtrip.cjs")
+MCP_IMAGE = Path(__file__).with_name("agui_mcp_image.cjs")
 
 
 @pytest.fixture(scope="session")
 def agui_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A temp dir with `@ag-ui/client` installed from npm; skipped (with the reason) without Node."""
     where = npm_install(tmp_path_factory, "@ag-ui/client", f"@ag-ui/client@{CLIENT_VERSION}")
-    for script in (FLOW, ROUND_TRIP):
+    for script in (FLOW, ROUND_TRIP, MCP_IMAGE):
         shutil.copy(script, where / script.name)
     return where
 
@@ -142,3 +150,66 @@ def test_history_in_ag_ui_format_round_trips_through_the_reference_client(
     kept = report["messages"][: report["historyLength"]]
     assert {m["role"] for m in kept} == {"user", "assistant", "tool"}
     assert all("iris/createdAt" in m["metadata"] for m in kept)
+
+
+def assert_chart(iris_url: str, signed_url: str) -> None:
+    """The signed URL serves the chart (asked of this server: the settings' public URL names no port)."""
+    path = urlsplit(signed_url)
+    fetched = httpx.get(f"{iris_url}{path.path}?{path.query}", timeout=30)
+    assert fetched.status_code == 200
+    assert fetched.headers["content-type"] == "image/png"
+    with Image.open(io.BytesIO(fetched.content)) as chart:
+        assert chart.size == (480, 320)
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+def test_the_reference_client_runs_an_mcp_tool_whose_result_is_an_image(
+    agui_client: Path, iris_url: str, stored: Stored, tmp_path: Path
+) -> None:
+    """The chart tool of a real MCP server (stdio): the client takes the live run and the history that
+    replays it (the image as a stored part with a fresh URL) with 0 warnings."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
+    entry = {**stdio_entry("charts", marks), "connectTimeoutSeconds": 60}
+    assert httpx.post(f"{iris_url}/api/mcp-servers", json=entry, headers=admin).status_code == 201
+    asyncio.run(stored.set_agent_tools(["mcp:charts/*"]))
+    token = issue_token(JWT_SECRET, "alice")
+    thread = str(uuid.uuid4())
+
+    result = subprocess.run(
+        [
+            "node",
+            MCP_IMAGE.name,
+            iris_url,
+            token,
+            thread,
+            "use tool charts__chart " + json.dumps({"values": [3, 1, 2]}),
+            TOOL_OUTPUT_KEY,
+        ],
+        cwd=agui_client,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "error" not in report, report
+    assert report["warnings"] == []
+    assert report["live"][-1] == "RUN_FINISHED"
+    assert report["live"].index("TOOL_CALL_END") < report["live"].index("TOOL_CALL_RESULT")
+    output = report["toolOutput"]
+    assert output["toolName"] == "charts__chart"
+    assert output["status"] == "succeeded"
+    (image,) = [p for p in output["content"] if p["type"] == "image"]
+    assert image["mimeType"] == "image/png"
+    assert_chart(iris_url, image["url"])
+    # the local model saw the image the tool returned
+    assert "Image 1: PNG, 480x320 pixels" in report["liveMessages"][-1]["content"]
+
+    (tool,) = [m for m in report["history"] if m["role"] == "tool"]
+    replayed = tool["metadata"]["toolAgentOutput"]["content"]
+    (again,) = [p for p in replayed if p["type"] == "image"]
+    assert again["uploadId"] == image["uploadId"]
+    assert_chart(iris_url, again["url"])
+    assert report["next"][-1] == "RUN_FINISHED"

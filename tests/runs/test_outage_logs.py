@@ -28,6 +28,7 @@ from tests.conftest import JWT_SECRET
 from tests.runs.conftest import SLOW_MODEL
 from tests.runs.helpers import run_input, user_message
 from tests.runs.test_sqlite_lock_deadline import held_by_another_process
+from tests.support.agents import offer
 from tests.support.agui import check_stream, parse_sse
 from tests.support.databases import PostgresDatabases, migrate
 from tests.support.fake_openai import FakeOpenAI
@@ -76,6 +77,7 @@ async def served(env: dict[str, str], tmp_path: Path) -> AsyncIterator[tuple[Iri
             ):
                 created = await http.post("/api/models", json=model, headers=ADMIN)
                 assert created.status_code == 201, created.text
+                await offer(http, ADMIN, "openai/gpt-4o")
         yield iris, fake
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,8 @@ class FakeOpenAI:
         self._replies: deque[_Reply] = deque()
         self._count = 0
         self._stall_every = 0.1
+        self.hung_up = threading.Event()
+        """Set when a client hung up on a stalled answer (a cancelled vendor call)."""
 
     def reset(self) -> None:
         """Forget recorded requests and unplayed replies (one server can then serve a whole test module)."""
@@ -258,6 +261,8 @@ class FakeOpenAI:
                     continue
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
         finally:
+            if gone.done():
+                self.hung_up.set()
             gone.cancel()
 
     def _answer(self, method: str, path: str, headers: dict[str, str]) -> _Reply:

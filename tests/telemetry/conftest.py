@@ -47,5 +47,5 @@ async def with_openai_model(
             headers=auth("root", role="admin"),
         )
         assert created.status_code == 201, created.text
-        await offer(client, auth("root", role="admin"), "openai/gpt-4o")
+        await offer(client, auth("root", role="admin"), "openai/gpt-4o")  # an agent runs only what it offers
         yield client

@@ -16,6 +16,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import OpenAPI, Reference
 
 from app.agui.events import AgUiEvent
+from app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from app.api.openapi.schemas import EVENT_METADATA, OPEN, SHARPER
 from app.api.problems import Problem
 from app.schemas.chat import LlmChatAnswer
@@ -71,7 +72,8 @@ def components() -> dict[str, Any]:
     outbound[EVENT] = union | {"description": "One AG-UI 1.0 event: the JSON of one SSE `data:` line."}
     for schema in outbound.values():
         _never_null(schema)  # every optional field of an answer is absent, never null
-    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound}
+    _, gateway = msgspec.json.schema_components(OPENAI_ROOTS, ref_template=_REF)  # OpenAI's nulls stay
+    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
     for schema in out.values():

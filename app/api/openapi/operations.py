@@ -44,7 +44,7 @@ def documented(
     @dataclass
     class _Documented(Operation):
         def __post_init__(self) -> None:
-            _from_docstring(self)
+            describe_from_docstring(self)
             if body is not None:
                 self.request_body = RequestBody(
                     content={"application/json": OpenAPIMediaType(schema=reference(body))},
@@ -109,7 +109,7 @@ def _problem_responses(sources: Iterable[Problems]) -> dict[str, OpenAPIResponse
     }
 
 
-def _from_docstring(operation: Operation) -> None:
+def describe_from_docstring(operation: Operation) -> None:
     """Summary: the docstring's first sentence; description: all of it (RST literals as Markdown)."""
     if not operation.description:
         return

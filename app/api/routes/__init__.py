@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from app.api.openai.routes import OpenAIController
 from app.api.routes.agents import AgentController, AgentPickerController
 from app.api.routes.auth import AuthController
 from app.api.routes.chat import ChatController
 from app.api.routes.files import FileController
 from app.api.routes.health import HealthController
 from app.api.routes.llm import LlmController
+from app.api.routes.mcp_servers import McpServerController, ToolController
 from app.api.routes.models import ModelController
 from app.api.routes.providers import ProviderController
 from app.api.routes.runs import RunController
@@ -20,6 +22,8 @@ ROUTE_HANDLERS = [
     AuthController,
     ModelController,
     ProviderController,
+    McpServerController,
+    ToolController,
     AgentController,
     AgentPickerController,
     FileController,
@@ -29,5 +33,6 @@ ROUTE_HANDLERS = [
     SessionController,
     SearchController,
     LlmController,
+    OpenAIController,
     ChatPageController,
 ]

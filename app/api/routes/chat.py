@@ -102,6 +102,7 @@ class ChatController(Controller):
                     registry=registry,
                     settings=settings,
                     policy=url_policy,
+                    toolbox=run_manager.services.toolbox,
                     rewind=rewind,
                 )
             except IrisError as exc:

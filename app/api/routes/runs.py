@@ -29,7 +29,7 @@ from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
 from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
-from app.runs.tools import SERVER_TOOLS
+from app.runs.toolbox import Toolbox
 from app.schemas.history import HistoryPage
 from app.schemas.runs import CancelOut
 from app.security.access import owned_run, owned_session
@@ -59,6 +59,7 @@ class RunController(Controller):
         ProviderRegistry,
         UrlPolicy,
         RunManager,
+        Toolbox,
         ModelRepository,
         SessionRepository,
         MessageRepository,
@@ -125,6 +126,7 @@ class RunController(Controller):
                 registry=registry,
                 settings=settings,
                 policy=url_policy,
+                toolbox=run_manager.services.toolbox,
             )
             return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 
@@ -236,11 +238,14 @@ class RunController(Controller):
         settings: NamedDependency[Settings],
         model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
+        toolbox: NamedDependency[Toolbox],
     ) -> AgentCapabilities:
         """AG-UI ``AgentCapabilities``: what ``POST /agent/runs`` honours (reasoning per enabled model)."""
         return agent_capabilities(
             version=version("iris"),
-            server_tools=[tool.spec for tool in SERVER_TOOLS.values()],
+            server_tools=[
+                tool.spec for name in toolbox.registry.names if (tool := toolbox.plugin_tool(name))
+            ],
             max_iterations=settings.max_tool_iterations,
             reasoning=await reasoning_by_model(model_repo, registry),
         )

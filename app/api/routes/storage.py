@@ -10,7 +10,7 @@ from litestar.response import File
 
 from app.api.openapi import documented
 from app.errors import BadRequest, Forbidden, NotFound
-from app.mime import MIME_BY_EXTENSION
+from app.mime import SERVED_BY_EXTENSION
 from app.settings import Settings
 from app.storage.base import Storage
 from app.storage.local import LocalStorage
@@ -29,7 +29,7 @@ class StorageController(Controller):
         operation_class=documented(
             ok={
                 mime: Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.BINARY)
-                for mime in MIME_BY_EXTENSION.values()
+                for mime in dict.fromkeys(SERVED_BY_EXTENSION.values())
             },
             problems={
                 400: ["token_missing", "token_malformed"],
@@ -70,7 +70,7 @@ class StorageController(Controller):
             ) from exc
         if not file_path.is_file():
             raise NotFound("The object does not exist.", code="object_not_found")
-        media_type = MIME_BY_EXTENSION.get(file_path.suffix.lstrip("."), "application/octet-stream")
+        media_type = SERVED_BY_EXTENSION.get(file_path.suffix.lstrip("."), "application/octet-stream")
         return File(
             path=file_path,
             media_type=media_type,

@@ -5,7 +5,7 @@
 /** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean}} AgentModel */
 /** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string, pinned: boolean, archived: boolean}} SessionOut */
 /** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string} | {type: "reasoning", text: string, redacted?: boolean}} ChatPart */
-/** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string, siblings?: string[], siblingIndex?: number}} ChatMessage */
+/** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string, siblings?: string[], siblingIndex?: number, toolCalls?: {id: string, name: string, arguments: string}[], usage?: Record<string, any>, toolCallId?: string, toolOutput?: import("./tools.js").ToolOutput}} ChatMessage */
 
 /** An error the API answered with (problem+json), or a failure to reach it. */
 export class ApiError extends Error {

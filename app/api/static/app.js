@@ -5,13 +5,14 @@ import { clearAgents, loadAgents, watchAgentPicker } from "./agents.js";
 import { refocusSwitcher, showVersion, versionSwitcher } from "./branches.js";
 import { jumpTo, setUpSearch } from "./search.js";
 import { SessionList } from "./sessions.js";
+import { callsById, historyTool, toolCard } from "./tools.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
 /** @typedef {import("./api.js").AgentModel} AgentModel */
 /** @typedef {import("./api.js").ChatMessage} ChatMessage */
 /** @typedef {import("./api.js").ChatPart} ChatPart */
 /** @typedef {import("./api.js").SessionOut} SessionOut */
-/** @typedef {{name: string, args: string, summary?: string}} ToolView */
+/** @typedef {import("./tools.js").ToolView} ToolView */
 /** @typedef {{usage?: string, tool?: ToolView}} Extras */
 /** @typedef {{key: string, name: string, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, error?: string}} Attachment */
 /** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
@@ -313,13 +314,15 @@ function imageButton(url, name) {
 function renderHistory() {
   const extras = state.sessionId ? extrasOf(state.sessionId) : {};
   const lastAssistant = [...state.history].reverse().find((m) => m.role === "assistant");
+  const calls = callsById(state.history);
   const items = [];
   for (const message of state.history) {
     const extra = extras[message.id] || {};
-    if (message.role === "assistant" && !message.content && !extra.usage) continue; // a turn that only called a tool
+    const usage = extra.usage || (message.usage ? usageText([message.usage]) : null);
+    if (message.role === "assistant" && !message.content && !usage) continue; // a turn that only called a tool
     const item = el("li", { class: `msg ${message.role}`, "data-message-id": message.id, "aria-label": `${message.role} message` });
     if (message.role === "tool") {
-      item.append(toolBlock(extra.tool || { name: "tool", args: "", summary: message.content }));
+      item.append(toolBlock(message.toolOutput || !extra.tool ? historyTool(message, calls) : extra.tool));
     } else {
       const images = message.parts.filter((p) => p.type === "image");
       if (images.length) {
@@ -331,7 +334,7 @@ function renderHistory() {
       const text = message.parts.filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : "")).join("\n");
       if (text) item.append(el("div", { class: "text" }, [text]));
     }
-    if (extra.usage) item.append(el("div", { class: "usage" }, [`Usage: ${extra.usage}`]));
+    if (usage) item.append(el("div", { class: "usage" }, [`Usage: ${usage}`]));
     const actions = el("div", { class: "actions" });
     if (message.role === "user") {
       const edit = el("button", { type: "button" }, ["Edit"]);
@@ -388,11 +391,7 @@ function reasoningBlock(text, open) {
 
 /** @param {ToolView} tool */
 function toolBlock(tool) {
-  const summary = el("div", { class: "tool-summary" }, [tool.summary === undefined ? "running…" : tool.summary]);
-  return el("div", { class: "tool-call", "aria-label": `Tool call ${tool.name}` }, [
-    el("div", {}, [`${tool.name}(${tool.args})`]),
-    summary,
-  ]);
+  return toolCard(tool, openPreview);
 }
 
 // -- the live answer --------------------------------------------------------------------------------
@@ -480,8 +479,9 @@ class LiveRun {
         /** @type {ToolView} */
         const view = tool ? tool.view : { name: output ? output.toolName : "tool", args: "" };
         view.summary = output ? output.resultSummary : event.content;
+        view.output = output;
         if (tool) tool.item.replaceChildren(toolBlock(view));
-        addExtras(this.sessionId, event.messageId, { tool: view });
+        addExtras(this.sessionId, event.messageId, { tool: { name: view.name, args: view.args, summary: view.summary } });
         break;
       }
       case "RUN_FINISHED": {

@@ -1,6 +1,6 @@
 """Full-text search over a user's conversations: one method, one statement per engine.
 
-The index (migration 0008) holds a document per live message of a live session — its text, the names
+The index (migration 0009) holds a document per live message of a live session — its text, the names
 of its attachments and tool calls, the tool a tool message answers — and one per session title, kept
 current by triggers on every write. SQLite ranks with FTS5's ``bm25``, PostgreSQL with ``ts_rank`` over
 a GIN-indexed ``tsvector``. Both indexes carry the owner as a token, so a query walks only the

@@ -20,8 +20,8 @@ SQLite drops a table's triggers when a batch migration recreates the table: a la
 recreates ``messages`` or ``sessions`` there must create the triggers below again
 (``tests/persistence/test_migrations.py`` checks they exist at head).
 
-Revision ID: 0008_branches_search
-Revises: 0007_agents
+Revision ID: 0009_branches_search
+Revises: 0008_mcp_servers
 Create Date: 2026-12-01 09:00:00
 """
 
@@ -36,8 +36,8 @@ import advanced_alchemy.types
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008_branches_search"
-down_revision: str | None = "0007_agents"
+revision: str = "0009_branches_search"
+down_revision: str | None = "0008_mcp_servers"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,245 @@
+"""An OpenAI request → the unsaved history, tools and knobs of a stateless run.
+
+User images are a ``data:`` URL (sniffed and bounded like an upload, never stored) or one of our signed
+URLs (the attachment URL policy: the caller's own upload); any other URL is refused. Assistant tool
+calls and ``tool`` answers become the rows a stored thread would hold, so the model sees the same
+history either way. Roles ``system`` and ``developer`` are the system prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from app.agui.input import InboundImage
+from app.api.openai.wire import (
+    ChatCompletionRequest,
+    ImageContent,
+    NamedToolChoice,
+    OpenAIAssistantMessage,
+    OpenAIToolMessage,
+    OpenAIUserMessage,
+    TextContent,
+    TextOnly,
+)
+from app.errors import Unprocessable
+from app.media.inline_images import decode_data_url, inspect_inline
+from app.persistence.models import Message
+from app.persistence.repositories import UploadRepository
+from app.runs.parts import canonical_user_parts
+from app.runs.stateless import thread_of
+from app.security.auth import Principal
+from app.security.url_policy import UrlPolicy
+from app.settings import Settings
+from providers import RequestOptions, ResponseFormat, ToolChoice, ToolSpec
+
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayInput:
+    """What :func:`app.runs.stateless.stateless_run` takes, read from one OpenAI request."""
+
+    history: list[Message]
+    tools: tuple[ToolSpec, ...]
+    request: RequestOptions
+    reasoning: Mapping[str, Any] | None
+
+
+def request_options(body: ChatCompletionRequest) -> RequestOptions:
+    """The sampling and format knobs (checked against the model by the core)."""
+    if body.n not in (None, 1):
+        raise Unprocessable("Only n=1 is supported.", code="validation_failed", field="n")
+    fmt = body.response_format
+    response_format = None
+    if fmt is not None and fmt.type == "json_object":
+        response_format = ResponseFormat(type="json_object")
+    elif fmt is not None and fmt.type == "json_schema":
+        if fmt.json_schema is None:
+            raise Unprocessable(
+                "A json_schema response_format needs 'json_schema'.",
+                code="validation_failed",
+                field="response_format.json_schema",
+            )
+        schema = fmt.json_schema
+        response_format = ResponseFormat(
+            type="json_schema", schema=schema.schema, name=schema.name, strict=bool(schema.strict)
+        )
+    choice = body.tool_choice
+    tool_choice = None
+    if isinstance(choice, NamedToolChoice):
+        tool_choice = ToolChoice(mode="tool", name=choice.function.name)
+    elif choice == "required":
+        tool_choice = ToolChoice(mode="required")
+    stop = (body.stop,) if isinstance(body.stop, str) else tuple(body.stop or ())
+    return RequestOptions(
+        temperature=body.temperature,
+        top_p=body.top_p,
+        max_output_tokens=body.max_completion_tokens or body.max_tokens,
+        stop=stop,
+        seed=body.seed,
+        response_format=response_format,
+        tool_choice=tool_choice,
+        parallel_tool_calls=body.parallel_tool_calls if body.tools else None,
+        end_user=body.user,
+    )
+
+
+def offered_tools(body: ChatCompletionRequest) -> tuple[ToolSpec, ...]:
+    """The client's tools (``tool_choice: "none"`` offers none)."""
+    if body.tool_choice == "none":
+        return ()
+    return tuple(
+        ToolSpec(
+            name=t.function.name,
+            description=t.function.description,
+            parameters=t.function.parameters or {"type": "object", "properties": {}},
+        )
+        for t in body.tools or ()
+    )
+
+
+async def gateway_input(
+    body: ChatCompletionRequest,
+    *,
+    principal: Principal,
+    uploads: UploadRepository,
+    policy: UrlPolicy,
+    settings: Settings,
+    limiter: anyio.CapacityLimiter,
+) -> GatewayInput:
+    """Read the request; 400s name the OpenAI field (``messages[2].content[1].image_url``)."""
+    history: list[Message] = []
+    names: dict[str, str] = {}  # tool call id → the function it called
+    for index, message in enumerate(body.messages):
+        field = f"messages[{index}]"
+        if isinstance(message, OpenAIUserMessage):
+            history.append(
+                await _user_row(
+                    message,
+                    field,
+                    principal=principal,
+                    uploads=uploads,
+                    policy=policy,
+                    settings=settings,
+                    limiter=limiter,
+                )
+            )
+        elif isinstance(message, OpenAIAssistantMessage):
+            calls = [
+                {"type": "tool_call", "id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                for c in message.tool_calls or ()
+            ]
+            names.update((c.id, c.function.name) for c in message.tool_calls or ())
+            history.append(Message(role="assistant", content=_text(message.content), parts=calls, meta={}))
+        elif isinstance(message, OpenAIToolMessage):
+            if message.tool_call_id not in names:
+                raise Unprocessable(
+                    f"No assistant tool call has the id {message.tool_call_id!r}.",
+                    code="validation_failed",
+                    field=f"{field}.tool_call_id",
+                )
+            answer = {"toolCallId": message.tool_call_id, "toolName": names[message.tool_call_id]}
+            history.append(
+                Message(
+                    role="tool",
+                    content=_text(message.content),
+                    parts=None,
+                    meta={"frontend_tool_result": answer},
+                )
+            )
+        else:  # system and developer
+            history.append(Message(role="system", content=_text(message.content), parts=None, meta={}))
+    effort = body.reasoning_effort
+    reasoning = (
+        None
+        if effort is None
+        else {"enableThinking": False}
+        if effort == "none"
+        else {"reasoningEffort": _EFFORT[effort]}
+    )
+    return GatewayInput(
+        history=history, tools=offered_tools(body), request=request_options(body), reasoning=reasoning
+    )
+
+
+def _text(content: TextOnly | None) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    return "".join(part.text for part in content)
+
+
+async def _user_row(
+    message: OpenAIUserMessage,
+    field: str,
+    *,
+    principal: Principal,
+    uploads: UploadRepository,
+    policy: UrlPolicy,
+    settings: Settings,
+    limiter: anyio.CapacityLimiter,
+) -> Message:
+    """A user message's parts: text, inline images checked like uploads, and our signed URLs resolved
+    to the caller's uploads (at most ``IRIS_MAX_IMAGES_PER_MESSAGE`` images of both kinds together)."""
+    content: Sequence[TextContent | ImageContent] = (
+        [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
+    )
+    images = [p for p in content if isinstance(p, ImageContent)]
+    if len(images) > settings.max_images_per_message:
+        raise Unprocessable(
+            f"A message may carry at most {settings.max_images_per_message} images, not {len(images)}.",
+            code="too_many_images",
+            field=f"{field}.content",
+        )
+    if not images and not any(isinstance(p, TextContent) and p.text.strip() for p in content):
+        raise Unprocessable("A message needs text or at least one image.", code="empty_message", field=field)
+    parts: list[dict[str, Any]] = []
+    linked: list[tuple[int, InboundImage]] = []  # our signed URLs, resolved together below
+    for index, part in enumerate(content):
+        where = f"{field}.content[{index}]"
+        if isinstance(part, TextContent):
+            if part.text:
+                parts.append({"type": "text", "text": part.text})
+        elif part.image_url.url.startswith("data:"):
+            parts.append(await _inline(part.image_url.url, f"{where}.image_url", settings, limiter))
+        else:
+            linked.append((len(parts), InboundImage(field=f"{where}.image_url", url=part.image_url.url)))
+            parts.append({})
+    if linked:
+        urls = [image for _, image in linked]
+        resolved = await canonical_user_parts(
+            urls,
+            user_id=principal.user_id,
+            thread_id=thread_of(urls),
+            policy=policy,
+            uploads=uploads,
+            max_images=settings.max_images_per_message,
+            field=field,
+        )
+        for (at, _), stored in zip(linked, resolved, strict=True):
+            parts[at] = stored
+    text = "\n".join(p["text"] for p in parts if p["type"] == "text")
+    return Message(role="user", content=text, parts=parts, meta={})
+
+
+async def _inline(url: str, field: str, settings: Settings, limiter: anyio.CapacityLimiter) -> dict[str, Any]:
+    """The part of an image sent as a ``data:`` URL, checked like an upload; its bytes stay in memory
+    for this request only (the pipeline normalises them from there) and are never stored."""
+    data = decode_data_url(url, max_bytes=settings.max_image_bytes, field=field)
+    image = await inspect_inline(
+        data, name="", max_pixels=settings.max_image_pixels, limiter=limiter, field=field
+    )
+    return {
+        "type": "image",
+        "path": "",
+        "mimeType": image.mime_type,
+        "name": image.name,
+        "size": len(image.data),
+        "width": image.width,
+        "height": image.height,
+        "sha256": image.sha256,
+        "data": image.data,
+    }

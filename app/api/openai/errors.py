@@ -1,0 +1,102 @@
+"""Every ``/v1`` error in OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``, with the
+statuses OpenAI uses, so each SDK raises its own exception class (``BadRequestError``,
+``AuthenticationError``, ``NotFoundError``, ``RateLimitError`` …).
+
+``code`` is Iris's stable code, the same one problem+json carries elsewhere (``model_not_found``,
+``invalid_data_url``, ``quota_exceeded`` …); ``param`` is the OpenAI field that failed. Iris's 422s
+are OpenAI's 400s (so are 415s); an unknown or closed model is a 404 ``model_not_found``; a 429
+carries ``Retry-After``.
+The handlers are the gateway controller's own, so the rest of the API keeps problem+json.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import ValidationException
+from litestar.types import ExceptionHandlersMap
+
+from app.agui.events import RunError
+from app.api.openai.wire import ErrorAnswer, ErrorBody
+from app.api.problems import EXCEPTION_HANDLERS, PROBLEM_JSON, field_errors
+
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "invalid_request_error",
+    413: "invalid_request_error",
+    415: "invalid_request_error",
+    429: "rate_limit_error",
+}
+_RUN_STATUS = {
+    "provider_rate_limit": 429,
+    "provider_unavailable": 503,
+    "provider_timeout": 504,
+    "provider_idle_timeout": 504,
+    "run_timeout": 504,
+    "database_unavailable": 503,
+    "storage_unavailable": 503,
+    "request_too_large": 400,
+    "unsupported_part": 400,
+    "model_lacks_vision": 400,
+}
+"""A run that failed before it answered anything: its code → the status the request gets."""
+
+
+def status_for(status: int, code: str) -> int:
+    """OpenAI's status for one of ours: 422 and 415 (a file that is not an image) → 400, an unknown
+    model → 404."""
+    if code == "model_not_found":
+        return 404
+    return 400 if status in (415, 422) else status
+
+
+def error_answer(status: int, code: str, message: str, param: str | None) -> ErrorAnswer:
+    kind = _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return ErrorAnswer(error=ErrorBody(message=message, type=kind, param=param, code=code))
+
+
+def run_failure(event: RunError) -> tuple[int, ErrorAnswer]:
+    """A failed run as an HTTP answer (before anything was streamed) or as a stream's last chunk."""
+    code = event.code or "provider_other"
+    status = _RUN_STATUS.get(code, 502)
+    return status, error_answer(status, code, event.message, None)
+
+
+def _response(status: int, body: ErrorAnswer, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(
+        content=msgspec.json.encode(body), status_code=status, media_type="application/json", headers=headers
+    )
+
+
+def _validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[bytes]:
+    """A body that does not decode, or a field of the wrong type: 400, ``param`` naming the field."""
+    errors = field_errors(exc.extra)
+    first = next((e for e in errors if e.field), None)
+    message = "; ".join(f"{e.field}: {e.message}" if e.field else e.message for e in errors) or exc.detail
+    code = "validation_failed" if errors else "malformed_body"
+    return _response(400, error_answer(400, code, message, first.field if first else None))
+
+
+def _reshaped(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+    """Any error as the problem+json handlers describe it (status, code, detail, field, headers),
+    reshaped: one description of every error, two wire formats."""
+    handler = next(h for t, h in EXCEPTION_HANDLERS.items() if isinstance(t, type) and isinstance(exc, t))
+    answer = handler(request, exc)
+    if answer.media_type != PROBLEM_JSON:
+        return answer
+    problem = msgspec.json.decode(answer.content)
+    status = status_for(answer.status_code or 500, str(problem.get("code", "error")))
+    message = str(problem.get("detail") or problem.get("title") or "Error")
+    headers = {k: v for k, v in answer.headers.items() if k.lower() in ("retry-after", "www-authenticate")}
+    body = error_answer(status, str(problem.get("code")), message, problem.get("field"))
+    return _response(status, body, headers or None)
+
+
+OPENAI_EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    **dict.fromkeys(EXCEPTION_HANDLERS, _reshaped),  # the same keys, so none of the app's wins
+    ValidationException: _validation_error,
+}

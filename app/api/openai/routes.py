@@ -1,0 +1,214 @@
+"""``/v1``: Chat Completions and the model list, for any OpenAI client (``api_key`` = an Iris token).
+
+Stateless, like ``POST /api/llm/chat``, and through the same core (:func:`app.runs.stateless.stateless_run`:
+the model, its capabilities and limits, the knobs it honours, the request budget) and the same engine
+(:func:`app.runs.gateway.run_events`: deadlines, usage, reasoning); quotas count it as a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
+import msgspec
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
+from litestar.response import Stream
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.agui.events import AgUiEvent, RunError, RunFinished
+from app.agui.sse import HEADERS
+from app.api.openai.chunks import Answer, stream_chunks
+from app.api.openai.convert import gateway_input
+from app.api.openai.docs import openai_documented
+from app.api.openai.errors import OPENAI_EXCEPTION_HANDLERS, run_failure
+from app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
+from app.errors import NotFound
+from app.persistence.models import ModelRow
+from app.persistence.repositories import ModelRepository, UploadRepository
+from app.runs.gateway import run_events
+from app.runs.manager import RunManager
+from app.runs.stateless import stateless_run
+from app.runs.streaming import observed
+from app.security.auth import Principal
+from app.security.quotas import admit_run
+from app.security.url_policy import UrlPolicy
+from app.settings import Settings
+from providers.registry import ProviderRegistry
+
+CHAT_CODES = {
+    400: [
+        "validation_failed",
+        "malformed_body",
+        "empty_message",
+        "too_many_images",
+        "invalid_data_url",
+        "unsupported_media_type",
+        "image_unreadable",
+        "image_too_large",
+        "attachment_url_rejected",
+        "upload_not_found",
+        "model_lacks_vision",
+        "model_lacks_tools",
+        "parameter_unsupported",
+        "request_too_large",
+        "unsupported_part",
+        "image_type_not_accepted",
+    ],
+    403: ["model_not_for_guests"],
+    404: ["model_not_found"],
+    413: ["file_too_large", "request_too_large"],
+    429: ["quota_exceeded", "provider_rate_limit"],
+    502: ["provider_auth", "provider_bad_request", "provider_other", "provider_could_not_fetch_image"],
+    503: ["provider_unavailable", "provider_key_missing", "database_unavailable", "storage_unavailable"],
+    504: ["provider_timeout", "provider_idle_timeout", "run_timeout"],
+}
+
+
+class OpenAIController(Controller):
+    """``/v1``: OpenAI's Chat Completions and Models, errors in OpenAI's shape."""
+
+    path = "/v1"
+    tags = ["OpenAI-compatible"]
+    security = [{"BearerToken": []}]
+    exception_handlers = OPENAI_EXCEPTION_HANDLERS
+    signature_types = [
+        Principal,
+        Settings,
+        ProviderRegistry,
+        UrlPolicy,
+        RunManager,
+        ModelRepository,
+        UploadRepository,
+        AsyncSession,
+    ]
+
+    @post(
+        "/chat/completions",
+        operation_id="CreateChatCompletion",
+        status_code=200,
+        operation_class=openai_documented(
+            body="ChatCompletionRequest", ok="ChatCompletion", chunks="ChatCompletionChunk", errors=CHAT_CODES
+        ),
+    )
+    async def chat_completions(
+        self,
+        data: JSONBody[ChatCompletionRequest],
+        principal: NamedDependency[Principal],
+        settings: NamedDependency[Settings],
+        registry: NamedDependency[ProviderRegistry],
+        url_policy: NamedDependency[UrlPolicy],
+        run_manager: NamedDependency[RunManager],
+        model_repo: NamedDependency[ModelRepository],
+        upload_repo: NamedDependency[UploadRepository],
+        db_session: NamedDependency[AsyncSession],
+        decode_limiter: NamedDependency[anyio.CapacityLimiter],
+    ) -> Stream | Response[Any]:
+        """Answer ``messages`` with ``model`` (``provider/modelId``): ``chat.completion.chunk`` server-sent
+        events ending with ``data: [DONE]`` when ``stream``, else one ``chat.completion``. Images are
+        ``data:`` URLs or Iris's own signed URLs; ``tools`` are the client's to run. Nothing is stored."""
+        given = await gateway_input(
+            data,
+            principal=principal,
+            uploads=upload_repo,
+            policy=url_policy,
+            settings=settings,
+            limiter=decode_limiter,
+        )
+        plan = await stateless_run(
+            data.model,
+            given.history,
+            principal=principal,
+            models=model_repo,
+            registry=registry,
+            settings=settings,
+            model_field="model",
+            tools=given.tools,
+            request=given.request,
+            reasoning=given.reasoning,
+        )
+        await admit_run(db_session, principal, settings, stored=False)
+        await db_session.commit()  # counted before the vendor is called, whatever happens next
+        answer = Answer(completion_id=f"chatcmpl-{uuid.uuid4().hex}", model=plan.model_ref)
+        events = run_events(plan, run_manager.services)
+        if not data.stream:
+            async with contextlib.aclosing(events):  # type: ignore[type-var]
+                async for event in events:
+                    answer.take(event)
+                    if isinstance(event, RunError):
+                        return _failed(event)
+            return Response(answer.completion())
+        # Until the model answers anything, a failure is still an HTTP error the SDKs raise by status.
+        early: list[AgUiEvent] = []
+        probe = Answer(completion_id=answer.completion_id, model=answer.model)
+        async for event in events:
+            early.append(event)
+            if isinstance(event, RunError):
+                await events.aclose()  # type: ignore[attr-defined]
+                return _failed(event)
+            if isinstance(event, RunFinished) or probe.take(event) is not None:
+                break
+        include_usage = data.stream_options is not None and data.stream_options.include_usage
+        body = stream_chunks(
+            answer, _chained(early, events), include_usage=include_usage, error=lambda e: run_failure(e)[1]
+        )
+        observed_body = observed(body, run_manager.services.telemetry)  # counted as an open stream
+        return Stream(observed_body, media_type="text/event-stream", headers=HEADERS)
+
+    @get("/models", operation_id="ListOpenAIModels", operation_class=openai_documented(ok="ModelCards"))
+    async def list_models(
+        self, principal: NamedDependency[Principal], model_repo: NamedDependency[ModelRepository]
+    ) -> ModelCards:
+        """The catalogue models the caller may use (``id`` = ``provider/modelId``)."""
+        return ModelCards(data=[_card(row) for row in await _usable(principal, model_repo)])
+
+    @get(
+        "/models/{model:path}",
+        operation_id="GetOpenAIModel",
+        operation_class=openai_documented(ok="ModelCard", errors={404: ["model_not_found"]}),
+    )
+    async def get_model(
+        self,
+        model: FromPath[str],
+        principal: NamedDependency[Principal],
+        model_repo: NamedDependency[ModelRepository],
+    ) -> ModelCard:
+        """One model the caller may use; 404 ``model_not_found`` for any other."""
+        ref = model.lstrip("/")
+        for row in await _usable(principal, model_repo):
+            if row.ref == ref:
+                return _card(row)
+        raise NotFound(
+            f"The model {ref!r} does not exist or you do not have access to it.", code="model_not_found"
+        )
+
+
+async def _usable(principal: Principal, models: ModelRepository) -> Sequence[ModelRow]:
+    if principal.is_guest:
+        return await models.list_guest_visible()
+    return await models.list_catalogue(include_disabled=False)
+
+
+def _card(row: ModelRow) -> ModelCard:
+    return ModelCard(id=row.ref, created=int(row.created_at.timestamp()), owned_by=row.provider)
+
+
+def _failed(event: RunError) -> Response[bytes]:
+    status, body = run_failure(event)
+    headers = {"Retry-After": "1"} if status == 429 else None
+    return Response(
+        msgspec.json.encode(body), status_code=status, media_type="application/json", headers=headers
+    )
+
+
+async def _chained(first: list[AgUiEvent], rest: AsyncIterator[AgUiEvent]) -> AsyncIterator[AgUiEvent]:
+    """``first``, then ``rest``; closing this closes ``rest`` (which cancels the run)."""
+    async with contextlib.aclosing(rest):  # type: ignore[type-var]
+        for event in first:
+            yield event
+        async for event in rest:
+            yield event

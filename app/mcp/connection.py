@@ -1,0 +1,350 @@
+"""One MCP server's live connection: connect, discover its tools, call them, and come back after a
+crash, without ever hanging or failing the run that asked.
+
+The SDK's ``Client`` is an async context that must be entered and left by one task, so each
+connection has an owner task that holds it open; calls from runs go through it concurrently. Every
+wait is bounded: connecting by the server's connect timeout, a call by its call timeout (the SDK
+then sends ``notifications/cancelled``, as it does when the calling run is cancelled). A server that
+is down or closes the connection gives the caller a :class:`tools.ToolFailed` (the model sees a
+tool error) and is reconnected after a backoff (0.5 s doubling to 30 s); an idle connection re-lists
+the tools every 30 s, so a crash is noticed before the next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import time
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx2
+import mcp_types as mt
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from app.mcp.config import MissingVariable, ServerConfig
+from app.mcp.results import tool_result
+from tools import ToolFailed, ToolHints, ToolResult
+
+log = logging.getLogger("iris.mcp")
+
+MAX_BACKOFF_SECONDS = 30.0
+EAGER_RETRIES = 5
+"""Failed connects retried in the background before waiting for the next use to try again."""
+HEARTBEAT_SECONDS = 30.0
+LIST_PAGES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class McpTool:
+    """A tool a server listed; the model knows it as ``{server}__{name}``."""
+
+    server: str
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    hints: ToolHints
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.server}__{self.name}"
+
+
+class ServerConnection:
+    """See the module docstring. ``tools_ttl_seconds``: how long a tool list is trusted before it is
+    fetched again (``notifications/tools/list_changed`` refreshes it at once)."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        environ: Mapping[str, str],
+        *,
+        tools_ttl_seconds: float,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.config = config
+        self._environ = environ
+        self._ttl = tools_ttl_seconds
+        self._log_dir = log_dir
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._attempt: asyncio.Future[Client] | None = None
+        self._broken = asyncio.Event()
+        self._closing = False
+        self._closed = asyncio.Event()
+        self._relisting: asyncio.Task[None] | None = None
+        self._in_flight = 0
+        self._tools: list[McpTool] = []
+        self._listed_at: float | None = None
+        self._stale = False
+        self._failures = 0
+        self._retry_at = 0.0
+        self.state = "idle"
+        self.error: str | None = None
+        self.connected_at: dt.datetime | None = None
+
+    # -- what runs and the admin API use --------------------------------------------------------------
+
+    async def tools(self) -> list[McpTool]:
+        """Its tools, connecting (bounded) or re-listing when the list is stale; when the server cannot
+        be reached, the last list it gave (possibly none): a run then still starts."""
+        try:
+            client = await self._ensure()
+            if self._stale or self._listed_at is None or time.monotonic() - self._listed_at > self._ttl:
+                async with asyncio.timeout(self.config.connect_timeout_seconds):
+                    await self._list(client)
+        except (ToolFailed, TimeoutError, MCPError, ValidationError) as exc:
+            log.info("mcp %s: tools not refreshed: %s", self.config.name, exc)
+        return list(self._tools)
+
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """One call within the server's call timeout; anything but an answer is a :class:`ToolFailed`
+        with a reason the model can read."""
+        name = self.config.name
+        timeout = self.config.call_timeout_seconds
+        client = await self._ensure()
+        self._in_flight += 1
+        try:
+            # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
+            async with asyncio.timeout(timeout + 5):
+                result = await client.call_tool(tool, dict(arguments), read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if exc.code == mt.REQUEST_TIMEOUT:
+                raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s (cancelled)") from None
+            if exc.code == mt.CONNECTION_CLOSED:
+                self._break(f"closed the connection during a call to {tool}")
+                raise ToolFailed(
+                    f"the MCP server {name} closed the connection; it is being restarted"
+                ) from None
+            raise ToolFailed(f"the MCP server {name} refused the call: {exc}") from None
+        except TimeoutError:
+            self._break(f"a call to {tool} never came back")
+            raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s") from None
+        except (OSError, httpx2.HTTPError, ValidationError, RuntimeError) as exc:
+            self._break(f"{type(exc).__name__}: {exc}")
+            raise ToolFailed(f"the MCP server {name} failed: {type(exc).__name__}") from None
+        finally:
+            self._in_flight -= 1
+        return tool_result(result, f"{name}__{tool}")
+
+    def cached_tools(self) -> list[McpTool]:
+        """The tools it listed last, without connecting."""
+        return list(self._tools)
+
+    def health(self) -> dict[str, Any]:
+        """``state`` (idle, connecting, connected, down), the last ``error``, tool count, next retry."""
+        out: dict[str, Any] = {"state": self.state, "tools": len(self._tools)}
+        if self.error:
+            out["error"] = self.error
+        if self.connected_at is not None:
+            out["connectedAt"] = self.connected_at.isoformat(timespec="seconds")
+        if self.state == "down" and self._retry_at > time.monotonic():
+            out["retryInSeconds"] = round(self._retry_at - time.monotonic(), 1)
+        return out
+
+    async def close(self) -> None:
+        """Leave the server (a stdio one is stopped); safe to call twice."""
+        self._closing = True
+        self._closed.set()
+        self._broken.set()
+        if self._task is not None and not self._task.done():
+            try:
+                async with asyncio.timeout(10):
+                    await asyncio.shield(self._task)
+            except (TimeoutError, Exception):
+                self._task.cancel()
+        self.state = "idle"
+
+    # -- the owner task ---------------------------------------------------------------------------------
+
+    async def _ensure(self) -> Client:
+        if self._client is not None and not self._broken.is_set():
+            return self._client
+        if self._closing:
+            raise ToolFailed(f"the MCP server {self.config.name} is being removed")
+        if self._task is None or self._task.done():
+            wait = self._retry_at - time.monotonic()
+            if wait > 0:
+                raise ToolFailed(
+                    f"the MCP server {self.config.name} is down ({self.error}); next try in {wait:.0f} s"
+                )
+            self._attempt = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._own(), name=f"mcp:{self.config.name}")
+        assert self._attempt is not None
+        try:
+            async with asyncio.timeout(self.config.connect_timeout_seconds + 1):
+                return await asyncio.shield(self._attempt)
+        except TimeoutError:
+            raise ToolFailed(f"the MCP server {self.config.name} did not connect in time") from None
+        except ToolFailed:
+            raise
+        except Exception as exc:
+            raise ToolFailed(f"the MCP server {self.config.name} is down: {exc}") from None
+
+    async def _own(self) -> None:
+        """Connect, stay connected until broken, back off, reconnect (a few times eagerly)."""
+        retries = 0
+        while not self._closed.is_set():
+            attempt = self._attempt
+            if attempt is None or attempt.done():
+                attempt = self._attempt = asyncio.get_running_loop().create_future()
+            was_up = await self._connect_once(attempt)
+            if self._closed.is_set():
+                break
+            self._failures = 1 if was_up else self._failures + 1
+            retries = 0 if was_up else retries + 1
+            delay = min(MAX_BACKOFF_SECONDS, 0.5 * 2 ** (self._failures - 1))
+            self._retry_at = time.monotonic() + delay
+            self.state = "down"
+            if retries >= EAGER_RETRIES:
+                break  # the next use tries again, once the backoff has passed
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._closed.wait()
+
+    async def _connect_once(self, attempt: asyncio.Future[Client]) -> bool:
+        """One connection's life; whether it got connected. Never raises."""
+        self.state = "connecting"
+        self._broken.clear()
+        connected = False
+        try:
+            async with AsyncExitStack() as stack:
+                async with asyncio.timeout(self.config.connect_timeout_seconds):
+                    client = await stack.enter_async_context(self._client_for(stack))
+                    await self._list(client)
+                self._client, connected = client, True
+                self.state, self.error = "connected", None
+                self.connected_at = dt.datetime.now(dt.UTC)
+                self._failures = 0
+                log.info("mcp %s: connected, %d tools", self.config.name, len(self._tools))
+                if not attempt.done():
+                    attempt.set_result(client)
+                await self._stay(client)
+        except MissingVariable as exc:
+            self.error = str(exc)
+        except TimeoutError:
+            self.error = self.error or f"did not connect within {self.config.connect_timeout_seconds:g} s"
+        except (Exception, ExceptionGroup) as exc:
+            self.error = self.error or _describe(exc)
+        finally:
+            self._client = None
+        if not connected:
+            log.warning("mcp %s: cannot connect: %s", self.config.name, self.error)
+        elif not self._closing:
+            log.warning("mcp %s: connection lost: %s", self.config.name, self.error)
+        if not attempt.done():
+            attempt.set_exception(ToolFailed(f"the MCP server {self.config.name} is down: {self.error}"))
+            attempt.exception()
+        return connected
+
+    async def _stay(self, client: Client) -> None:
+        """Until broken or closing; while no call is in flight, re-list the tools now and then, which
+        notices a server that died (the 2026-07-28 protocol has no ping) and refreshes the list."""
+        while not self._broken.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(HEARTBEAT_SECONDS):
+                    await self._broken.wait()
+                    return
+            if self._in_flight:
+                continue
+            try:
+                async with asyncio.timeout(self.config.connect_timeout_seconds):
+                    await self._list(client)
+            except Exception as exc:
+                self.error = f"the server stopped answering: {_describe(exc)}"
+                return
+
+    def _break(self, reason: str) -> None:
+        self.error = reason
+        self._broken.set()
+
+    def _client_for(self, stack: AsyncExitStack) -> Client:
+        config = self.config
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, mt.ToolListChangedNotification):
+                self._stale = True  # the next tools() re-lists; so does a task started now
+                self._relisting = asyncio.get_running_loop().create_task(self._relist_soon())
+
+        if config.transport == "http":
+            assert config.url is not None
+            http = httpx2.AsyncClient(
+                headers=config.expanded_headers(self._environ),
+                timeout=httpx2.Timeout(
+                    config.connect_timeout_seconds, read=max(config.call_timeout_seconds, 30)
+                ),
+            )
+            stack.push_async_callback(http.aclose)
+            return Client(streamable_http_client(config.url, http_client=http), message_handler=on_message)
+        assert config.command is not None
+        params = StdioServerParameters(
+            command=config.command, args=list(config.args), env=config.expanded_env(self._environ)
+        )
+        return Client(stdio_client(params, errlog=self._errlog(stack)), message_handler=on_message)
+
+    async def _relist_soon(self) -> None:
+        client = self._client
+        if client is None:
+            return
+        try:
+            async with asyncio.timeout(self.config.connect_timeout_seconds):
+                await self._list(client)
+        except Exception as exc:
+            log.info("mcp %s: re-listing after tools/list_changed failed: %s", self.config.name, exc)
+
+    def _errlog(self, stack: AsyncExitStack) -> TextIO:
+        """Where a stdio server's stderr goes: a log file per server, else nowhere."""
+        if self._log_dir is None:
+            handle = open("/dev/null", "w")  # noqa: SIM115 -- closed by the stack
+        else:
+            self._log_dir.mkdir(parents=True, exist_ok=True)
+            handle = (self._log_dir / f"{self.config.name}.stderr.log").open("a")
+        stack.callback(handle.close)
+        return handle
+
+    async def _list(self, client: Client) -> None:
+        found: list[McpTool] = []
+        cursor: str | None = None
+        for _ in range(LIST_PAGES):
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            found += [_tool(self.config.name, tool) for tool in page.tools]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        self._tools, self._listed_at, self._stale = found, time.monotonic(), False
+
+
+def _tool(server: str, tool: mt.Tool) -> McpTool:
+    notes = tool.annotations
+    schema = tool.input_schema if tool.input_schema.get("type") == "object" else {"type": "object"}
+    return McpTool(
+        server=server,
+        name=tool.name,
+        description=(tool.description or tool.title or tool.name).strip(),
+        parameters=schema,
+        hints=ToolHints(
+            read_only=notes.read_only_hint,
+            destructive=notes.destructive_hint,
+            idempotent=notes.idempotent_hint,
+            open_world=notes.open_world_hint,
+        )
+        if notes is not None
+        else ToolHints(),
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    """The innermost useful message of a (grouped) transport failure."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:300]

@@ -1,0 +1,83 @@
+"""Images sent inline in a request (an OpenAI ``data:`` URL), checked exactly like an upload: at most
+``IRIS_MAX_IMAGE_BYTES``, the type sniffed from the bytes by Pillow (PNG, JPEG, WebP), fully decoded
+under the decompression-bomb limit, in the same bounded pool of worker threads. Nothing is stored: the
+bytes live as long as the request, and the pipeline normalises them from memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass
+
+import anyio
+
+from app.errors import IrisError, PayloadTooLarge, Unprocessable
+from app.media.images import inspect_image
+
+_DATA_URL = re.compile(r"^data:(?P<type>[^;,]*)(?P<params>(?:;[^;,]*)*),(?P<data>.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class InlineImage:
+    """A checked inline image: its original bytes and what Pillow found."""
+
+    data: bytes
+    mime_type: str
+    width: int
+    height: int
+    sha256: str
+    name: str
+
+
+def decode_data_url(url: str, *, max_bytes: int, field: str) -> bytes:
+    """The bytes of a base64 ``data:`` URL (its declared type is not trusted: the bytes are sniffed
+    later); 413 ``file_too_large`` past ``max_bytes``, 422 ``invalid_data_url`` when it is not one."""
+    match = _DATA_URL.match(url)
+    if match is None or ";base64" not in match["params"].lower():
+        raise Unprocessable(
+            "An inline image must be a base64 data URL (data:image/png;base64,…).",
+            code="invalid_data_url",
+            field=field,
+        )
+    encoded = match["data"].strip()
+    if len(encoded) * 3 // 4 > max_bytes + 2:  # refused before decoding a byte of it
+        raise _too_large(max_bytes, field)
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise Unprocessable(
+            "The data URL's base64 does not decode.", code="invalid_data_url", field=field
+        ) from None
+    if len(data) > max_bytes:
+        raise _too_large(max_bytes, field)
+    return data
+
+
+async def inspect_inline(
+    data: bytes, *, name: str, max_pixels: int, limiter: anyio.CapacityLimiter, field: str
+) -> InlineImage:
+    """Sniff and decode ``data`` as an upload's bytes are (415 / 422 naming ``field``)."""
+    try:
+        info = await anyio.to_thread.run_sync(
+            lambda: inspect_image(data, max_pixels=max_pixels), limiter=limiter
+        )
+    except IrisError as exc:
+        exc.field = field
+        raise
+    return InlineImage(
+        data=data,
+        mime_type=info.mime_type,
+        width=info.width,
+        height=info.height,
+        sha256=hashlib.sha256(data).hexdigest(),
+        name=name or f"image.{info.extension}",
+    )
+
+
+def _too_large(max_bytes: int, field: str) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"The image is larger than the {max_bytes}-byte limit.", code="file_too_large", field=field
+    )

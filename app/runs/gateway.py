@@ -1,0 +1,62 @@
+"""A stateless run as a stream of AG-UI events in memory, for surfaces that speak another wire format
+(the OpenAI gateway, ``app.api.openai``): the same orchestrator as ``/api/llm/chat``, nothing stored,
+and the run stops when the consumer does (a client that closes its stream cancels the vendor call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from app.agui.events import AgUiEvent, RunError, RunFinished
+from app.runs.intake import RunPlan
+from app.runs.orchestrator import Orchestrator
+from app.runs.services import RunServices
+
+
+class _Queued:
+    """An event sink handing each event to the consumer as it is emitted; nothing is written."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[AgUiEvent] = asyncio.Queue()
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    async def emit(self, event: AgUiEvent) -> None:
+        if self._finished:
+            raise RuntimeError("the run already ended")
+        self._finished = isinstance(event, RunFinished | RunError)
+        self.queue.put_nowait(event)
+        await asyncio.sleep(0)  # let a waiting consumer send it now
+
+    def abandon(self, event: RunError) -> None:
+        self._finished = True
+        self.queue.put_nowait(event)
+
+    def commit_intake(self) -> None:
+        pass  # nothing is stored
+
+
+async def run_events(plan: RunPlan, services: RunServices) -> AsyncIterator[AgUiEvent]:
+    """The run's events up to and including its terminal one; closing the iterator early cancels it."""
+    sink = _Queued()
+    task = asyncio.create_task(Orchestrator(plan, services, sink).run())
+    try:
+        while True:
+            event = await sink.queue.get()
+            yield event
+            if isinstance(event, RunFinished | RunError):
+                return
+    finally:
+        if not task.done():
+            # Not awaited: a consumer closed by cancellation would cut the run's own clean-up short
+            # (the vendor's connection is then left open). Kept referenced until it has ended.
+            task.cancel()
+            _ENDING.add(task)
+            task.add_done_callback(_ENDING.discard)
+
+
+_ENDING: set[asyncio.Task[None]] = set()

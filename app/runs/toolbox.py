@@ -1,0 +1,129 @@
+"""The tools a run may call: plugin tools (``iris.tools``, the built-ins among them) and the tools of
+MCP servers, resolved from an agent's tool names into one shape, :class:`RunTool`.
+
+An agent names a plugin tool (``current_time``), one MCP tool (``charts__chart``) or every tool of an
+MCP server (``mcp:charts/*``). MCP servers are read from the database at each run (so every process
+sees an admin's change) and their tools from the process's live connection (:mod:`app.mcp`); a server
+that is down offers the tools it listed last, or none — a run never waits on it past its connect
+timeout, and never fails because of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.mcp.config import ServerConfig
+from app.mcp.connection import McpTool, ServerConnection
+from app.mcp.pool import McpPool
+from app.persistence.repositories import McpServerRepository
+from providers import ToolSpec
+from tools import Approval, ToolContext, ToolHints, ToolResult, needs_approval
+from tools.names import mcp_tool_name, parse_tool_ref
+from tools.registry import ToolRegistry
+
+Invoke = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunTool:
+    """A tool as a run offers and calls it. ``source``: ``builtin``, ``plugin:{module}`` or
+    ``mcp:{server}``; ``approval`` is the rule that applies (the admin's for MCP tools)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    source: str
+    approval: Approval
+    hints: ToolHints
+    timeout_seconds: float
+    invoke: Invoke
+
+    @property
+    def needs_approval(self) -> bool:
+        return needs_approval(self.approval, self.hints)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+class Toolbox:
+    """Plugin tools and MCP connections, shared by every run of the process."""
+
+    def __init__(self, registry: ToolRegistry, pool: McpPool) -> None:
+        self.registry = registry
+        self.pool = pool
+
+    def plugin_tool(self, name: str) -> RunTool | None:
+        tool = self.registry.get(name)
+        if tool is None:
+            return None
+        d = tool.definition
+        return RunTool(
+            name=d.name,
+            description=d.description,
+            parameters=d.parameters,
+            source=self.registry.source(name),
+            approval=d.approval,
+            hints=d.hints,
+            timeout_seconds=d.timeout_seconds,
+            invoke=tool.call,
+        )
+
+    async def for_agent(self, names: Sequence[str], servers: McpServerRepository) -> tuple[RunTool, ...]:
+        """The agent's tools in the order it names them, each once; names that resolve to nothing
+        (an uninstalled plugin, a disabled server, a tool a server no longer lists) are left out."""
+        refs = [parse_tool_ref(name) for name in names]
+        wanted = {ref.server for ref in refs if ref.server is not None}
+        rows = await servers.enabled_named(wanted) if wanted else []
+        connections = [self.pool.connection(ServerConfig.from_row(row)) for row in rows]
+        listed = await asyncio.gather(*(c.tools() for c in connections))
+        by_server = {c.config.name: (c, found) for c, found in zip(connections, listed, strict=True)}
+        out: dict[str, RunTool] = {}
+        for ref in refs:
+            if ref.server is None:
+                tool = self.plugin_tool(ref.name)
+                if tool is not None:
+                    out.setdefault(tool.name, tool)
+                continue
+            if ref.server not in by_server:
+                continue
+            connection, found = by_server[ref.server]
+            for mcp_tool in found:
+                if ref.kind == "mcp_server" or mcp_tool_name(ref.server, mcp_tool.name) == ref.name:
+                    run_tool = mcp_run_tool(connection, mcp_tool)
+                    out.setdefault(run_tool.name, run_tool)
+        return tuple(out.values())
+
+    def listed_tools(self, server: str) -> list[str]:
+        """The ``{server}__{tool}`` names a server listed last in this process (none: not listed yet)."""
+        connection = self.pool.known(server)
+        return [t.qualified_name for t in connection.cached_tools()] if connection is not None else []
+
+    async def server_tools(self, row_config: ServerConfig) -> list[RunTool]:
+        """Every tool one server offers now (``GET /api/tools``, ``GET /api/mcp-servers``)."""
+        connection = self.pool.connection(row_config)
+        return [mcp_run_tool(connection, tool) for tool in await connection.tools()]
+
+
+def mcp_run_tool(connection: ServerConnection, tool: McpTool) -> RunTool:
+    """One MCP tool as a run tool: called through the server's connection with its call timeout."""
+    config = connection.config
+    timeout = config.call_timeout_seconds
+
+    async def invoke(arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        return await connection.call(tool.name, arguments)
+
+    return RunTool(
+        name=mcp_tool_name(config.name, tool.name),
+        description=tool.description,
+        parameters=tool.parameters,
+        source=f"mcp:{config.name}",
+        approval=config.approval_for(tool.name),
+        hints=tool.hints,
+        timeout_seconds=timeout + 10,  # the connection bounds the call itself, and cancels it remotely
+        invoke=invoke,
+    )

@@ -1,0 +1,161 @@
+"""MCP servers and tools as the admin API shows and takes them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from app.errors import Unprocessable
+from providers.wire import RequestStruct, WireStruct
+
+ServerName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9_-]{1,32}$")]
+ApprovalRule = Literal["always", "never", "destructive"]
+ConnectSeconds = Annotated[float, msgspec.Meta(gt=0, le=120)]
+CallSeconds = Annotated[float, msgspec.Meta(gt=0, le=3600)]
+Url = Annotated[str, msgspec.Meta(pattern=r"^https?://[^\s]+$", max_length=2000)]
+Command = Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+HeaderName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")]
+EnvName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")]
+
+
+class _ServerFields(RequestStruct, kw_only=True):
+    """What both transports take: ``approval`` for every tool of the server (``destructive``, the
+    default, asks unless the tool says it is read-only), ``toolApproval`` per tool over it, and the
+    timeouts of connecting and of one call."""
+
+    name: ServerName
+    approval: ApprovalRule = "destructive"
+    tool_approval: dict[str, ApprovalRule] = msgspec.field(default_factory=dict)
+    connect_timeout_seconds: ConnectSeconds = 10.0
+    call_timeout_seconds: CallSeconds = 60.0
+    enabled: bool = True
+
+
+class HttpServerCreate(_ServerFields, tag="http", tag_field="transport", kw_only=True):
+    """A Streamable HTTP server: ``headers`` values may name environment variables
+    (``"Bearer ${GITHUB_TOKEN}"``), expanded at each connect and never stored expanded."""
+
+    url: Url
+    headers: dict[HeaderName, str] = msgspec.field(default_factory=dict)
+
+
+class StdioServerCreate(_ServerFields, tag="stdio", tag_field="transport", kw_only=True):
+    """A server Iris starts as a subprocess and talks to over stdin/stdout; ``env`` values may name
+    environment variables like headers do (the child gets only these and a minimal PATH/HOME set)."""
+
+    command: Command
+    args: list[str] = msgspec.field(default_factory=list)
+    env: dict[EnvName, str] = msgspec.field(default_factory=dict)
+
+
+McpServerCreate = HttpServerCreate | StdioServerCreate
+
+
+class McpServerUpdate(RequestStruct, kw_only=True):
+    """``PATCH /api/mcp-servers/{name}``: only the fields present change (a transport's own fields
+    only on a server of that transport)."""
+
+    approval: ApprovalRule | msgspec.UnsetType = msgspec.UNSET
+    tool_approval: dict[str, ApprovalRule] | msgspec.UnsetType = msgspec.UNSET
+    connect_timeout_seconds: ConnectSeconds | msgspec.UnsetType = msgspec.UNSET
+    call_timeout_seconds: CallSeconds | msgspec.UnsetType = msgspec.UNSET
+    enabled: bool | msgspec.UnsetType = msgspec.UNSET
+    url: Url | msgspec.UnsetType = msgspec.UNSET
+    headers: dict[HeaderName, str] | msgspec.UnsetType = msgspec.UNSET
+    command: Command | msgspec.UnsetType = msgspec.UNSET
+    args: list[str] | msgspec.UnsetType = msgspec.UNSET
+    env: dict[EnvName, str] | msgspec.UnsetType = msgspec.UNSET
+
+
+class McpHealth(WireStruct, omit_defaults=True):
+    """The server as this process sees it: ``idle`` (not used yet), ``connecting``, ``connected`` or
+    ``down`` (``error`` says why; ``retryInSeconds`` when the next try is)."""
+
+    state: Literal["idle", "connecting", "connected", "down", "disabled"]
+    tools: int = 0
+    error: str | None = None
+    connected_at: str | None = None
+    retry_in_seconds: float | None = None
+
+
+class ToolOut(WireStruct, omit_defaults=True):
+    """A tool an admin can give an agent: its name as agents list it, where it comes from (``builtin``,
+    ``plugin:{module}``, ``mcp:{server}``), its argument schema, the approval rule that applies and
+    whether a call asks first (``needsApproval``: the rule read with the tool's hints)."""
+
+    name: str
+    source: str
+    description: str
+    parameters: dict[str, Any]
+    approval: ApprovalRule
+    needs_approval: bool
+    timeout_seconds: float
+    hints: dict[str, bool] | None = None
+
+
+class McpServerOut(WireStruct, omit_defaults=True):
+    """An MCP server: its settings as written (``${VAR}`` unexpanded), its health here, and the tools
+    it listed last."""
+
+    id: str
+    name: str
+    transport: Literal["stdio", "http"]
+    approval: ApprovalRule
+    tool_approval: dict[str, ApprovalRule]
+    connect_timeout_seconds: float
+    call_timeout_seconds: float
+    enabled: bool
+    from_file: bool
+    health: McpHealth
+    tools: list[ToolOut]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    url: str | None = None
+    headers: dict[str, str] | None = None
+    command: str | None = None
+    args: list[str] | None = None
+    env: dict[str, str] | None = None
+
+
+class McpServerList(WireStruct):
+    """``GET /api/mcp-servers``."""
+
+    servers: list[McpServerOut]
+
+
+class ToolFailureOut(WireStruct):
+    """A tool plugin that failed to load, and why."""
+
+    name: str
+    source: str
+    error: str
+
+
+class ToolList(WireStruct):
+    """``GET /api/tools``: every tool an admin can assign (plugins, and each enabled MCP server's), and
+    the plugins that failed to load."""
+
+    tools: list[ToolOut]
+    failed: list[ToolFailureOut]
+
+
+_SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-key")
+_SECRET_WORDS = ("token", "secret", "password", "key", "auth")
+
+
+def check_secrets(headers: dict[str, str], env: dict[str, str]) -> None:
+    """Credentials never go in the database: a header or variable that looks like one must take its
+    value from the environment (``${VAR}``); 422 ``secret_in_config`` naming it otherwise."""
+    for kind, values in (("headers", headers), ("env", env)):
+        for name, value in values.items():
+            lowered = name.lower()
+            secret = lowered in _SECRET_HEADERS or any(word in lowered for word in _SECRET_WORDS)
+            if secret and "${" not in value:
+                raise Unprocessable(
+                    f"{kind}.{name} looks like a credential: write it as ${{VARIABLE}} and set the variable "
+                    "in Iris's environment, so it is never stored.",
+                    code="secret_in_config",
+                    field=f"{kind}.{name}",
+                )

@@ -1,0 +1,81 @@
+"""The same core cases through the official OpenAI Node SDK under Node (skipped, saying why, without
+Node or when npm cannot install it): streamed text with usage, an image as a data URL, a tool round
+trip, reasoning, and each error as the SDK's own class."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from tests.gateway.conftest import Gateway, data_url, token
+from tests.support.fake_openai import ToolCallScript
+from tests.support.npm import npm_install
+from tests.support.waits import REQUEST_SECONDS
+
+pytestmark = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+
+SDK_VERSION = "6"
+FLOW = Path(__file__).with_name("openai_node_flow.mjs")
+
+
+@pytest.fixture(scope="session")
+def node_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = npm_install(tmp_path_factory, "openai-node", f"openai@{SDK_VERSION}")
+    shutil.copy(FLOW, where / FLOW.name)
+    return where
+
+
+def test_the_node_sdk_does_the_core_cases(node_sdk: Path, gateway: Gateway) -> None:
+    fake = gateway.openai
+    fake.text("Hello ", "from Node.", usage=(9, 4))
+    fake.text("A rectangle.")
+    fake.tool_calls(
+        [ToolCallScript(id="call_7", name="get_weather", argument_pieces=['{"city":', '"Paris"}'])]
+    )
+    fake.text("Sunny.")
+    fake.reasoning(["Six ", "sevens."], ["42"])
+    user = "node-user"
+    done = subprocess.run(
+        ["node", FLOW.name, gateway.v1, token(user), data_url("PNG")],
+        cwd=node_sdk,
+        capture_output=True,
+        text=True,
+        timeout=REQUEST_SECONDS * 4,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    steps = {line["step"]: line for line in map(json.loads, done.stdout.splitlines())}
+    assert steps["stream"] == {"step": "stream", "text": "Hello from Node.", "total": 13}
+    assert steps["image"] == {"step": "image", "text": "A rectangle.", "model": "openai/gpt-4o"}
+    image = next(p for p in fake.requests[1].json["messages"][-1]["content"] if p["type"] == "image_url")
+    assert image["image_url"]["url"].startswith("data:image/")
+    tools = steps["tools"]
+    assert (tools["finish"], tools["name"], tools["args"], tools["text"]) == (
+        "tool_calls",
+        "get_weather",
+        '{"city":"Paris"}',
+        "Sunny.",
+    )
+    assert fake.requests[3].json["messages"][-1]["tool_call_id"] == "call_7"
+    assert steps["reasoning"]["thought"] == "Six sevens."
+    assert steps["not_found"] == {
+        "step": "not_found",
+        "error": "NotFoundError",
+        "status": 404,
+        "code": "model_not_found",
+    }
+    assert steps["bad_request"]["error"] == "BadRequestError"
+    assert steps["bad_request"]["code"] == "attachment_url_rejected"
+    assert steps["auth"]["error"] == "AuthenticationError"
+    assert steps["rate_limit"] == {
+        "step": "rate_limit",
+        "error": "RateLimitError",
+        "status": 429,
+        "code": "quota_exceeded",
+    }
+    assert msgspec.json.decode(done.stdout.splitlines()[0])  # JSON lines, nothing else

@@ -1,0 +1,135 @@
+"""A real MCP server for the tests, built with the official SDK: the example chart server
+(``examples/mcp-chart-server``) plus tools that misbehave on purpose.
+
+Run as ``python tests/support/mcp_server.py`` (stdio) or ``... --http --port N`` (Streamable HTTP on
+127.0.0.1; with ``REQUIRE_TOKEN`` set, every request must carry ``Authorization: Bearer <it>``).
+``MARK_DIR`` is where it leaves files the tests wait on: ``pid`` at start, ``{marker}.started`` and
+``{marker}.cancelled`` around a slow call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import io
+import os
+import sys
+import wave
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+from mcp.server.mcpserver import Image
+from mcp.server.mcpserver.exceptions import ToolError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "mcp-chart-server"))
+from chart_server import READ_ONLY, draw_chart, mcp
+
+MARKS = Path(os.environ.get("MARK_DIR", "."))
+
+
+def _mark(name: str) -> None:
+    (MARKS / name).write_text(str(os.getpid()))
+
+
+@mcp.tool(annotations=READ_ONLY)
+async def slow(seconds: float, marker: str = "slow") -> str:
+    """Sleep, then answer (a long call; it notes when it starts and whether it was cancelled)."""
+    _mark(f"{marker}.started")
+    try:
+        await asyncio.sleep(seconds)
+    except BaseException:
+        _mark(f"{marker}.cancelled")
+        raise
+    return f"slept {seconds} s"
+
+
+@mcp.tool(annotations=READ_ONLY)
+def crash() -> str:
+    """Exit the server process in the middle of the call."""
+    os._exit(3)
+
+
+@mcp.tool(annotations=READ_ONLY)
+def broken() -> str:
+    """Fail with a tool error (isError)."""
+    raise ToolError("broken on purpose")
+
+
+@mcp.tool()
+def wipe(target: str) -> str:
+    """Pretend to delete something (no annotations: a destructive tool as far as anyone knows)."""
+    _mark(f"wiped-{target}")
+    return f"wiped {target}"
+
+
+def _wav() -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as clip:
+        clip.setnchannels(1)
+        clip.setsampwidth(2)
+        clip.setframerate(8000)
+        clip.writeframes(b"\x00\x00" * 800)
+    return out.getvalue()
+
+
+@mcp.tool(annotations=READ_ONLY)
+def everything() -> mt.CallToolResult:
+    """Every kind of content block, and structured content."""
+    png = base64.b64encode(draw_chart([3, 1, 2])).decode()
+    return mt.CallToolResult(
+        content=[
+            mt.TextContent(text="Here is everything."),
+            mt.ImageContent(data=png, mime_type="image/png"),
+            mt.AudioContent(data=base64.b64encode(_wav()).decode(), mime_type="audio/wav"),
+            mt.ResourceLink(uri="https://example.com/report.pdf", name="report", mime_type="application/pdf"),
+            mt.EmbeddedResource(
+                resource=mt.TextResourceContents(uri="memo://note", mime_type="text/plain", text="a note")
+            ),
+        ],
+        structured_content={"answer": 42},
+    )
+
+
+@mcp.tool(annotations=READ_ONLY, structured_output=False)
+def many_images(count: int) -> list[Image]:
+    """``count`` small images (for the result-size limits)."""
+    return [Image(data=draw_chart([i + 1]), format="png") for i in range(count)]
+
+
+def _http_app(token: str | None) -> Any:
+    app = mcp.streamable_http_app()
+    if not token:
+        return app
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if headers.get(b"authorization") != f"Bearer {token}".encode():
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    _mark("pid")
+    if not args.http:
+        mcp.run()
+        return
+    import uvicorn
+
+    uvicorn.run(
+        _http_app(os.environ.get("REQUIRE_TOKEN")), host="127.0.0.1", port=args.port, log_level="warning"
+    )
+
+
+if __name__ == "__main__":
+    main()

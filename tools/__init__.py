@@ -1,0 +1,53 @@
+"""Tool SPI: what a tool plugin implements and what it is given. Imports nothing from ``app``.
+
+Third parties implement :class:`Tool` and expose a factory through the ``iris.tools`` entry-point
+group (the built-in tools register the same way); everything they need is re-exported here.
+"""
+
+from tools.content import (
+    AudioContent,
+    ContentPart,
+    ImageContent,
+    JsonContent,
+    ResourceContent,
+    ResourceLinkContent,
+    TextContent,
+    ToolResult,
+)
+from tools.spec import (
+    TOOL_NAME_PATTERN,
+    TOOL_SPEC_VERSION,
+    Approval,
+    StructTool,
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    ToolFactory,
+    ToolFailed,
+    ToolHints,
+    ToolPluginContext,
+    needs_approval,
+)
+
+__all__ = [
+    "TOOL_NAME_PATTERN",
+    "TOOL_SPEC_VERSION",
+    "Approval",
+    "AudioContent",
+    "ContentPart",
+    "ImageContent",
+    "JsonContent",
+    "ResourceContent",
+    "ResourceLinkContent",
+    "StructTool",
+    "TextContent",
+    "Tool",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolFactory",
+    "ToolFailed",
+    "ToolHints",
+    "ToolPluginContext",
+    "ToolResult",
+    "needs_approval",
+]
