@@ -19,6 +19,7 @@ from litestar.datastructures import State
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.api.allow import truthful_allow
 from app.api.deps import DEPENDENCIES
 from app.api.json_depth import refuse_deep_json
 from app.api.loop_monitor import LoopMonitor
@@ -267,6 +268,7 @@ def create_app(
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         before_request=before_request(telemetry),
+        before_send=[truthful_allow],
         on_startup=[on_startup, on_startup_done],
         on_shutdown=[on_shutdown],
         state=State(

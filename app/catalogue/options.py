@@ -4,8 +4,11 @@ A model's options are the keys its provider declares (``model_options`` in the S
 :data:`CORE_OPTIONS`, the keys Iris itself reads on every model whatever its vendor. Anything else is
 refused with 422 ``option_unknown`` naming the key and the accepted ones, instead of being stored and
 silently ignored; a value of the wrong type is 422 ``invalid_option``; credential-like keys are 422
-``secret_in_options`` first, at any depth. A provider that is not installed, or a plugin that declares
-no options, cannot be checked: then only secrets and the core keys' types are.
+``secret_in_options`` first, at any depth. Values are JSON as the OpenAPI document's ``JsonValue``
+says, which leaves out arrays directly inside arrays (a TypeScript limit): such a value is 422
+``invalid_option`` too, so nothing stored breaks ``GET /api/models``'s schema. A provider that is not
+installed, or a plugin that declares no options, cannot be checked: then only secrets, the values'
+shape and the core keys' types are.
 """
 
 from __future__ import annotations
@@ -79,6 +82,24 @@ def reject_secrets(options: Mapping[str, Any], path: str = "options", *, known: 
             reject_secrets(value, where)
 
 
+def reject_nested_arrays(value: Any, where: str) -> None:
+    """422 ``invalid_option`` for an array directly inside an array anywhere in ``value`` (the document's
+    ``JsonValue`` has none, so a client generated from it could not read the model back)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            reject_nested_arrays(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, list):
+                raise Unprocessable(
+                    f"'{where}[{index}]' is an array inside an array, which options cannot hold; "
+                    "wrap it in an object.",
+                    code="invalid_option",
+                    field=f"{where}[{index}]",
+                )
+            reject_nested_arrays(item, f"{where}[{index}]")
+
+
 def accepted_options(provider_id: str, registry: ProviderRegistry) -> dict[str, OptionSpec] | None:
     """Every key a model of ``provider_id`` may carry; ``None`` when the provider's own are unknown."""
     try:
@@ -93,6 +114,8 @@ def check_options(options: Mapping[str, Any], provider_id: str, registry: Provid
     accepted = accepted_options(provider_id, registry)
     known = accepted if accepted is not None else CORE_OPTIONS
     reject_secrets(options, known=known)
+    for key, value in sorted(options.items()):
+        reject_nested_arrays(value, f"options.{key}")
     for key, value in sorted(options.items()):  # the first failure in key order, on every database
         spec = known.get(key)
         if spec is None:

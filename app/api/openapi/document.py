@@ -20,6 +20,7 @@ from app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from app.api.openapi.schemas import EVENT_METADATA, OPEN, SHARPER
 from app.api.problems import Problem
 from app.schemas.chat import LlmChatAnswer
+from app.threads import THREAD_ID_PATTERN
 
 _REF = "#/components/schemas/{name}"
 JSON_VALUE = "JsonValue"
@@ -142,7 +143,20 @@ class IrisOpenAPI(OpenAPI):
                     for media in part.get("content", {}).values():
                         if "schema" in media:
                             any_is_json(media["schema"])
+                _document_thread_ids(operation)
         return document
+
+
+THREAD_ID_PARAMETERS = ("threadId", "sessionId")
+"""Path and query parameters that are thread ids: every route checks them with ``check_thread_id``
+(422 ``invalid_thread_id``), so the document gives them its pattern (documentation only: the check
+stays the routes', with its own code, instead of Litestar's 400)."""
+
+
+def _document_thread_ids(operation: dict[str, Any]) -> None:
+    for parameter in operation.get("parameters", []):
+        if parameter.get("name") in THREAD_ID_PARAMETERS and parameter.get("in") in ("path", "query"):
+            parameter["schema"] = {**parameter.get("schema", {}), "pattern": THREAD_ID_PATTERN}
 
 
 class IrisOpenAPIConfig(OpenAPIConfig):

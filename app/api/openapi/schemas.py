@@ -3,7 +3,7 @@ request fields typed as dicts, and the ``iris/…`` metadata objects events carr
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -37,6 +37,7 @@ from app.runs.outputs import (
 from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from app.schemas.session_export import ExportMessage, SessionExport
+from app.threads import THREAD_ID_PATTERN
 from providers.wire import WireStruct
 
 # ---------------------------------------------------------------------------------------------
@@ -144,9 +145,12 @@ class ChatImagePartIn(WireStruct, tag_field="type", tag="image", kw_only=True):
 
 ChatPart = TextInputContent | ChatImagePartIn
 
+ThreadId = Annotated[str, msgspec.Meta(pattern=THREAD_ID_PATTERN)]
+"""A thread id as ``check_thread_id`` accepts it (422 ``invalid_thread_id`` otherwise)."""
+
 SHARPER: dict[type[msgspec.Struct], dict[str, Any]] = {
-    RunAgentInput: {"messages": list[Message], "forwardedProps": ForwardedProps | None},
-    ChatRequest: {"parts": list[ChatPart] | None},
+    RunAgentInput: {"messages": list[Message], "forwardedProps": ForwardedProps | None, "threadId": ThreadId},
+    ChatRequest: {"parts": list[ChatPart] | None, "sessionId": ThreadId | None},
     LlmChatRequest: {"parts": list[ChatPart] | None},
     LlmMessageIn: {"content": str | list[ChatPart]},
     SessionExport: {},

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 from uuid import UUID
 
 import msgspec
 from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody, Parameter
 
 from app.api.openapi import documented
 from app.catalogue.options import check_options
@@ -20,6 +21,20 @@ from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
 from app.security.auth import Principal
 from app.settings import Settings
 from providers.registry import ProviderRegistry
+
+ModelIdParameter = Annotated[
+    str, Parameter(description="The model's id (a UUID).", schema_extra={"format": "uuid"})
+]
+"""Routed as any string, so an id that is no UUID is 404 ``model_not_found`` as the operation documents,
+not the router's ``route_not_found``."""
+
+
+def _model_id(raw: str) -> UUID:
+    """The catalogue id in ``raw``; 404 ``model_not_found`` when it is no UUID (no model has that id)."""
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFound("No such model.", code="model_not_found") from None
 
 
 class ModelController(Controller):
@@ -88,7 +103,7 @@ class ModelController(Controller):
         )
 
     @patch(
-        "/{modelId:uuid}",
+        "/{modelId:str}",
         operation_id="UpdateModel",
         operation_class=documented(
             problems={
@@ -102,14 +117,14 @@ class ModelController(Controller):
     async def update_model(
         self,
         admin: NamedDependency[Principal],
-        modelId: FromPath[UUID],
+        modelId: ModelIdParameter,
         data: JSONBody[ModelUpdate],
         model_repo: NamedDependency[ModelRepository],
         registry: NamedDependency[ProviderRegistry],
         settings: NamedDependency[Settings],
     ) -> ModelOut:
         """Change the fields present in the body."""
-        row = await model_repo.get_one_or_none(id=modelId)
+        row = await model_repo.get_one_or_none(id=_model_id(modelId))
         if row is None:
             raise NotFound("No such model.", code="model_not_found")
         changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
@@ -129,7 +144,7 @@ class ModelController(Controller):
         )
 
     @delete(
-        "/{modelId:uuid}",
+        "/{modelId:str}",
         operation_id="DeleteModel",
         status_code=204,
         operation_class=documented(
@@ -139,13 +154,14 @@ class ModelController(Controller):
     async def delete_model(
         self,
         admin: NamedDependency[Principal],
-        modelId: FromPath[UUID],
+        modelId: ModelIdParameter,
         model_repo: NamedDependency[ModelRepository],
         agent_repo: NamedDependency[AgentRepository],
     ) -> None:
         """Remove a model; refused while an agent uses it as its default."""
-        if not await model_repo.exists(id=modelId):
+        model_id = _model_id(modelId)
+        if not await model_repo.exists(id=model_id):
             raise NotFound("No such model.", code="model_not_found")
-        if await agent_repo.uses_model(modelId):
+        if await agent_repo.uses_model(model_id):
             raise Conflict("An agent uses this model as its default; change that first.", code="model_in_use")
-        await model_repo.delete(modelId)
+        await model_repo.delete(model_id)
