@@ -145,6 +145,9 @@ THREAD_ID_PLACES = {
     ("get", "/api/agents/{slug}/sessions/{sessionId}/messages", "path", "sessionId"),
     ("get", "/api/agents/{slug}/sessions/{sessionId}/usage", "path", "sessionId"),
     ("delete", "/api/agents/{slug}/sessions/{sessionId}", "path", "sessionId"),
+    ("patch", "/api/agents/{slug}/sessions/{sessionId}", "path", "sessionId"),
+    ("post", "/api/agents/{slug}/sessions/{sessionId}/active", "path", "sessionId"),
+    ("get", "/api/agents/{slug}/sessions/{sessionId}/export", "path", "sessionId"),
 }
 """Every place a client sends a thread id (each is checked by ``check_thread_id``)."""
 
