@@ -28,7 +28,7 @@ from app.agui.events import Custom, encode_event
 from app.agui.sse import PIECE_BYTES, Frame
 from app.persistence.availability import cause, database_unavailable
 from app.persistence.db import session_scope
-from app.persistence.repositories import RunEventRepository
+from app.persistence.repositories import RunEventRepository, RunRepository
 from app.runs.notices import LogWakeups
 
 log = logging.getLogger("iris.runs")
@@ -245,6 +245,13 @@ class LoggedFrames:
             try:
                 async with session_scope(self._alchemy) as db:
                     rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
+                    if not rows and await RunRepository(session=db).is_over(self._run_pk):
+                        # ended: whatever came after the first read is logged by now (a follower at or
+                        # past the run's last event gets nothing more, so its stream ends here)
+                        rows = await RunEventRepository(session=db).list_after(self._run_pk, self._last)
+                        if not rows:
+                            self._done = True
+                            return None
             except Exception as exc:
                 if not database_unavailable(exc):
                     raise

@@ -19,6 +19,7 @@ from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
 from tests.support.agui import check_lifecycle, check_stream, parse_sse_with_comments
+from tests.support.waits import REQUEST_SECONDS
 
 Client = AsyncTestClient[Litestar]
 PICK = {
@@ -245,6 +246,31 @@ async def test_re_attach_after_a_dropped_connection_gets_every_remaining_event_o
     assert check_stream(replay.content) == events  # a finished run replays fully, then closes
     logged = await stored.events(body["runId"])
     assert [e["sequence"] for e in logged] == ids
+
+
+async def test_re_attach_at_or_past_a_finished_runs_last_event_ends_at_once(
+    base_url: str, alice: dict[str, str]
+) -> None:
+    """A client that got everything but the close (``Last-Event-ID`` = the terminal event's id), or
+    asks past the end, gets an empty stream that ends — not pings for ever."""
+    body = run_input(str(uuid.uuid4()), user_message("w1 w2 w3"), model="local/slow")
+    async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_SECONDS) as http:
+        events = check_stream((await http.post("/agent/runs", json=body, headers=alice)).content)
+        path = f"/agent/runs/{body['runId']}/events"
+        full, _ = parse_sse_with_comments((await http.get(path, headers=alice)).content)
+        last_id = full[-1].id
+        assert last_id is not None
+        at_end = await asyncio.wait_for(
+            http.get(path, headers={**alice, "Last-Event-ID": last_id}), REQUEST_SECONDS
+        )
+        past_end = await asyncio.wait_for(
+            http.get(path, headers=alice, params={"after": 10**9}), REQUEST_SECONDS
+        )
+
+    assert events[-1]["type"] == "RUN_FINISHED"
+    for response in (at_end, past_end):
+        assert response.status_code == 200
+        assert parse_sse_with_comments(response.content)[0] == []
 
 
 async def test_cancel_mid_stream_closes_everything_and_keeps_the_partial_answer(

@@ -92,6 +92,11 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         )
         return (await self.session.scalars(stmt)).first()
 
+    async def is_over(self, run_id: UUID) -> bool:
+        """Whether the run has ended (its terminal event is logged in the same transaction)."""
+        status = await self.session.scalar(select(Run.status).where(Run.id == run_id))
+        return status is None or status != "running"
+
     async def beat(self, run_ids: Sequence[UUID]) -> list[UUID]:
         """These runs are alive now; returns those whose cancellation was requested meanwhile."""
         if not run_ids:
