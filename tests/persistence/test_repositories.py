@@ -7,9 +7,11 @@ import datetime as dt
 import uuid
 from typing import Any
 
+import msgspec
 import pytest
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.catalogue.defaults import seed_catalogue
@@ -177,6 +179,41 @@ async def test_runs_and_event_log(db_session: AsyncSession) -> None:
     assert [e.sequence for e in await events.list_after(run.id, 0, limit=2)] == [1, 2]
     with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
         await events.append_batch(run.id, [(3, {"type": "again"})])
+
+
+async def test_the_event_log_keeps_what_was_streamed_in_order(db_session: AsyncSession) -> None:
+    """The log is written by the driver, not SQLAlchemy's per-row processing: every event is stored once,
+    in sequence order, as the JSON the client was sent (on SQLite byte for byte)."""
+    agent_id = await _agent(db_session)
+    session = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
+    second = SessionRepository(session=db_session).create_for_owner(str(uuid.uuid4()), "u", agent_id, None)
+    runs = RunRepository(session=db_session)
+    run = await runs.add(
+        Run(external_id="run-log", session_id=session.id, owner_id="u", status="running", started_at=utcnow())
+    )
+    other = await runs.add(
+        Run(external_id="run-b", session_id=second.id, owner_id="u", status="running", started_at=utcnow())
+    )
+    sent = [
+        (i, msgspec.Raw(msgspec.json.encode({"type": "TEXT_MESSAGE_CONTENT", "delta": f'é🖼\n"{i}', "n": i})))
+        for i in range(1, 301)
+    ]
+    events = RunEventRepository(session=db_session)
+    await events.append_batch(run.id, sent[:256])
+    await events.append_batch(other.id, [(1, {"type": "RUN_STARTED"})])
+    await events.append_batch(run.id, sent[256:])
+    logged = [*await events.list_after(run.id, 0), *await events.list_after(run.id, 500)]
+    assert [e.sequence for e in logged] == list(range(1, 301))
+    assert [e.event for e in logged] == [msgspec.json.decode(raw) for _, raw in sent]
+    assert [e.id for e in logged] == sorted(e.id for e in logged)  # written in the order they were sent
+    assert [e.event for e in await events.list_after(other.id, 0)] == [{"type": "RUN_STARTED"}]
+    assert await events.last_sequence(run.id) == 300
+    if db_session.get_bind().dialect.name == "sqlite":
+        stored = await db_session.execute(
+            text("SELECT event FROM run_events WHERE run_id = :run ORDER BY sequence"),
+            {"run": run.id.bytes},
+        )
+        assert [row[0] for row in stored] == [bytes(raw).decode() for _, raw in sent]
 
 
 async def test_a_thread_has_at_most_one_running_run(db_session: AsyncSession) -> None:

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any, cast
 from uuid import UUID
 
+import msgspec
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from uuid_utils.compat import uuid7
 
 from app.persistence.models import ModelRow, Run, RunEvent
@@ -168,6 +169,15 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
 RUN_EVENTS_CHANNEL = "iris_run_events"
 """PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew (``app.runs.notices``)."""
 
+_RUN_EVENTS = cast("Table", RunEvent.__table__)
+_SQLITE_APPEND = "INSERT INTO run_events (run_id, sequence, event) VALUES (?, ?, ?)"
+_PG_APPEND = (
+    "WITH logged AS (INSERT INTO run_events (run_id, sequence, event)"
+    " SELECT $1::uuid, entry.sequence, entry.event::jsonb"
+    " FROM unnest($2::integer[], $3::text[]) WITH ORDINALITY AS entry(sequence, event, n) ORDER BY entry.n)"
+    " SELECT pg_notify($4, $5)"
+)
+
 
 class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
     """A run's event log, appended in batches and replayed by sequence."""
@@ -175,21 +185,38 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
     model_type = RunEvent
 
     async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, Any]]) -> None:
-        """Insert ``(sequence, event)`` pairs in one statement (an event: a JSON-able object, or
-        ``msgspec.Raw`` JSON stored as it is).
+        """Insert ``(sequence, event)`` pairs (an event: a JSON-able object, or ``msgspec.Raw`` JSON
+        stored as it is) in one driver call.
 
-        On PostgreSQL the same transaction notifies :data:`RUN_EVENTS_CHANNEL`: the notice is delivered
-        at commit, when followers in other processes can read the new events.
+        Why not a Core ``insert`` with a list of rows: SQLAlchemy then runs every column's bind
+        processor on every row in Python, most of a run's closing transaction (issue 26). Here the run
+        id is converted once and each event is encoded once, to the JSON text the client was sent;
+        SQLite gets the driver's own ``executemany``; PostgreSQL gets one statement that unnests two
+        arrays and also notifies :data:`RUN_EVENTS_CHANNEL` (delivered at commit, when followers in
+        other processes can read the new events).
         """
         if not events:
             return
-        # Core insert: one executemany, no ORM bookkeeping for rows nobody reads back here.
-        await self.session.execute(
-            insert(cast("Table", RunEvent.__table__)),
-            [{"run_id": run_id, "sequence": seq, "event": event} for seq, event in events],
+        connection = await self.session.connection()
+        dialect = connection.dialect
+        run_key = _RUN_EVENTS.c.run_id.type.bind_processor(dialect)
+        run_value = run_key(run_id) if run_key is not None else run_id
+        encode = msgspec.json.encode
+        if dialect.name == "postgresql":
+            await connection.exec_driver_sql(
+                _PG_APPEND,
+                (
+                    run_value,
+                    [seq for seq, _ in events],
+                    [encode(event).decode() for _, event in events],
+                    RUN_EVENTS_CHANNEL,
+                    str(run_id),
+                ),
+            )
+            return
+        await connection.exec_driver_sql(
+            _SQLITE_APPEND, [(run_value, seq, encode(event).decode()) for seq, event in events]
         )
-        if self.session.get_bind().dialect.name == "postgresql":
-            await self.session.execute(select(func.pg_notify(RUN_EVENTS_CHANNEL, str(run_id))))
 
     async def last_sequence(self, run_id: UUID) -> int:
         """The highest sequence number logged for the run (0 when none)."""

@@ -1,0 +1,309 @@
+"""Where one run's milliseconds go on the server, on SQLite and on PostgreSQL (issue 26).
+
+A real Iris (``python bench/profile_run.py --serve``: ``python -m app serve`` with timers wrapped around
+the functions of each phase; nothing in the app changes) runs ``RUNS`` sequential ``/agent/runs`` of
+an ``openai`` model against a fake upstream of its own process (50 content chunks, no delay). Each
+phase is the wall time of its functions per run, on an otherwise idle server (SQLite runs inline on the
+loop, so its time is CPU; PostgreSQL's includes the round trips):
+
+- intake: ``prepare_run`` (every check and query before the run starts) and the intake's commit;
+- vendor request build: the provider's ``build_request``;
+- vendor stream parse: ``json.loads`` of each SSE ``data:`` and the chunk decoder;
+- AG-UI encode: ``encode_event``;
+- SSE write: framing plus the time the response spends sending each piece (between the relay's
+  ``yield`` and its resumption);
+- event batches and the closing transaction: ``EventStore._append`` and ``EventStore._record``;
+- server CPU per run (all threads, from ``/proc``) and what the phases leave unaccounted.
+
+PostgreSQL is skipped, with the reason, when ``initdb`` is missing. Usage: ``python bench/profile_run.py
+[--runs N] [--engine sqlite|postgresql|both]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncGenerator, Callable, Iterator
+from pathlib import Path
+from types import FrameType, SimpleNamespace
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _iris import add_model, cpu_seconds, dev_token, free_port, iris, load, running
+from _results import Results
+
+RUNS = 60
+WARMUP = 5
+CHUNKS = 50
+KEY = "sk-profile"
+PHASES = (
+    ("intake checks (prepare_run)", "prepare_run"),
+    ("intake commit", "intake_commit"),
+    ("vendor request build", "build_request"),
+    ("vendor stream parse", "parse"),
+    ("AG-UI encode", "encode"),
+    ("SSE write", "sse_write"),
+    ("event batches", "append"),
+    ("closing transaction", "record"),
+)
+RESULTS = Results("profile_run")
+
+# --- the server side (``--serve``): timers around each phase's functions -----------------------------
+
+_totals: dict[str, float] = defaultdict(float)
+
+
+def _sync(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _totals[name] += time.perf_counter() - started
+
+    return timed
+
+
+def _async(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await function(*args, **kwargs)
+        finally:
+            _totals[name] += time.perf_counter() - started
+
+    return timed
+
+
+def _relay(function: Callable[..., AsyncGenerator[bytes, None]]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    async def timed(*args: Any, **kwargs: Any) -> AsyncGenerator[bytes, None]:
+        async for chunk in function(*args, **kwargs):
+            started = time.perf_counter()
+            yield chunk  # resumed when the response has sent it and asks for the next piece
+            _totals["sse_write"] += time.perf_counter() - started
+
+    return timed
+
+
+def _instrument() -> None:
+    import app.agui.sse as sse
+    import app.api.routes.runs as routes
+    import app.runs.event_store as event_store
+    import app.runs.streaming as streaming
+    import providers.openai.provider as openai
+    import providers.openai.stream as openai_stream
+
+    def wrap(owner: object, attribute: str, timer: Callable[..., Any]) -> None:
+        setattr(owner, attribute, timer(getattr(owner, attribute)))
+
+    wrap(routes, "prepare_run", functools.partial(_async, "prepare_run"))
+    wrap(streaming, "_commit", functools.partial(_async, "intake_commit"))
+    wrap(openai.OpenAIProvider, "build_request", functools.partial(_sync, "build_request"))
+    setattr(openai, "json", SimpleNamespace(loads=_sync("parse", json.loads)))  # noqa: B010 (mypy: not exported)
+    wrap(openai_stream.ChunkDecoder, "feed", functools.partial(_sync, "parse"))
+    wrap(openai_stream.ChunkDecoder, "finish", functools.partial(_sync, "parse"))
+    wrap(event_store, "encode_event", functools.partial(_sync, "encode"))
+    wrap(sse, "frame", functools.partial(_sync, "sse_write"))
+    wrap(streaming, "relay", _relay)
+    wrap(event_store.EventStore, "_append", functools.partial(_async, "append"))
+    wrap(event_store.EventStore, "_record", functools.partial(_async, "record"))
+
+
+def _dump(_signum: int, _frame: FrameType | None) -> None:
+    Path(os.environ["BENCH_PROFILE_OUT"]).write_text(json.dumps(_totals))
+
+
+def serve() -> None:
+    from app.__main__ import main
+
+    _instrument()
+    signal.signal(signal.SIGUSR1, _dump)
+    main(["serve"])
+
+
+# --- the fake upstream (``--upstream PORT``) ------------------------------------------------------------
+
+
+def _frames() -> Iterator[bytes]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
+        choices = [] if usage else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+        payload = {"id": "chatcmpl-p", "object": "chat.completion.chunk", "created": 1_760_000_000}
+        payload |= {"model": "gpt-4o-2024-08-06", "choices": choices, "usage": usage}
+        return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    for i in range(CHUNKS):
+        yield chunk({"content": f"word{i} "})
+    yield chunk({}, "stop")
+    yield chunk({}, usage={"prompt_tokens": 30, "completion_tokens": CHUNKS, "total_tokens": 30 + CHUNKS})
+    yield b"data: [DONE]\n\n"
+
+
+async def _upstream(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body", False):
+        pass
+    if scope["path"] == "/healthz":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+        return
+    headers = [(b"content-type", b"text/event-stream; charset=utf-8")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    for frame in _frames():
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def serve_upstream(port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(_upstream, host="127.0.0.1", port=port, log_level="warning", timeout_keep_alive=300)
+
+
+# --- the driver -------------------------------------------------------------------------------------------
+
+
+def body() -> dict[str, Any]:
+    return {
+        "threadId": str(uuid.uuid4()),
+        "runId": str(uuid.uuid4()),
+        "protocolVersion": "1.0",
+        "state": {},
+        "messages": [{"id": str(uuid.uuid4()), "role": "user", "content": "Say fifty words."}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {"modelId": "openai/gpt-4o"},
+    }
+
+
+async def drive(base: str, token: str, count: int) -> int:
+    """``count`` sequential runs; returns how many ended with ``RUN_FINISHED``."""
+    finished = 0
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    async with httpx.AsyncClient(timeout=60) as client:
+        for _ in range(count):
+            async with client.stream("POST", f"{base}/agent/runs", json=body(), headers=headers) as answer:
+                text = (await answer.aread()).decode()
+            finished += '"RUN_FINISHED"' in text
+    return finished
+
+
+def snapshot(pid: int, out: Path) -> dict[str, float]:
+    out.unlink(missing_ok=True)
+    os.kill(pid, signal.SIGUSR1)
+    for _ in range(200):
+        if out.exists() and out.stat().st_size:
+            return dict(json.loads(out.read_text()))
+        time.sleep(0.02)
+    raise RuntimeError("the profiled server wrote no figures")
+
+
+def profile(engine: str, runs: int, tmp: str, environ: dict[str, str]) -> dict[str, float]:
+    out = Path(tmp) / "phases.json"
+    upstream_port = free_port()
+    upstream = f"http://127.0.0.1:{upstream_port}"
+    up_cmd = [sys.executable, __file__, "--upstream", str(upstream_port)]
+    env = {**environ, "OPENAI_API_KEY": KEY, "BENCH_PROFILE_OUT": str(out)}
+    with (
+        running(up_cmd, dict(os.environ), Path(tmp) / "upstream.log", f"{upstream}/healthz"),
+        iris(tmp, env, command=[__file__, "--serve"]) as (base, token, pid),
+    ):
+        admin = dev_token({**os.environ, **environ, "IRIS_DATA_DIR": f"{tmp}/data"}, "root", "admin")
+        model = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "text"}
+        add_model(base, admin, {**model, "options": {"baseUrl": f"{upstream}/v1"}})
+        if asyncio.run(drive(base, token, WARMUP)) != WARMUP:
+            raise RuntimeError(f"{engine}: warm-up runs did not finish; see {tmp}/iris.log")
+        before, cpu_before, load_before = snapshot(pid, out), cpu_seconds(pid), load()
+        started = time.perf_counter()
+        finished = asyncio.run(drive(base, token, runs))
+        wall = time.perf_counter() - started
+        after, cpu_after = snapshot(pid, out), cpu_seconds(pid)
+    if finished != runs:
+        raise RuntimeError(f"{engine}: {runs - finished} of {runs} runs did not finish")
+    figures = {key: (after.get(key, 0) - before.get(key, 0)) * 1000 / runs for _, key in PHASES}
+    figures["cpu"] = (cpu_after - cpu_before) * 1000 / runs
+    figures["wall"] = wall * 1000 / runs
+    figures["load"] = max(load_before, load())
+    return figures
+
+
+def table(results: dict[str, dict[str, float]]) -> list[str]:
+    engines = list(results)
+    lines = ["| ms per run | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
+    for label, key in PHASES:
+        lines.append(f"| {label} | " + " | ".join(f"{results[e][key]:.2f}" for e in engines) + " |")
+    lines.append(
+        "| server CPU per run (all threads) | "
+        + " | ".join(f"{results[e]['cpu']:.2f}" for e in engines)
+        + " |"
+    )
+    lines.append(
+        "| client-seen wall per run | " + " | ".join(f"{results[e]['wall']:.2f}" for e in engines) + " |"
+    )
+    lines.append(
+        "| 1-minute load average | " + " | ".join(f"{results[e]['load']:.2f}" for e in engines) + " |"
+    )
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument("--engine", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--upstream", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve()
+        return 0
+    if args.upstream:
+        serve_upstream(args.upstream)
+        return 0
+    results: dict[str, dict[str, float]] = {}
+    skipped: list[str] = []
+    if args.engine in ("sqlite", "both"):
+        with tempfile.TemporaryDirectory() as tmp:
+            results["SQLite"] = profile("sqlite", args.runs, tmp, {})
+    if args.engine in ("postgresql", "both"):
+        from tests.support.postgres import TemporaryCluster
+
+        reason = TemporaryCluster.unavailable_reason()
+        if reason:
+            skipped.append(f"PostgreSQL skipped: {reason}")
+        else:
+            cluster = TemporaryCluster()
+            url = cluster.start()
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    results["PostgreSQL"] = profile("postgresql", args.runs, tmp, {"IRIS_DATABASE_URL": url})
+            finally:
+                cluster.stop()
+    print(f"{args.runs} sequential runs per engine after {WARMUP} warm-up, {CHUNKS} chunks each:")
+    print("\n".join(table(results) + skipped))
+    for engine, figures in results.items():
+        for _, key in PHASES:
+            RESULTS.figure(f"{engine.lower()}_{key}_ms", figures[key], "ms")
+        RESULTS.figure(f"{engine.lower()}_cpu_per_run_ms", figures["cpu"], "ms")
+        RESULTS.figure(f"{engine.lower()}_load_average", figures["load"], "1-minute")
+    RESULTS.write()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
