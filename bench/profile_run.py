@@ -3,8 +3,9 @@
 A real Iris (``python bench/profile_run.py --serve``: ``python -m app serve`` with timers wrapped around
 the functions of each phase; nothing in the app changes) runs ``RUNS`` sequential ``/agent/runs`` of
 an ``openai`` model against a fake upstream of its own process (50 content chunks, no delay). Each
-phase is the wall time of its functions per run, on an otherwise idle server (SQLite runs inline on the
-loop, so its time is CPU; PostgreSQL's includes the round trips):
+phase is the CPU time of the loop's thread inside its functions per run (``time.thread_time``: what
+the server spends, not what it waits for, so a busy machine changes it little; SQLite runs inline on
+the loop, so its work is counted; PostgreSQL's round trips are not, their driver work is):
 
 - intake: ``prepare_run`` (every check and query before the run starts) and the intake's commit;
 - vendor request build: the provider's ``build_request``;
@@ -68,11 +69,11 @@ _totals: dict[str, float] = defaultdict(float)
 def _sync(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             return function(*args, **kwargs)
         finally:
-            _totals[name] += time.perf_counter() - started
+            _totals[name] += time.thread_time() - started
 
     return timed
 
@@ -80,11 +81,11 @@ def _sync(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 def _async(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     async def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             return await function(*args, **kwargs)
         finally:
-            _totals[name] += time.perf_counter() - started
+            _totals[name] += time.thread_time() - started
 
     return timed
 
@@ -93,9 +94,9 @@ def _relay(function: Callable[..., AsyncGenerator[bytes, None]]) -> Callable[...
     @functools.wraps(function)
     async def timed(*args: Any, **kwargs: Any) -> AsyncGenerator[bytes, None]:
         async for chunk in function(*args, **kwargs):
-            started = time.perf_counter()
+            started = time.thread_time()
             yield chunk  # resumed when the response has sent it and asks for the next piece
-            _totals["sse_write"] += time.perf_counter() - started
+            _totals["sse_write"] += time.thread_time() - started
 
     return timed
 
