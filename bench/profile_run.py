@@ -42,7 +42,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _iris import add_model, cpu_seconds, dev_token, free_port, iris, load, running
+from _iris import add_model, cpu_seconds, dev_token, free_port, iris, iris_env, load, running
 from _results import Results
 
 RUNS = 60
@@ -244,6 +244,46 @@ def profile(engine: str, runs: int, tmp: str, environ: dict[str, str]) -> dict[s
     return figures
 
 
+def rss_mib(pid: int) -> float:
+    """Resident memory of the process, MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def startup(tmp: str) -> dict[str, float]:
+    """A fresh ``python -m app serve`` on the default catalogue: seconds until ``/healthz`` answers, its
+    RSS then and after one run and after ``GET /api/providers`` (which loads every provider)."""
+    out = Path(tmp) / "phases.json"
+    upstream_port = free_port()
+    upstream = f"http://127.0.0.1:{upstream_port}"
+    up_cmd = [sys.executable, __file__, "--upstream", str(upstream_port)]
+    env = {"OPENAI_API_KEY": KEY, "BENCH_PROFILE_OUT": str(out)}
+    port = free_port()
+    iris_environ = iris_env(f"{tmp}/data", port, env)
+    token = dev_token(iris_environ)
+    base = f"http://127.0.0.1:{port}"
+    serve_cmd = [sys.executable, "-m", "app", "serve"]
+    with running(up_cmd, dict(os.environ), Path(tmp) / "upstream.log", f"{upstream}/healthz"):
+        launched = time.perf_counter()
+        with running(serve_cmd, iris_environ, Path(tmp) / "iris.log", f"{base}/healthz") as pid:
+            figures = {"startup_s": time.perf_counter() - launched, "rss_started": rss_mib(pid)}
+            admin = dev_token({**os.environ, "IRIS_DATA_DIR": f"{tmp}/data"}, "root", "admin")
+            model = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "text"}
+            add_model(base, admin, {**model, "options": {"baseUrl": f"{upstream}/v1"}})
+            if asyncio.run(drive(base, token, 1)) != 1:
+                raise RuntimeError(f"the run did not finish; see {tmp}/iris.log")
+            figures["rss_after_run"] = rss_mib(pid)
+            listed = httpx.get(
+                f"{base}/api/providers", headers={"Authorization": f"Bearer {token}"}, timeout=120
+            )
+            listed.raise_for_status()
+            figures["rss_all_providers"] = rss_mib(pid)
+    figures["load"] = load()
+    return figures
+
+
 def table(results: dict[str, dict[str, float]]) -> list[str]:
     engines = list(results)
     lines = ["| ms per run | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
@@ -267,6 +307,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--engine", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument("--startup", action="store_true", help="measure start-up time and RSS instead")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--upstream", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -275,6 +316,21 @@ def main() -> int:
         return 0
     if args.upstream:
         serve_upstream(args.upstream)
+        return 0
+    if args.startup:
+        for attempt in range(3):
+            with tempfile.TemporaryDirectory() as tmp:
+                figures = startup(tmp)
+            print(
+                f"start-up {attempt + 1}: {figures['startup_s']:.1f} s to /healthz,"
+                f" RSS {figures['rss_started']:.0f} MiB started,"
+                f" {figures['rss_after_run']:.0f} MiB after an openai run,"
+                f" {figures['rss_all_providers']:.0f} MiB after GET /api/providers;"
+                f" load {figures['load']:.2f}"
+            )
+            for key in ("startup_s", "rss_started", "rss_after_run", "rss_all_providers"):
+                RESULTS.figure(f"{key}_{attempt + 1}", figures[key], "s" if key == "startup_s" else "MiB")
+        RESULTS.write()
         return 0
     results: dict[str, dict[str, float]] = {}
     skipped: list[str] = []
