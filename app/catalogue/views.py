@@ -79,7 +79,9 @@ async def reasoning_by_model(
 ) -> dict[str, ReasoningSupport]:
     """How each enabled model with an installed provider reasons (``GET /agent/capabilities``)."""
     out: dict[str, ReasoningSupport] = {}
-    for row in await models.list_catalogue(include_disabled=False):
+    rows = await models.list_catalogue(include_disabled=False)
+    await registry.ready({row.provider for row in rows})
+    for row in rows:
         try:
             out[row.ref] = effective_capabilities(row, registry.get(row.provider)).reasoning
         except NoSuchProvider:
