@@ -21,6 +21,11 @@ handled without it:
   another that is itself waiting for the file gives up when its own deadline passes, not a deadline
   later. Once the first write succeeds the turn is won (SQLite's write lock is held to the commit), and
   later statements of the transaction get a deadline of their own.
+- **No large write on the loop.** A statement whose parameters carry :data:`OFF_LOOP_BYTES` or more (a
+  long answer: its message row, its last events) runs on a worker thread while the loop waits for it,
+  and so do the commit or rollback of its transaction (SQLite writes the pages to the WAL at commit):
+  a 9 MB answer blocked the loop for ~400 ms inline. The connection is still used by one caller at a
+  time, and the transaction keeps the in-process write lock throughout, so there is still one writer.
 - **No fsync on the loop.** In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL without
   syncing; only a checkpoint syncs. Automatic checkpoints (which run inside a committing connection)
   are off, and :class:`Checkpoints` runs a passive one on a thread of its own every
@@ -39,6 +44,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -48,6 +54,9 @@ _READS = ("SELECT", "PRAGMA", "EXPLAIN")
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 RETRY_FIRST_SECONDS = 0.001
 RETRY_MAX_SECONDS = 0.05
+OFF_LOOP_BYTES = 256 * 1024
+"""Parameters (text and blobs, summed over a statement's rows) from which a statement and its
+transaction's end run on a thread instead of inline (see the module docstring)."""
 CHECKPOINT_EVERY = 200
 """Write commits between WAL checkpoints (each commit of a run appends a few pages)."""
 
@@ -141,12 +150,15 @@ class IrisCursor:
 
     async def execute(self, sql: str, parameters: Iterable[Any] | None = None) -> IrisCursor:
         await self._conn.before(sql)
-        self._take(await self._conn.run(_statement, sql, parameters, many=False))
+        large = parameters is not None and _is_large([parameters])
+        self._take(await self._conn.run(_statement, sql, parameters, many=False, off_loop=large))
         return self
 
     async def executemany(self, sql: str, parameters: Iterable[Iterable[Any]]) -> IrisCursor:
         await self._conn.before(sql)
-        self._take(await self._conn.run(_statement, sql, list(parameters), many=True))
+        rows = list(parameters)
+        large = _is_large(rows)
+        self._take(await self._conn.run(_statement, sql, rows, many=True, off_loop=large))
         return self
 
     async def fetchall(self) -> list[Any]:
@@ -168,6 +180,18 @@ class IrisCursor:
         self.description, self._rows, self.lastrowid, self.rowcount = result
 
 
+def _is_large(rows: Iterable[Any]) -> bool:
+    """Whether these parameter rows carry :data:`OFF_LOOP_BYTES` of text or blobs or more."""
+    total = 0
+    for row in rows:
+        for value in row.values() if isinstance(row, dict) else row:
+            if isinstance(value, str | bytes | bytearray | memoryview):
+                total += len(value)
+                if total >= OFF_LOOP_BYTES:
+                    return True
+    return False
+
+
 def _statement(
     connection: sqlite3.Connection, sql: str, parameters: Any, *, many: bool
 ) -> tuple[Any, list[Any], int | None, int]:
@@ -184,6 +208,17 @@ def _statement(
         return cursor.description, rows, cursor.lastrowid, cursor.rowcount
     finally:
         cursor.close()
+
+
+async def _on_thread(call: Callable[[], T]) -> T:
+    """``call()`` on a worker thread. A cancelled caller still waits for it to finish: the connection
+    must not be used (rolled back, closed) while the thread is still using it."""
+    future = asyncio.get_running_loop().run_in_executor(None, call)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        await asyncio.wait([future])
+        raise
 
 
 class _Inline:
@@ -225,6 +260,8 @@ class IrisConnection:
         self._write_wait = write_wait
         self._wait_started: float | None = None
         """When the write turn's wait began, until its first write statement has run (then reported)."""
+        self._large = False
+        """A statement of this transaction ran off the loop: its commit or rollback does too."""
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -245,15 +282,21 @@ class IrisConnection:
     async def create_function(self, *args: Any, **kwargs: Any) -> None:
         self._conn.create_function(*args, **kwargs)
 
-    async def run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def run(self, function: Callable[..., T], *args: Any, off_loop: bool = False, **kwargs: Any) -> T:
         """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy: until
-        the write turn's deadline while waiting for one, else for ``lock_timeout`` from now."""
+        the write turn's deadline while waiting for one, else for ``lock_timeout`` from now. Inline,
+        unless ``off_loop`` (a large statement) or the transaction had one: then on a worker thread."""
         timeout = self._write_lock.timeout
         deadline = self._turn_deadline or time.monotonic() + timeout
         delay = RETRY_FIRST_SECONDS
+        threaded = off_loop or self._large
+        self._large = threaded
         while True:
             try:
-                result = function(self._conn, *args, **kwargs)
+                if threaded:
+                    result = await _on_thread(partial(function, self._conn, *args, **kwargs))
+                else:
+                    result = function(self._conn, *args, **kwargs)
             except sqlite3.OperationalError as exc:
                 if not _busy(exc):
                     raise
@@ -319,6 +362,7 @@ class IrisConnection:
 
     def _end_write(self) -> None:
         self._turn_deadline = None
+        self._large = False
         if self._writing:
             self._writing = False
             self._write_lock.release()

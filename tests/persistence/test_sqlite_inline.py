@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.loop_monitor import LoopMonitor
 from app.persistence.db import create_engine
-from app.persistence.sqlite import CHECKPOINT_EVERY
+from app.persistence.sqlite import CHECKPOINT_EVERY, OFF_LOOP_BYTES
 from tests.support.waits import REQUEST_SECONDS, until
 
 
@@ -164,3 +164,37 @@ async def test_a_second_writer_of_this_process_queues_on_the_loop_and_has_the_sa
         await waiting  # …and in once it ends
     async with engine.connect() as conn:
         assert (await conn.execute(text("SELECT v FROM t ORDER BY id"))).scalars().all() == ["first", "third"]
+
+
+async def test_a_large_write_and_its_transaction_end_run_off_the_loop_one_writer_at_a_time(
+    patient_engine: AsyncEngine,
+) -> None:
+    """A statement carrying OFF_LOOP_BYTES or more (a long answer) runs on a worker thread, and so does
+    the rest of its transaction; the write lock is held meanwhile (a second writer of this process waits
+    for the commit), and the next transaction on the same connection is inline again."""
+    engine = patient_engine
+    where: list[tuple[str, str]] = []
+
+    def seen(value: str) -> str:
+        where.append((value[:5], threading.current_thread().name))
+        return value
+
+    loop_thread = threading.current_thread().name
+    async with engine.connect() as conn:
+        await conn.run_sync(lambda sync: sync.connection.dbapi_connection.create_function("seen", 1, seen))
+        async with conn.begin():
+            await conn.execute(text("INSERT INTO t (v) VALUES (seen(:v))"), {"v": "large" * OFF_LOOP_BYTES})
+            await conn.execute(text("INSERT INTO t (v) VALUES (seen(:v))"), {"v": "small"})
+            second = asyncio.ensure_future(_insert(engine, "second writer"))
+            await asyncio.sleep(0.05)
+            assert not second.done()  # one writer: it waits for this transaction's commit
+        await second
+        async with conn.begin():
+            await conn.execute(text("INSERT INTO t (v) VALUES (seen(:v))"), {"v": "after"})
+    assert [value for value, _ in where] == ["large", "small", "after"]
+    assert where[0][1] != loop_thread
+    assert where[1][1] != loop_thread
+    assert where[2][1] == loop_thread
+    async with engine.connect() as conn:
+        stored = (await conn.execute(text("SELECT substr(v, 1, 5), length(v) FROM t ORDER BY id"))).all()
+    assert stored == [("large", 5 * OFF_LOOP_BYTES), ("small", 5), ("secon", 13), ("after", 5)]
