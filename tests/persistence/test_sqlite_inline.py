@@ -181,7 +181,9 @@ async def test_a_large_write_and_its_transaction_end_run_off_the_loop_one_writer
 
     loop_thread = threading.current_thread().name
     async with engine.connect() as conn:
-        await conn.run_sync(lambda sync: sync.connection.dbapi_connection.create_function("seen", 1, seen))
+        raw = await conn.get_raw_connection()
+        assert raw.dbapi_connection is not None
+        await conn.run_sync(lambda _sync: raw.dbapi_connection.create_function("seen", 1, seen))  # type: ignore[union-attr]
         async with conn.begin():
             await conn.execute(text("INSERT INTO t (v) VALUES (seen(:v))"), {"v": "large" * OFF_LOOP_BYTES})
             await conn.execute(text("INSERT INTO t (v) VALUES (seen(:v))"), {"v": "small"})
@@ -197,4 +199,9 @@ async def test_a_large_write_and_its_transaction_end_run_off_the_loop_one_writer
     assert where[2][1] == loop_thread
     async with engine.connect() as conn:
         stored = (await conn.execute(text("SELECT substr(v, 1, 5), length(v) FROM t ORDER BY id"))).all()
-    assert stored == [("large", 5 * OFF_LOOP_BYTES), ("small", 5), ("secon", 13), ("after", 5)]
+    assert [tuple(row) for row in stored] == [
+        ("large", 5 * OFF_LOOP_BYTES),
+        ("small", 5),
+        ("secon", 13),
+        ("after", 5),
+    ]
