@@ -234,7 +234,7 @@ def create_app(
             except ModelsFileError as exc:
                 raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
         # The providers the enabled models use are imported and built now, on a thread of their own,
-        # while the start-up goes on; the others (LiteLLM's import alone is seconds and ~270 MiB) load
+        # while the start-up goes on; the others (LiteLLM's import alone is seconds and ~340 MiB) load
         # off the loop when first needed (ProviderRegistry.ready).
         async with session_scope(alchemy) as db:
             startup_providers[:] = await ModelRepository(session=db).enabled_providers()
