@@ -38,9 +38,8 @@ from app.media.tool_media import MediaStore, ResultLimits
 from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
 from app.persistence.availability import cause
-from app.persistence.db import create_alchemy_config, session_scope
+from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import current_revisions, head_revisions
-from app.persistence.repositories import ModelRepository
 from app.runs.deadlines import Deadlines
 from app.runs.live import FollowerLimits
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
@@ -165,9 +164,10 @@ def create_app(
         else None
     )
 
-    startup_providers: list[str] = []
-
     async def on_startup(app: Litestar) -> None:
+        # Every allowed provider is imported and built now, on a thread of its own, while the database
+        # work below goes on; uvicorn serves once this returns, so no request pays for an import.
+        registry.start_loading()
         if listener is not None:
             try:
                 listener.start()
@@ -233,23 +233,14 @@ def create_app(
                 await apply_models_file(alchemy, models_file, tool_directory)
             except ModelsFileError as exc:
                 raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
-        # The providers the enabled models use are imported and built now, on a thread of their own,
-        # while the start-up goes on; the others (LiteLLM's import alone is seconds and ~340 MiB) load
-        # off the loop when first needed (ProviderRegistry.ready).
-        async with session_scope(alchemy) as db:
-            startup_providers[:] = await ModelRepository(session=db).enabled_providers()
-        registry.start_loading(startup_providers)
         await app.state.run_manager.start_keeping()
 
     async def on_startup_done(app: Litestar) -> None:
-        """Wait for the enabled models' providers, then watch the loop: from here on it serves requests."""
+        """Wait for the providers, then watch the loop: from here on it serves requests."""
         started = time.monotonic()
-        await registry.ready(startup_providers)
-        log.info(
-            "loaded provider(s) %s (waited %.1f s for them); the others load on first need",
-            ", ".join(startup_providers) or "none",
-            time.monotonic() - started,
-        )
+        await registry.ready()
+        loaded = len(registry.load_all()[0])
+        log.info("loaded %d provider(s) (waited %.1f s for them)", loaded, time.monotonic() - started)
         app.state.loop_monitor.start()
 
     async def on_shutdown(app: Litestar) -> None:

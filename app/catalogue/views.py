@@ -79,9 +79,7 @@ async def reasoning_by_model(
 ) -> dict[str, ReasoningSupport]:
     """How each enabled model with an installed provider reasons (``GET /agent/capabilities``)."""
     out: dict[str, ReasoningSupport] = {}
-    rows = await models.list_catalogue(include_disabled=False)
-    await registry.ready({row.provider for row in rows})
-    for row in rows:
+    for row in await models.list_catalogue(include_disabled=False):
         try:
             out[row.ref] = effective_capabilities(row, registry.get(row.provider)).reasoning
         except NoSuchProvider:

@@ -114,6 +114,7 @@ async def resolve_model(
 ) -> RunnableModel:
     """``forwardedProps.modelId``, which the agent must offer (422 ``model_not_in_agent``); else the
     thread's model while the agent still offers it; else the agent's default."""
+    await registry.ready()
     config = agent.config
     requested = forwarded.get("modelId")
     if requested is not None:
@@ -144,7 +145,6 @@ async def resolve_model(
                 code="model_not_found",
                 field="forwardedProps.modelId",
             )
-    await registry.ready([row.provider])  # a provider no enabled model used at start-up loads now
     return runnable(row, registry, settings)
 
 

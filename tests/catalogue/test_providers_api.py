@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
 
 import httpx
 import pytest
@@ -108,41 +107,3 @@ def test_providers_never_see_iris_settings(settings: Settings) -> None:
     )
     registry: ProviderRegistry = app.state.registry
     assert dict(registry.context.environ) == {"OPENAI_API_KEY": "sk-1", "PATH": "/bin"}
-
-
-async def test_start_up_loads_only_the_providers_enabled_models_use(settings: Settings, auth: Auth) -> None:
-    """Start-up imports the providers of the catalogue's enabled models (the default catalogue: only
-    ``local``); a model of another provider, added later, finds it loaded on first need, and runs."""
-    from providers.local import create as create_local
-    from providers.openai.provider import create as create_openai
-
-    built: list[str] = []
-
-    def counted(name: str, create: Callable[[ProviderContext], Any]) -> Callable[[ProviderContext], Any]:
-        def build(context: ProviderContext) -> Any:
-            built.append(name)
-            return create(context)
-
-        return build
-
-    async with httpx.AsyncClient() as http:
-        registry = ProviderRegistry(
-            ProviderContext(environ={"OPENAI_API_KEY": "sk-1"}, http=http),
-            entry_points_=[],
-            factories={"local": counted("local", create_local), "openai": counted("openai", create_openai)},
-        )
-        async with AsyncTestClient(app=create_app(settings, registry=registry)) as client:
-            assert built == ["local"]
-            assert (await client.get("/api/models", headers=auth("alice"))).status_code == 200
-            assert built == ["local"]
-            created = await client.post(
-                "/api/models",
-                json={"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"},
-                headers=auth("root", "admin"),
-            )
-            assert created.status_code == 201, created.text
-            assert created.json()["available"] is True
-            assert built == ["local", "openai"]
-            listed = (await client.get("/api/providers", headers=auth("alice"))).json()
-            assert [p["id"] for p in listed["providers"]] == ["local", "openai"]
-            assert built == ["local", "openai"]

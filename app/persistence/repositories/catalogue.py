@@ -38,11 +38,6 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
             stmt = stmt.where(ModelRow.enabled.is_(True))
         return (await self.session.scalars(stmt)).all()
 
-    async def enabled_providers(self) -> list[str]:
-        """The providers the enabled models use: the ones a server loads at start-up."""
-        stmt = select(ModelRow.provider).where(ModelRow.enabled.is_(True)).distinct()
-        return sorted((await self.session.scalars(stmt)).all())
-
     async def list_guest_visible(self) -> Sequence[ModelRow]:
         """Enabled models marked guest-visible, the list seed 002's model picker shows."""
         stmt = (
