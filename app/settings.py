@@ -236,10 +236,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     run_timeout_seconds: float = 600.0
     """A run still going this long after it started (all model turns and tools) ends with ``run_timeout``;
     per model: ``runTimeoutSeconds`` (IRIS_RUN_TIMEOUT_SECONDS)."""
-    retry_attempts: Annotated[int, msgspec.Meta(ge=1, le=10)] = 2
+    retry_attempts: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
     """Requests a model turn makes to one model on a retryable vendor failure (429, 5xx, a dropped
-    connection, no first token in time) before nothing has streamed, the first one included; a model's
-    ``retryAttempts`` overrides it (IRIS_RETRY_ATTEMPTS)."""
+    connection, no first token in time) while nothing has streamed, the first one included: 1 (the
+    default) never retries; a model's ``retryAttempts`` overrides it (IRIS_RETRY_ATTEMPTS)."""
     retry_backoff_seconds: Annotated[float, msgspec.Meta(ge=0, le=60)] = 0.5
     """The first wait before a retry, doubled for each next one and jittered (±50 %); a vendor's
     ``Retry-After`` wins when longer. Retries never wait past the turn's first-token deadline; per

@@ -16,7 +16,9 @@ async def check_fallbacks(refs: Sequence[str], own_ref: str, models: ModelReposi
     for index, ref in enumerate(refs):
         where = f"fallbacks[{index}]"
         if ref == own_ref:
-            raise Unprocessable(f"{own_ref} cannot fall back to itself.", code="invalid_fallback", field=where)
+            raise Unprocessable(
+                f"{own_ref} cannot fall back to itself.", code="invalid_fallback", field=where
+            )
         if ref in seen:
             raise Unprocessable(f"{ref} is listed twice.", code="invalid_fallback", field=where)
         seen.add(ref)

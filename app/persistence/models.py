@@ -49,7 +49,7 @@ class ModelRow(UUIDv7AuditBase):
     from_file: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Managed by the models file: dropped from it, the row is disabled (rows added by the API never are)."""
     fallbacks: Mapped[list[str]] = mapped_column(JsonB, default=list, server_default=text("'[]'"))
-    """Models (refs, ``provider/modelId``) a run moves to, in order, when this one fails before any content."""
+    """Models (``provider/modelId``) a run moves to, in order, when this one fails before any content."""
     retry_attempts: Mapped[int | None] = mapped_column(Integer, nullable=True)
     """Requests per model turn on a retryable failure; ``None`` follows ``IRIS_RETRY_ATTEMPTS``."""
     retry_backoff_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -151,7 +151,8 @@ class ModelController(Controller):
         ):
             raise Conflict(f"{provider}/{vendor_id} is already in the catalogue.", code="model_exists")
         if changes.keys() & {"fallbacks", "provider", "model_id"}:
-            await check_fallbacks(changes.get("fallbacks", row.fallbacks), f"{provider}/{vendor_id}", model_repo)
+            fallbacks = changes.get("fallbacks", row.fallbacks)
+            await check_fallbacks(fallbacks, f"{provider}/{vendor_id}", model_repo)
         for key, value in changes.items():
             setattr(row, key, value)
         row = await model_repo.update(row)
