@@ -87,6 +87,7 @@ class Orchestrator:
         # Failures count towards cool-downs in runs that can move on (only those ever skip a model).
         self._attempts = AttemptLog(services.cooldowns if plan.fallbacks else None)
         self._fallbacks = list(plan.fallbacks)
+        self._cooled: set[str] = set()
         self._model_turns = ModelTurns(plan, store, self._deadlines, self.telemetry, self._attempts)
         self._tool_loop = ToolLoop(plan, services, store, self.telemetry)
 
@@ -202,9 +203,8 @@ class Orchestrator:
                         return await self._tool_loop.run(self._next_turn)
                     except Exception as exc:
                         code = retryable_code(exc)
-                        if code is None or not self._fallbacks or self._streamed:
+                        if code is None or self._streamed or not self._move_on(code):
                             raise
-                        self._move_on(code)
         except TimeoutError:
             if timer.expired():
                 raise DeadlineExceeded(RUN_CODE, seconds) from None
@@ -216,8 +216,13 @@ class Orchestrator:
         resumed run has sent its tools' results before its first turn."""
         return self._model_turns.emitted > 0 or bool(self.plan.resume)
 
-    def _move_on(self, code: str) -> None:
-        """Switch to the next fallback (its failed model's ``code`` counted as a fallback)."""
+    def _move_on(self, code: str) -> bool:
+        """Switch to the next fallback not cooled down (the failed model's ``code`` counted as a
+        fallback); ``False`` when none is left."""
+        while self._fallbacks and self._fallbacks[0].model_ref in self._cooled:
+            self._attempts.skipped(self._fallbacks.pop(0).model_ref)
+        if not self._fallbacks:
+            return False
         choice = self._fallbacks.pop(0)
         log.warning(
             "run %s: %s failed with %s; falling back to %s",
@@ -225,13 +230,17 @@ class Orchestrator:
         )  # fmt: skip
         self.services.telemetry.record_fallback(self.plan.model_ref, choice.model_ref, code)
         self._switch(choice)
+        return True
 
     async def _skip_cooled(self) -> None:
         """Start on the first model not cooled down (each skipped one is an attempt); when every
         model is, on the first: better to try than to refuse."""
         refs = [self.plan.model_ref, *(choice.model_ref for choice in self._fallbacks)]
         cooled = await self.services.cooldowns.cooled(refs) if self.services.cooldowns else set()
-        if self.plan.model_ref not in cooled or cooled >= set(refs):
+        if cooled >= set(refs):
+            return
+        self._cooled = cooled  # fallbacks cooled down now are skipped later too
+        if self.plan.model_ref not in cooled:
             return
         self._attempts.skipped(self.plan.model_ref)
         while self._fallbacks[0].model_ref in cooled:

@@ -5,6 +5,7 @@ cool-downs shared by two app instances on one database, and the stateless endpoi
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -16,9 +17,12 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
+from app.persistence.db import create_engine
 from app.persistence.models import ModelCooldown, Run
+from app.persistence.repositories import CooldownRepository
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
@@ -281,3 +285,32 @@ async def test_the_stateless_endpoint_falls_back_too(
         assert response.status_code == 200, response.text
         assert response.json()["content"]
     assert len(fake.requests) == 2
+
+
+async def test_a_cooled_down_fallback_is_skipped_for_the_next_one(
+    settings: Settings,
+    openai: tuple[FakeOpenAI, str],
+    admin: dict[str, str],
+    alice: dict[str, str],
+    database_url: str,
+) -> None:
+    fake, base = openai
+    engine = create_engine(database_url)
+    try:
+        async with AsyncSession(engine) as db:  # another process saw local/text fail
+            repo = CooldownRepository(session=db)
+            assert await repo.record_failure("local/text", time.time(), window=600, threshold=1)
+            await db.commit()
+    finally:
+        await engine.dispose()
+    fallbacks = ["local/text", "local/vision"]
+    async with iris(settings, base, admin, fallbacks=fallbacks, retryAttempts=1) as client:
+        fake.server_error()
+        events = await run(client, alice, run_input(str(uuid.uuid4()), user_message("hi"), model=GPT))
+    assert started_on(events) == GPT
+    metadata = finished(events)
+    assert metadata["iris/model"] == "local/vision"
+    assert metadata["iris/attempts"] == [
+        {"model": GPT, "code": "provider_unavailable"},
+        {"model": "local/text", "code": "model_cooling_down"},
+    ]
