@@ -135,8 +135,8 @@ class Request:
     tools: Sequence[ToolSpec]
     new_images: Sequence[str]
     """MIME types of the images in the run's new messages (checked as for the first model)."""
-    carries_images: bool
-    """Whether the first model's request shows the thread any image: a text model would lose them."""
+    first_capabilities: Capabilities
+    """The first model's: when its request shows the thread's images, a text model would lose them."""
     options: RequestOptions
     wants_reasoning: bool
     storage_publicly_reachable: bool
@@ -146,7 +146,7 @@ class Request:
 
         def check(model: RunnableModel) -> ReasoningControl:
             caps, ref = model.capabilities, model.row.ref
-            if self.carries_images and not caps.vision:
+            if not caps.vision and sent_images(self.history, self.first_capabilities, self.deleted):
                 raise Unprocessable(f"{ref} cannot see the thread's images.", code="model_lacks_vision")
             check_images(caps, self.new_images, model_ref=ref)
             if self.tools and not caps.tools:

@@ -245,7 +245,7 @@ async def prepare_run(
         system=system,
         tools=offered_tools,
         new_images=[p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
-        carries_images=bool(sent_images(history, model.capabilities, deleted)),
+        first_capabilities=model.capabilities,
         options=NO_OPTIONS,
         wants_reasoning=reasoning.request is not None,
         storage_publicly_reachable=settings.storage_publicly_reachable,

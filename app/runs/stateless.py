@@ -135,7 +135,7 @@ async def stateless_run(
         system=system,
         tools=tools,
         new_images=[p["mimeType"] for m in history for p in image_parts(m.parts)],
-        carries_images=bool(sent_images(history, caps)),
+        first_capabilities=caps,
         options=request,
         wants_reasoning=control.request is not None,
         storage_publicly_reachable=settings.storage_publicly_reachable,
