@@ -41,6 +41,7 @@ from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import current_revisions, head_revisions
 from app.runs.deadlines import Deadlines
+from app.runs.fallbacks import Cooldowns
 from app.runs.live import FollowerLimits
 from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
 from app.runs.notices import log_wakeups
@@ -193,6 +194,12 @@ def create_app(
                     run=settings.run_timeout_seconds,
                 ),
                 telemetry=telemetry,
+                cooldowns=Cooldowns(
+                    alchemy,
+                    telemetry,
+                    failures=settings.cooldown_failures,
+                    seconds=settings.cooldown_seconds,
+                ),
                 toolbox=toolbox,
                 media=MediaStore(
                     storage=storage,

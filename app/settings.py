@@ -236,6 +236,20 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     run_timeout_seconds: float = 600.0
     """A run still going this long after it started (all model turns and tools) ends with ``run_timeout``;
     per model: ``runTimeoutSeconds`` (IRIS_RUN_TIMEOUT_SECONDS)."""
+    retry_attempts: Annotated[int, msgspec.Meta(ge=1, le=10)] = 1
+    """Requests a model turn makes to one model on a retryable vendor failure (429, 5xx, a dropped
+    connection, no first token in time) while nothing has streamed, the first one included: 1 (the
+    default) never retries; a model's ``retryAttempts`` overrides it (IRIS_RETRY_ATTEMPTS)."""
+    retry_backoff_seconds: Annotated[float, msgspec.Meta(ge=0, le=60)] = 0.5
+    """The first wait before a retry, doubled for each next one and jittered (±50 %); a vendor's
+    ``Retry-After`` wins when longer. Retries never wait past the turn's first-token deadline; per
+    model: ``retryBackoffSeconds`` (IRIS_RETRY_BACKOFF_SECONDS)."""
+    cooldown_failures: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 3
+    """Retryable failures of one model within ``cooldown_seconds`` (over all processes) after which it
+    is cooled down: runs with fallbacks skip it until the cool-down ends (IRIS_COOLDOWN_FAILURES)."""
+    cooldown_seconds: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 60.0
+    """How long failures count towards a cool-down, and how long a cool-down lasts; 0 turns cool-downs
+    off (IRIS_COOLDOWN_SECONDS)."""
     quota_user_runs_per_minute: int = 600
     """Runs a user may start per minute, over all processes; 0: no limit (IRIS_QUOTA_USER_RUNS_PER_MINUTE)."""
     quota_user_concurrent_runs: int = 200

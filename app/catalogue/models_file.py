@@ -32,6 +32,7 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from app.catalogue.agent_tools import KnownTools, check_agent_tools
 from app.catalogue.agents import check_definition, check_slug, create_agent, current_definition, save_changes
 from app.catalogue.defaults import DEFAULT_AGENT_SLUG
+from app.catalogue.fallbacks import check_fallbacks
 from app.catalogue.mcp_servers import apply_servers
 from app.catalogue.options import check_options
 from app.errors import IrisError
@@ -146,6 +147,12 @@ async def apply_models_file(config: SQLAlchemyAsyncConfig, spec: ModelsFile, too
                     await models.update(row)
                     what = ", ".join(differing) if differing else "now managed by the file"
                     changes.append(f"updated {row.ref}: {what}")
+            for entry in spec.models:  # once every listed model is in: they may name each other
+                try:
+                    await check_fallbacks(entry.fallbacks, f"{entry.provider}/{entry.model_id}", models)
+                except IrisError as exc:
+                    where = f"models ({entry.provider}/{entry.model_id})"
+                    raise ModelsFileError(f"{where}: {exc.detail} [{exc.code}]") from exc
             for row in await models.list_from_file():
                 if (row.provider, row.model_id) not in listed and row.enabled:
                     row.enabled = False

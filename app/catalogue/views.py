@@ -105,11 +105,14 @@ def model_out(
         available=reason is None,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        fallbacks=list(row.fallbacks or ()),
         max_images=row.max_images,
         max_image_bytes=row.max_image_bytes,
         options=dict(row.options) if with_options else None,
         capabilities=capabilities,
         unavailable_reason=reason,
+        retry_attempts=row.retry_attempts,
+        retry_backoff_seconds=row.retry_backoff_seconds,
     )
 
 

@@ -48,6 +48,12 @@ class ModelRow(UUIDv7AuditBase):
     max_image_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
     from_file: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Managed by the models file: dropped from it, the row is disabled (rows added by the API never are)."""
+    fallbacks: Mapped[list[str]] = mapped_column(JsonB, default=list, server_default=text("'[]'"))
+    """Models (``provider/modelId``) a run moves to, in order, when this one fails before any content."""
+    retry_attempts: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Requests per model turn on a retryable failure; ``None`` follows ``IRIS_RETRY_ATTEMPTS``."""
+    retry_backoff_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The first retry's wait; ``None`` follows ``IRIS_RETRY_BACKOFF_SECONDS``."""
 
     @property
     def ref(self) -> str:
@@ -277,3 +283,16 @@ class QuotaUsage(BigIntBase):
     window_start: Mapped[int] = mapped_column(BigInteger)
     window_end: Mapped[int] = mapped_column(BigInteger)
     amount: Mapped[int] = mapped_column(BigInteger)
+
+
+class ModelCooldown(BigIntBase):
+    """A model's recent retryable failures, shared by every process: ``failures`` counted since
+    ``window_start`` (Unix seconds); past ``IRIS_COOLDOWN_FAILURES`` it is cooled down until
+    ``cooled_until``, and runs with fallbacks skip it meanwhile."""
+
+    __tablename__ = "model_cooldowns"
+
+    model_ref: Mapped[str] = mapped_column(String(270), unique=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    window_start: Mapped[float] = mapped_column(Float)
+    cooled_until: Mapped[float | None] = mapped_column(Float, nullable=True)

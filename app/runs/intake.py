@@ -34,6 +34,14 @@ from app.persistence.repositories import (
 )
 from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
 from app.runs.context import reserved_bytes, sent_images
+from app.runs.fallbacks import (
+    NO_RETRIES,
+    ModelChoice,
+    Request,
+    RetryPolicy,
+    fallback_choices,
+    retry_policy,
+)
 from app.runs.interrupts import ResumeDecision
 from app.runs.knobs import NO_OPTIONS
 from app.runs.new_input import estimate_images, new_messages, resume_decisions
@@ -119,6 +127,10 @@ class RunPlan:
     request: RequestOptions = NO_OPTIONS
     """The client's sampling and format knobs (the OpenAI gateway's), checked against the model's
     ``Capabilities.parameters``; the tool loop adds the system prompt, tools and reasoning."""
+    retry: RetryPolicy = NO_RETRIES
+    """How often a turn tries the model again on a retryable failure (:mod:`app.runs.fallbacks`)."""
+    fallbacks: tuple[ModelChoice, ...] = ()
+    """The model's fallbacks that suit this run, in order, each with the run's request built for it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +238,33 @@ async def prepare_run(
             len(sent_images(history, model.capabilities, deleted)),
             model_ref=model.row.ref,
         )
+    offered_tools = [*(tool.spec for tool in server_tools), *frontend_tools]
+    request = Request(
+        history=history,
+        deleted=deleted,
+        system=system,
+        tools=offered_tools,
+        new_images=[p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
+        first_capabilities=model.capabilities,
+        options=NO_OPTIONS,
+        wants_reasoning=reasoning.request is not None,
+        storage_publicly_reachable=settings.storage_publicly_reachable,
+    )
+    fallbacks = await fallback_choices(
+        model.row,
+        models=repos.models,
+        registry=registry,
+        settings=settings,
+        allowed=lambda row: agent.config.offers(str(row.id)),  # the agent's offer is the authority
+        suits=request.suits(
+            lambda fallback: reasoning_control(
+                forwarded,
+                {**fallback.row.options, **agent.reasoning_defaults},
+                fallback.capabilities,
+                fallback.row.ref,
+            )
+        ),
+    )
     if await repos.runs.external_id_taken(run_id):
         raise Conflict(
             "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
@@ -283,6 +322,8 @@ async def prepare_run(
         agent=agent.ref,
         user_message_id=(answered[-1].external_id or str(answered[-1].id)) if answered else None,
         reasoning=reasoning,
+        retry=retry_policy(model.row, settings),
+        fallbacks=fallbacks,
     )
 
 

@@ -10,6 +10,7 @@ loop's (:mod:`app.runs.tool_loop`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,6 +20,7 @@ import msgspec
 import uuid_utils
 
 from app.agui.events import (
+    AgUiEvent,
     TextMessageContent,
     TextMessageEnd,
     TextMessageStart,
@@ -29,6 +31,7 @@ from app.agui.events import (
 from app.media.pipeline import stream_with_inline_fallback
 from app.runs.deadlines import Deadlines, is_progress, paced
 from app.runs.event_store import EventSink
+from app.runs.fallbacks import AttemptLog, retry_after, retryable_code
 from app.runs.intake import RunPlan
 from app.runs.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
 from app.runs.reasoning import ProviderReasoningEvent, ReasoningStream
@@ -89,22 +92,64 @@ class ModelTurns:
     """Streams a run's model turns into its sink, one at a time, and knows what a dropped one left open."""
 
     def __init__(
-        self, plan: RunPlan, store: EventSink, deadlines: Deadlines, telemetry: RunTelemetry
+        self,
+        plan: RunPlan,
+        store: EventSink,
+        deadlines: Deadlines,
+        telemetry: RunTelemetry,
+        attempts: AttemptLog,
     ) -> None:
         self.plan = plan
         self.store = store
         self._deadlines = deadlines
         self._telemetry = telemetry
+        self._attempts = attempts
         self._open_turn: Turn | None = None
         self._open_calls: set[str] = set()
+        self.emitted = 0
+        """Events these turns emitted so far."""
 
     async def stream(self, build: Builder, options: RequestOptions, by_url: bool) -> Turn:
-        """One turn: the provider's stream of this request, its events emitted as they arrive, inside
-        its ``chat {model}`` span (the vendor's HTTP request and the intake commit are its children)."""
+        """One turn: the provider's stream of this request, its events emitted as they arrive, each
+        request inside its own ``chat {model}`` span (the vendor's HTTP request and the intake commit
+        are its children). A retryable failure before the turn emitted anything is tried again on the
+        same model, within its retry policy and the first-token deadline (:mod:`app.runs.fallbacks`)."""
         plan = self.plan
-        turn = Turn(message_id=str(uuid_utils.uuid7()), reasoning=ReasoningStream(provider=plan.provider.id))
-        self._open_turn = turn
-        with self._telemetry.chat() as chat:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        tries = 0
+        while True:
+            reasoning = ReasoningStream(provider=plan.provider.id)
+            turn = Turn(message_id=str(uuid_utils.uuid7()), reasoning=reasoning)
+            self._open_turn = turn
+            before = self.emitted
+            tries += 1
+            try:
+                await self._attempt(turn, build, options, by_url)
+                break
+            except Exception as exc:
+                code = retryable_code(exc)
+                if code is None or self.emitted != before:
+                    raise  # not worth trying again, or content already reached the client
+                self._open_turn = None
+                await self._attempts.failed(plan.model_ref, code)
+                delay = plan.retry.delay(tries, retry_after(exc))
+                late = loop.time() - started + delay > self._deadlines.first_token
+                if tries >= plan.retry.attempts or late:
+                    raise
+                log.info("run %s: %s failed: %s; retry in %.2f s", plan.run_id, plan.model_ref, code, delay)
+                self._telemetry.telemetry.record_retry(plan.model_ref, code)
+                await asyncio.sleep(delay)
+        for call_id in sorted(self._open_calls):  # a vendor that never closed a call: close it first
+            await self._emit(ToolCallEnd(tool_call_id=call_id))
+        self._open_calls.clear()
+        await self._end_message(turn)
+        return turn
+
+    async def _attempt(self, turn: Turn, build: Builder, options: RequestOptions, by_url: bool) -> None:
+        """One request of the turn, in its ``chat {model}`` span (an error status when it fails)."""
+        plan = self.plan
+        with self._telemetry.chat(provider_id=plan.provider.id, model_id=plan.model.model_id) as chat:
             await self._stream(turn, chat, build, options, by_url)
             chat.usage(
                 input=turn.counts.input_tokens,
@@ -118,11 +163,12 @@ class ModelTurns:
                 answer=turn.answer,
                 calls=[(call_id, name, turn.arguments(call_id)) for call_id, (name, _) in turn.calls.items()],
             )
-        for call_id in sorted(self._open_calls):  # a vendor that never closed a call: close it first
-            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
-        self._open_calls.clear()
-        await self._end_message(turn)
-        return turn
+
+    async def _emit(self, event: AgUiEvent) -> None:
+        """Every event of the turns goes out here: ``emitted`` counts them (content that reached the
+        client forbids a retry or a fallback)."""
+        self.emitted += 1
+        await self.store.emit(event)
 
     async def _stream(
         self, turn: Turn, chat: ChatTelemetry, build: Builder, options: RequestOptions, by_url: bool
@@ -152,13 +198,11 @@ class ModelTurns:
                 if isinstance(event, TextDelta):
                     if event.delta:
                         turn.text.append(event.delta)
-                        await self.store.emit(
-                            TextMessageContent(message_id=turn.message_id, delta=event.delta)
-                        )
+                        await self._emit(TextMessageContent(message_id=turn.message_id, delta=event.delta))
                 elif isinstance(event, ProviderToolCallStart):
                     turn.calls[event.id] = (event.name, [])
                     self._open_calls.add(event.id)
-                    await self.store.emit(
+                    await self._emit(
                         ToolCallStart(
                             tool_call_id=event.id,
                             tool_call_name=event.name,
@@ -167,10 +211,10 @@ class ModelTurns:
                     )
                 elif isinstance(event, ProviderToolCallArgs) and event.id in self._open_calls:
                     turn.calls[event.id][1].append(event.delta)
-                    await self.store.emit(ToolCallArgs(tool_call_id=event.id, delta=event.delta))
+                    await self._emit(ToolCallArgs(tool_call_id=event.id, delta=event.delta))
                 elif isinstance(event, ProviderToolCallEnd) and event.id in self._open_calls:
                     self._open_calls.discard(event.id)
-                    await self.store.emit(ToolCallEnd(tool_call_id=event.id))
+                    await self._emit(ToolCallEnd(tool_call_id=event.id))
                 elif isinstance(event, Usage):
                     turn.counts.report(event)
                 elif isinstance(event, Finish):
@@ -182,7 +226,7 @@ class ModelTurns:
         """Close what the dropped turn left open; its partial answer is kept. A turn that had streamed
         nothing yet (a silent vendor) ends without a message: no message without content."""
         for call_id in sorted(self._open_calls):
-            await self.store.emit(ToolCallEnd(tool_call_id=call_id))
+            await self._emit(ToolCallEnd(tool_call_id=call_id))
         self._open_calls.clear()
         turn, self._open_turn = self._open_turn, None
         if turn is None:
@@ -193,16 +237,16 @@ class ModelTurns:
 
     async def _reasoning(self, turn: Turn, event: ProviderReasoningEvent) -> None:
         for out in turn.reasoning.translate(event):
-            await self.store.emit(out)
+            await self._emit(out)
 
     async def _open_text(self, turn: Turn) -> None:
         """The answer's message opens once, after the turn's reasoning so far is closed."""
         if turn.text_open:
             return
         for out in turn.reasoning.close():
-            await self.store.emit(out)
+            await self._emit(out)
         turn.text_open = True
-        await self.store.emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
+        await self._emit(TextMessageStart(message_id=turn.message_id, role="assistant"))
 
     async def _end_message(self, turn: Turn) -> None:
         await self._open_text(turn)
@@ -219,7 +263,7 @@ class ModelTurns:
             agent=plan.agent,
         )
         self._open_turn = None
-        await self.store.emit(
+        await self._emit(
             TextMessageEnd(
                 message_id=turn.message_id, metadata={WORKER_OUTPUT_KEY: msgspec.to_builtins(worker)}
             )

@@ -12,6 +12,7 @@ holds no assistant or tool rows for the run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
 import msgspec
@@ -32,6 +33,7 @@ from app.persistence.availability import cause, database_unavailable, one_line
 from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
+from app.runs.fallbacks import MODEL_KEY, AttemptLog, ModelChoice, attempts_metadata, retryable_code
 from app.runs.intake import RunPlan
 from app.runs.model_turn import Builder, ModelTurns, Turn
 from app.runs.outputs import AGENT_KEY, IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
@@ -82,7 +84,11 @@ class Orchestrator:
             model_id=plan.model.model_id,
             model_ref=plan.model_ref,
         )
-        self._model_turns = ModelTurns(plan, store, self._deadlines, self.telemetry)
+        # Failures count towards cool-downs in runs that can move on (only those ever skip a model).
+        self._attempts = AttemptLog(services.cooldowns if plan.fallbacks else None)
+        self._fallbacks = list(plan.fallbacks)
+        self._cooled: set[str] = set()
+        self._model_turns = ModelTurns(plan, store, self._deadlines, self.telemetry, self._attempts)
         self._tool_loop = ToolLoop(plan, services, store, self.telemetry)
 
     def request_cancel(self) -> None:
@@ -98,9 +104,11 @@ class Orchestrator:
             await self._run()
 
     async def _run(self) -> None:
-        plan = self.plan
         try:
-            started: dict[str, object] = {}
+            if self._fallbacks:
+                await self._skip_cooled()
+            plan = self.plan
+            started: dict[str, object] = {MODEL_KEY: plan.model_ref}
             if plan.ignored_resume_ids:
                 started[IGNORED_RESUME_KEY] = list(plan.ignored_resume_ids)
             if plan.user_message_id is not None:
@@ -131,11 +139,12 @@ class Orchestrator:
             await asyncio.shield(self._fail("run_aborted", "The run was stopped by the server."))
             raise
         except Exception as exc:
-            code, message = _describe(exc, plan)
+            code, message = _describe(exc, self.plan)
+            run_id = self.plan.run_id
             if code in BUG_CODES:
-                log.exception("run %s failed: %s", plan.run_id, code, extra={"code": code})
+                log.exception("run %s failed: %s", run_id, code, extra={"code": code})
             else:  # documented: a vendor's error, a deadline, an outage — one line, no traceback
-                log.warning("run %s failed: %s: %s", plan.run_id, code, _cause(exc), extra={"code": code})
+                log.warning("run %s failed: %s: %s", run_id, code, _cause(exc), extra={"code": code})
             await self._fail(code, message)
 
     async def _finish(self, outcome: Outcome) -> None:
@@ -163,7 +172,13 @@ class Orchestrator:
         if self.store.finished:
             return
         self.telemetry.failed(code)
-        event = RunError(message=message, code=code, usage=self._token_usage(), timestamp=now_ms())
+        event = RunError(
+            message=message,
+            code=code,
+            usage=self._token_usage(),
+            timestamp=now_ms(),
+            metadata=attempts_metadata(self.plan.model_ref, self._attempts.attempts),
+        )
         if code == "database_unavailable":
             self.store.abandon(event)
             return
@@ -178,15 +193,77 @@ class Orchestrator:
             self.store.abandon(event)
 
     async def _bounded_turns(self) -> Outcome:
-        """The run's turns within its overall deadline."""
+        """The run's turns within its overall deadline, on the next fallback while its model fails
+        before anything streamed."""
         seconds = self._deadlines.run
         try:
             async with asyncio.timeout(seconds) as timer:
-                return await self._tool_loop.run(self._next_turn)
+                while True:
+                    try:
+                        return await self._tool_loop.run(self._next_turn)
+                    except Exception as exc:
+                        code = retryable_code(exc)
+                        if code is None or self._streamed or not self._move_on(code):
+                            raise
         except TimeoutError:
             if timer.expired():
                 raise DeadlineExceeded(RUN_CODE, seconds) from None
             raise
+
+    @property
+    def _streamed(self) -> bool:
+        """Whether anything of the answer reached the client: from then on the run never switches. A
+        resumed run has sent its tools' results before its first turn."""
+        return self._model_turns.emitted > 0 or bool(self.plan.resume)
+
+    def _move_on(self, code: str) -> bool:
+        """Switch to the next fallback not cooled down (the failed model's ``code`` counted as a
+        fallback); ``False`` when none is left."""
+        while self._fallbacks and self._fallbacks[0].model_ref in self._cooled:
+            self._attempts.skipped(self._fallbacks.pop(0).model_ref)
+        if not self._fallbacks:
+            return False
+        choice = self._fallbacks.pop(0)
+        log.warning(
+            "run %s: %s failed with %s; falling back to %s",
+            self.plan.run_id, self.plan.model_ref, code, choice.model_ref,
+        )  # fmt: skip
+        self.services.telemetry.record_fallback(self.plan.model_ref, choice.model_ref, code)
+        self._switch(choice)
+        return True
+
+    async def _skip_cooled(self) -> None:
+        """Start on the first model not cooled down (each skipped one is an attempt); when every
+        model is, on the first: better to try than to refuse."""
+        refs = [self.plan.model_ref, *(choice.model_ref for choice in self._fallbacks)]
+        cooled = await self.services.cooldowns.cooled(refs) if self.services.cooldowns else set()
+        if cooled >= set(refs):
+            return
+        self._cooled = cooled  # fallbacks cooled down now are skipped later too
+        if self.plan.model_ref not in cooled:
+            return
+        self._attempts.skipped(self.plan.model_ref)
+        while self._fallbacks[0].model_ref in cooled:
+            self._attempts.skipped(self._fallbacks.pop(0).model_ref)
+        self._switch(self._fallbacks.pop(0))
+
+    def _switch(self, choice: ModelChoice) -> None:
+        """Run on ``choice`` from now on: its deadlines (the run's overall one keeps counting), and
+        turns and tools that build each request for its capabilities and options."""
+        self.plan = dataclasses.replace(
+            self.plan,
+            provider=choice.provider,
+            model=choice.model,
+            model_ref=choice.model_ref,
+            capabilities=choice.capabilities,
+            reasoning=choice.reasoning,
+            retry=choice.retry,
+            fallbacks=(),
+        )
+        own = self.services.deadlines.for_model(choice.model.options)
+        self._deadlines = dataclasses.replace(own, run=self._deadlines.run)
+        self._model_turns = ModelTurns(self.plan, self.store, self._deadlines, self.telemetry, self._attempts)
+        self._tool_loop = ToolLoop(self.plan, self.services, self.store, self.telemetry)
 
     async def _next_turn(self, build: Builder, options: RequestOptions, by_url: bool) -> Turn:
         """The tool loop's next model turn, unless the run was asked to stop; its counts join the run's."""
@@ -213,9 +290,13 @@ class Orchestrator:
         usage = token_usage(self._usage, provider=self.plan.provider.id, model=self.plan.model.model_id)
         return [usage] if usage is not None else None
 
-    def _usage_metadata(self) -> dict[str, object] | None:
+    def _usage_metadata(self) -> dict[str, object]:
+        """The usage billed to the model that answered, that model and the attempts before it."""
+        out = attempts_metadata(self.plan.model_ref, self._attempts.attempts)
         usage = billable(self._usage, provider=self.plan.provider.id, model=self.plan.model)
-        return {USAGE_KEY: msgspec.to_builtins(usage)} if usage is not None else None
+        if usage is not None:
+            out[USAGE_KEY] = msgspec.to_builtins(usage)
+        return out
 
 
 def _cause(exc: Exception) -> str:

@@ -9,6 +9,7 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from app.media.pipeline import ImageDelivery
 from app.media.tool_media import MediaStore
 from app.runs.deadlines import Deadlines
+from app.runs.fallbacks import Cooldowns
 from app.runs.toolbox import Toolbox
 from app.storage.base import Storage
 from app.telemetry import Telemetry
@@ -30,5 +31,7 @@ class RunServices:
     """Plugin tools and MCP connections."""
     media: MediaStore
     """Where tools' images and audio are stored, and the limits on a tool result."""
+    cooldowns: Cooldowns | None = None
+    """The shared record of models that keep failing (``None``: no cool-downs)."""
     url_ttl_seconds: int = 3600
     """Lifetime of the signed URLs a tool result's media carry in its event."""

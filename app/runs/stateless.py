@@ -28,6 +28,7 @@ from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.chat_input import chat_field, message_content
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
+from app.runs.fallbacks import Request, fallback_choices, retry_policy
 from app.runs.intake import RunPlan
 from app.runs.knobs import NO_OPTIONS, check_parameters
 from app.runs.live import RunChannel
@@ -127,6 +128,34 @@ async def stateless_run(
         check_request_size(
             caps, reserved_bytes(history, system, tools), len(sent_images(history, caps)), model_ref=row.ref
         )
+    kept = [m for m in history if m.role != "system"]
+    fits = Request(
+        history=kept,
+        deleted=frozenset(),
+        system=system,
+        tools=tools,
+        new_images=[p["mimeType"] for m in history for p in image_parts(m.parts)],
+        first_capabilities=caps,
+        options=request,
+        wants_reasoning=control.request is not None,
+        storage_publicly_reachable=settings.storage_publicly_reachable,
+    )
+    fallbacks = await fallback_choices(
+        row,
+        models=models,
+        registry=registry,
+        settings=settings,
+        allowed=lambda fallback: not principal.is_guest or fallback.guest_visible,
+        suits=fits.suits(
+            lambda fallback: (
+                NO_REASONING
+                if reasoning is None
+                else reasoning_control(
+                    reasoning, fallback.row.options, fallback.capabilities, fallback.row.ref
+                )
+            )
+        ),
+    )
     return RunPlan(
         run_pk=uuid.uuid4(),  # ids of rows that are never written: nothing is stored
         run_id=str(uuid.uuid4()),
@@ -137,7 +166,7 @@ async def stateless_run(
         model=model_spec(row),
         model_ref=row.ref,
         capabilities=caps,
-        history=[m for m in history if m.role != "system"],
+        history=kept,
         deleted_uploads=frozenset(),
         system=system,
         server_tools=(),
@@ -147,6 +176,8 @@ async def stateless_run(
         ignored_resume_ids=(),
         reasoning=control,
         request=request,
+        retry=retry_policy(row, settings),
+        fallbacks=fallbacks,
     )
 
 

@@ -16,13 +16,20 @@ Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 VendorModelId = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 ImageCount = Annotated[int, msgspec.Meta(ge=0, le=64)]
 ByteCount = Annotated[int, msgspec.Meta(ge=1, le=1 << 30)]
+ModelRef = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,63}/.{1,200}$", max_length=270)]
+"""A catalogue model named ``provider/modelId``."""
+Fallbacks = Annotated[list[ModelRef], msgspec.Meta(max_length=8)]
+RetryAttempts = Annotated[int, msgspec.Meta(ge=1, le=10)]
+BackoffSeconds = Annotated[float, msgspec.Meta(ge=0, le=60)]
 
 
 class ModelOut(WireStruct, omit_defaults=True):
     """A catalogue entry with its effective capabilities. ``available`` is false when it cannot run, and
     ``unavailableReason`` says why: its provider is not installed or failed to load (``capabilities``
     absent then), or the variable its key is read from is not set (``OPENAI_API_KEY is not set``).
-    ``options`` is for admins only."""
+    ``options`` is for admins only. ``fallbacks`` are the models a run moves to, in order, when this
+    one fails before any content; ``retryAttempts`` and ``retryBackoffSeconds`` are absent when the
+    model follows the settings."""
 
     id: str
     ref: str
@@ -36,11 +43,14 @@ class ModelOut(WireStruct, omit_defaults=True):
     available: bool
     created_at: dt.datetime
     updated_at: dt.datetime
+    fallbacks: list[str]
     max_images: int | None = None
     max_image_bytes: int | None = None
     options: dict[str, Any] | None = None
     capabilities: Capabilities | None = None
     unavailable_reason: str | None = None
+    retry_attempts: int | None = None
+    retry_backoff_seconds: float | None = None
 
 
 class ModelList(WireStruct):
@@ -50,7 +60,9 @@ class ModelList(WireStruct):
 
 
 class ModelCreate(RequestStruct):
-    """``POST /api/models``. Secrets never go in ``options``: vendors read them from the environment."""
+    """``POST /api/models``. Secrets never go in ``options``: vendors read them from the environment.
+    ``fallbacks`` name catalogue models (``provider/modelId``, not this one); ``retryAttempts`` (the
+    first request included) and ``retryBackoffSeconds`` override ``IRIS_RETRY_*`` for this model."""
 
     name: Name
     provider: ProviderId
@@ -62,6 +74,9 @@ class ModelCreate(RequestStruct):
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     max_images: ImageCount | None = None
     max_image_bytes: ByteCount | None = None
+    fallbacks: Fallbacks = msgspec.field(default_factory=list)
+    retry_attempts: RetryAttempts | None = None
+    retry_backoff_seconds: BackoffSeconds | None = None
 
 
 class ModelUpdate(RequestStruct):
@@ -77,6 +92,9 @@ class ModelUpdate(RequestStruct):
     options: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     max_images: ImageCount | msgspec.UnsetType | None = msgspec.UNSET
     max_image_bytes: ByteCount | msgspec.UnsetType | None = msgspec.UNSET
+    fallbacks: Fallbacks | msgspec.UnsetType = msgspec.UNSET
+    retry_attempts: RetryAttempts | msgspec.UnsetType | None = msgspec.UNSET
+    retry_backoff_seconds: BackoffSeconds | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class AgentModel(WireStruct, omit_defaults=True):

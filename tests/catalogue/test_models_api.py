@@ -300,3 +300,39 @@ async def test_advertised_max_images_never_exceed_the_per_message_cap(settings: 
         per_model = {m["ref"]: m["capabilities"] for p in providers for m in p["models"]}
         assert per_model["local/vision"]["maxImages"] == 3
         assert per_model["openai/gpt-4.1"]["maxImages"] == 3
+
+
+async def test_fallbacks_and_retry_policy_are_stored_and_checked(client: Client, auth: Auth) -> None:
+    admin = auth("root", "admin")
+    created = await _create(
+        client, auth, fallbacks=["local/vision"], retryAttempts=3, retryBackoffSeconds=0.25
+    )
+    assert (created["fallbacks"], created["retryAttempts"], created["retryBackoffSeconds"]) == (
+        ["local/vision"],
+        3,
+        0.25,
+    )
+    local = await client.get("/api/models", headers=admin)
+    plain = next(m for m in local.json()["models"] if m["ref"] == "local/text")
+    assert plain["fallbacks"] == []
+    assert "retryAttempts" not in plain  # follows IRIS_RETRY_ATTEMPTS
+
+    url = f"/api/models/{created['id']}"
+    for body, code, field in [
+        ({"fallbacks": ["openai/gpt-4o"]}, "invalid_fallback", "fallbacks[0]"),
+        ({"fallbacks": ["local/text", "local/text"]}, "invalid_fallback", "fallbacks[1]"),
+        ({"fallbacks": ["openai/nothing-here"]}, "fallback_not_found", "fallbacks[0]"),
+        ({"fallbacks": ["not a ref"]}, "validation_failed", None),
+        ({"retryAttempts": 0}, "validation_failed", None),
+    ]:
+        refused = await client.patch(url, json=body, headers=admin)
+        assert refused.status_code == 422, body
+        assert refused.json()["code"] == code, refused.text
+        if field is not None:
+            assert refused.json()["field"] == field
+    changed = await client.patch(
+        url, json={"fallbacks": ["local/text", "local/vision"], "retryAttempts": None}, headers=admin
+    )
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["fallbacks"] == ["local/text", "local/vision"]
+    assert "retryAttempts" not in changed.json()

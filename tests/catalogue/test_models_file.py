@@ -287,3 +287,29 @@ async def test_agent_problems_name_the_entry(settings: Settings, tmp_path: Path)
     with pytest.raises(ModelsFileError, match=r"agents\[0\] \(writer\): There is no model 'openai/nope'"):
         await _apply(settings, unknown)
     assert await _apply(settings, _write(tmp_path, entry)) == ["added agent writer"]  # nothing half-applied
+
+
+async def test_fallbacks_in_the_file_may_name_models_listed_after_them(
+    settings: Settings, tmp_path: Path, auth: Auth
+) -> None:
+    text = FILE.replace(
+        'detail = "low" }', 'detail = "low" }\nfallbacks = ["openai/gpt-4o-mini", "local/vision"]'
+    )
+    text = text.replace('type = "text"\n', 'type = "text"\nretryAttempts = 3\nretryBackoffSeconds = 1.5\n')
+    changes = await _apply(settings, _write(tmp_path, text))
+    assert "added openai/gpt-4o" in changes
+    async with AsyncTestClient(app=create_app(settings, environ={})) as client:
+        models = await _models(client, auth)
+    assert models["openai/gpt-4o"]["fallbacks"] == ["openai/gpt-4o-mini", "local/vision"]
+    assert (
+        models["openai/gpt-4o-mini"]["retryAttempts"],
+        models["openai/gpt-4o-mini"]["retryBackoffSeconds"],
+    ) == (
+        3,
+        1.5,
+    )
+    assert await _apply(settings, _write(tmp_path, text)) == []  # applied again: nothing changes
+
+    missing = FILE.replace('detail = "low" }', 'detail = "low" }\nfallbacks = ["openai/gone"]')
+    with pytest.raises(ModelsFileError, match=r"openai/gpt-4o.*fallback_not_found"):
+        await _apply(settings, _write(tmp_path, missing))

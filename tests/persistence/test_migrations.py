@@ -36,6 +36,7 @@ TABLES = {
     "uploads",
     "quota_usage",
     "mcp_servers",
+    "model_cooldowns",
 }
 # The search index (0009): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it.
 SEARCH_TABLES = {

@@ -42,6 +42,7 @@ from app.api.openai.wire import (
     PromptTokensDetails,
     ToolCallDelta,
 )
+from app.runs.fallbacks import MODEL_KEY
 from app.runs.outputs import WORKER_OUTPUT_KEY
 
 _FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
@@ -95,6 +96,8 @@ class Answer:
             self.vendor_finish = str(event.metadata[WORKER_OUTPUT_KEY].get("finishReason", "stop"))
         elif isinstance(event, RunFinished | RunError):
             self.usage = completion_usage(event)
+            if isinstance(event, RunFinished) and event.metadata and MODEL_KEY in event.metadata:
+                self.model = str(event.metadata[MODEL_KEY])  # a fallback may have answered
         return None
 
     def chunk(self, delta: Delta, finish: FinishReason | None = None) -> ChatCompletionChunk:

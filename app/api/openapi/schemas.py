@@ -22,6 +22,7 @@ from app.agui.events import (
     ToolCallStart,
 )
 from app.agui.input import RunAgentInput
+from app.runs.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt
 from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
     AGENT_KEY,
@@ -34,6 +35,7 @@ from app.runs.outputs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
+from app.runs.usage import USAGE_KEY, BillableUsage
 from app.schemas.agents import AgentRef
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from app.schemas.session_export import ExportMessage, SessionExport
@@ -177,6 +179,7 @@ class RunStartedMetadata(
         "trace_id": TRACE_ID_KEY,
         "traceparent": TRACEPARENT_KEY,
         "agent": AGENT_KEY,
+        "model": MODEL_KEY,
     },
     kw_only=True,
 ):
@@ -190,6 +193,31 @@ class RunStartedMetadata(
     """With tracing on: the run's ``invoke_agent`` span as a W3C ``traceparent``."""
     agent: AgentRef | None = None
     """The agent and the version of it this run uses (stays in the run's log after the agent changes)."""
+    model: str | None = None
+    """The model the run starts on (``provider/modelId``): the one asked for, or its first fallback
+    not cooled down."""
+
+
+class RunFinishedMetadata(
+    msgspec.Struct,
+    rename={"usage": USAGE_KEY, "model": MODEL_KEY, "attempts": ATTEMPTS_KEY},
+    kw_only=True,
+):
+    usage: BillableUsage | None = None
+    """The run's usage, billed to the model that answered."""
+    model: str | None = None
+    """The model that answered (``provider/modelId``): the one asked for, or a fallback."""
+    attempts: list[Attempt] | None = None
+    """The requests that failed before the answer (retried, or moved on from) and the models skipped
+    while cooled down (code ``model_cooling_down``), in order; absent when there were none."""
+
+
+class RunErrorMetadata(msgspec.Struct, rename={"model": MODEL_KEY, "attempts": ATTEMPTS_KEY}, kw_only=True):
+    model: str | None = None
+    """The last model the run tried (``provider/modelId``)."""
+    attempts: list[Attempt] | None = None
+    """The requests that failed (the last one included, when retryable) and the models skipped while
+    cooled down, in order."""
 
 
 class TextMessageEndMetadata(msgspec.Struct, rename={"worker_agent_output": WORKER_OUTPUT_KEY}, kw_only=True):
@@ -213,8 +241,8 @@ class InterruptMetadata(msgspec.Struct, rename={"tool_call": TOOL_CALL_KEY}, kw_
 
 EVENT_METADATA: dict[type[msgspec.Struct], type[msgspec.Struct]] = {
     RunStarted: RunStartedMetadata,
-    RunFinished: EventMetadata,
-    RunError: EventMetadata,
+    RunFinished: RunFinishedMetadata,
+    RunError: RunErrorMetadata,
     TextMessageStart: EventMetadata,
     TextMessageContent: EventMetadata,
     TextMessageEnd: TextMessageEndMetadata,

@@ -12,6 +12,7 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
 from app.api.openapi import documented
+from app.catalogue.fallbacks import check_fallbacks
 from app.catalogue.options import check_options
 from app.catalogue.views import model_out
 from app.errors import Conflict, NotFound
@@ -79,7 +80,13 @@ class ModelController(Controller):
             problems={
                 403: ["admin_required"],
                 409: ["model_exists", "conflict"],
-                422: ["invalid_option", "option_unknown", "secret_in_options"],
+                422: [
+                    "invalid_option",
+                    "option_unknown",
+                    "secret_in_options",
+                    "invalid_fallback",
+                    "fallback_not_found",
+                ],
             }
         ),
     )
@@ -93,6 +100,7 @@ class ModelController(Controller):
     ) -> ModelOut:
         """Add a model to the catalogue."""
         check_options(data.options, data.provider, registry)
+        await check_fallbacks(data.fallbacks, f"{data.provider}/{data.model_id}", model_repo)
         if await model_repo.exists(provider=data.provider, model_id=data.model_id):
             raise Conflict(
                 f"{data.provider}/{data.model_id} is already in the catalogue.", code="model_exists"
@@ -110,7 +118,13 @@ class ModelController(Controller):
                 403: ["admin_required"],
                 404: ["model_not_found"],
                 409: ["model_exists", "conflict"],
-                422: ["invalid_option", "option_unknown", "secret_in_options"],
+                422: [
+                    "invalid_option",
+                    "option_unknown",
+                    "secret_in_options",
+                    "invalid_fallback",
+                    "fallback_not_found",
+                ],
             }
         ),
     )
@@ -136,6 +150,9 @@ class ModelController(Controller):
             provider=provider, model_id=vendor_id
         ):
             raise Conflict(f"{provider}/{vendor_id} is already in the catalogue.", code="model_exists")
+        if changes.keys() & {"fallbacks", "provider", "model_id"}:
+            fallbacks = changes.get("fallbacks", row.fallbacks)
+            await check_fallbacks(fallbacks, f"{provider}/{vendor_id}", model_repo)
         for key, value in changes.items():
             setattr(row, key, value)
         row = await model_repo.update(row)

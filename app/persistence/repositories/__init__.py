@@ -1,7 +1,8 @@
 """Repositories: advanced-alchemy's async repository plus the named queries the service needs.
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
-models and agents; ``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
+models and agents; ``cooldowns``: failing models;
+``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
 their event logs; ``uploads``; ``quotas``; ``search``: the full-text index over sessions) and
 ``_common`` for what they share. Import from this package, not from its modules: every public name is
 here.
@@ -9,6 +10,7 @@ here.
 
 from app.persistence.repositories._common import parse_uuid, utcnow
 from app.persistence.repositories.catalogue import AgentRepository, ModelRepository
+from app.persistence.repositories.cooldowns import CooldownRepository
 from app.persistence.repositories.mcp_servers import McpServerRepository
 from app.persistence.repositories.quotas import QuotaRepository
 from app.persistence.repositories.runs import RUN_EVENTS_CHANNEL, RunEventRepository, RunRepository
@@ -19,6 +21,7 @@ from app.persistence.repositories.uploads import UploadRepository
 __all__ = [
     "RUN_EVENTS_CHANNEL",
     "AgentRepository",
+    "CooldownRepository",
     "McpServerRepository",
     "MessageRepository",
     "ModelRepository",

@@ -1,0 +1,54 @@
+"""The OpenAI gateway falls back as runs do: a failing model answered by its fallback (the completion
+names the model that answered), and a fallback that does not honour the request's knobs skipped."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from app.security.auth import issue_token
+from tests.conftest import JWT_SECRET
+from tests.gateway.conftest import Gateway
+from tests.gateway.test_openai_sdk import client
+from tests.support import fake_anthropic as fa
+from tests.support.waits import REQUEST_SECONDS
+
+pytestmark = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+
+
+def fall_back_to_claude(gateway: Gateway) -> None:
+    admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
+    listed = httpx.get(f"{gateway.base}/api/models", headers=admin, timeout=REQUEST_SECONDS).json()["models"]
+    gpt = next(m for m in listed if m["ref"] == "openai/gpt-4o")
+    patched = httpx.patch(
+        f"{gateway.base}/api/models/{gpt['id']}",
+        json={"fallbacks": ["anthropic/claude-sonnet-4-5"]},
+        headers=admin,
+        timeout=REQUEST_SECONDS,
+    )
+    assert patched.status_code == 200, patched.text
+
+
+def test_a_failing_model_is_answered_by_its_fallback(gateway: Gateway) -> None:
+    fall_back_to_claude(gateway)
+    gateway.openai.server_error()
+    gateway.anthropic.reply(fa.text_answer(["From ", "Claude."]))
+    answer = client(gateway).chat.completions.create(
+        model="openai/gpt-4o", messages=[{"role": "user", "content": "Hello"}], temperature=0.3
+    )
+    assert answer.choices[0].message.content == "From Claude."
+    assert answer.model == "anthropic/claude-sonnet-4-5"
+    assert len(gateway.openai.requests) == 1
+    assert gateway.anthropic.requests[-1].json["temperature"] == 0.3  # the request, built for Claude
+
+
+def test_a_fallback_that_ignores_a_knob_is_skipped(gateway: Gateway) -> None:
+    fall_back_to_claude(gateway)
+    gateway.openai.server_error()
+    with pytest.raises(openai.APIStatusError) as caught:
+        client(gateway).chat.completions.create(
+            model="openai/gpt-4o", messages=[{"role": "user", "content": "Hello"}], seed=7
+        )
+    assert caught.value.status_code >= 500
+    assert gateway.anthropic.requests == []  # Claude takes no seed: never asked
