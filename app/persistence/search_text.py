@@ -57,34 +57,90 @@ def postgres_owner_lexeme(owner_id: str) -> str:
 
 
 def _folded(word: str) -> str:
+    if word.isascii():
+        return word.lower()  # what casefold and NFKD give an ASCII word, without their cost
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def _matches(token: str, terms: Sequence[str]) -> bool:
-    folded = _folded(token)
-    return any(folded.startswith(t) if len(t) >= PREFIX_FROM else folded == t for t in terms)
+class _Terms:
+    """The folded query words, split into prefixes and whole words for ``str.startswith``/``in``."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        folded = [_folded(t) for t in terms]
+        self.prefixes = tuple(t for t in folded if len(t) >= PREFIX_FROM)
+        self.whole = frozenset(t for t in folded if len(t) < PREFIX_FROM)
+        # Only terms of ASCII letters and digits can start an ASCII word.
+        self.ascii = [t for t in folded if t.isascii() and t.isalnum()]
+
+    def match(self, token: str) -> bool:
+        folded = _folded(token)
+        return folded.startswith(self.prefixes) or folded in self.whole
+
+    def first_hit(self, body: str) -> int | None:
+        """Where the first word of ``body`` that matches starts. An ASCII word folds to its lower
+        case, so in ASCII text ``str.find`` on the lower-cased text looks for each term."""
+        if not body.isascii():
+            return next((t.start() for t in WORD.finditer(body) if self.match(t.group())), None)
+        text = body.lower()
+        first: int | None = None
+        for term in self.ascii:
+            at = text.find(term)
+            while at >= 0 and (first is None or at < first):
+                end = at + len(term)
+                if (at == 0 or not text[at - 1].isalnum()) and (
+                    term not in self.whole or end == len(text) or not text[end].isalnum()
+                ):
+                    first = at
+                    break
+                at = text.find(term, at + 1)
+        return first
+
+
+def _words_before(body: str, end: int, count: int) -> list[re.Match[str]]:
+    """The last ``count`` words that end before ``end`` (a word's start), reading back in growing
+    pieces rather than the whole text."""
+    size = 16 * count
+    while True:
+        begin = max(0, end - size)
+        found = list(WORD.finditer(body, begin, end))
+        if begin > 0 and found and found[0].start() == begin:
+            found = found[1:]  # perhaps the tail of a longer word
+        if len(found) >= count or begin == 0:
+            return found[-count:]
+        size *= 4
 
 
 def snippet(body: str, terms: Sequence[str]) -> str:
     """The text around the first hit as HTML: escaped, the words that match in ``<mark>``, ``…`` where
-    it was cut. Without a hit in the text (the engine matched differently), its beginning."""
-    folded = [_folded(t) for t in terms]
-    tokens = list(WORD.finditer(body))
-    first = next((i for i, token in enumerate(tokens) if _matches(token.group(), folded)), 0)
-    start = max(0, first - SNIPPET_LEAD)
-    shown = tokens[start : start + SNIPPET_WORDS]
+    it was cut. Without a hit in the text (the engine matched differently), its beginning.
+
+    Made for every hit shown, so its work is the words in view, not the whole text: the first hit is
+    found by one regex (ASCII text) or word by word up to it, the words before it are read back from
+    it, and the text between marked words is escaped in one piece (escaping is per character)."""
+    wanted = _Terms(terms)
+    hit = wanted.first_hit(body)
+    before = _words_before(body, hit, SNIPPET_LEAD + 1) if hit is not None else []
+    lead = before[-SNIPPET_LEAD:] if SNIPPET_LEAD else []
+    cut = len(before) > len(lead)
+    following = SNIPPET_WORDS - len(lead)
+    after: list[re.Match[str]] = []
+    for token in WORD.finditer(body, hit or 0):
+        after.append(token)
+        if len(after) > following:
+            break
+    more = len(after) > following
+    shown = lead + after[:following]
     if not shown:
         return html.escape(body[:200])
-    before = body[tokens[start - 1].end() if start > 0 else 0 : shown[0].start()].lstrip()
-    out: list[str] = ["…" if start > 0 else "", html.escape(before)]
-    for index, token in enumerate(shown):
-        text = html.escape(token.group())
-        out.append(f"<mark>{text}</mark>" if _matches(token.group(), folded) else text)
-        end = shown[index + 1].start() if index + 1 < len(shown) else token.end()
-        out.append(html.escape(body[token.end() : end]))
-    if start + SNIPPET_WORDS < len(tokens):
-        out.append("…")
-    else:
-        out.append(html.escape(body[shown[-1].end() :].rstrip()))
+    out: list[str] = ["…" if cut else ""]
+    written = shown[0].start()
+    out.append(html.escape(body[before[0].end() if cut else 0 : written].lstrip()))
+    for token in shown:
+        if wanted.match(token.group()):
+            out.append(html.escape(body[written : token.start()]))
+            out.append(f"<mark>{html.escape(token.group())}</mark>")
+            written = token.end()
+    out.append(html.escape(body[written : shown[-1].end()]))
+    out.append("…" if more else html.escape(body[shown[-1].end() :].rstrip()))
     return "".join(out)
