@@ -51,7 +51,7 @@ def test_badly_typed_variable_is_an_error() -> None:
     with pytest.raises(SettingsError, match="port"):
         load_settings({"IRIS_PORT": "eighty"})
     with pytest.raises(SettingsError, match="storage"):
-        load_settings({"IRIS_STORAGE": "s3"})
+        load_settings({"IRIS_STORAGE": "gcs"})
 
 
 def test_secret_is_generated_once_and_reused(tmp_path: Path) -> None:
