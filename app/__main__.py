@@ -56,8 +56,9 @@ def _serve(_args: argparse.Namespace) -> None:
 
     settings = _settings()
     assert settings.jwt_secret
-    logging.config.dictConfig(log_config(settings))  # before anything logs; uvicorn's loggers too
     sock = _listen(settings.host, settings.port)
+    _migrate_embedded(settings)
+    logging.config.dictConfig(log_config(settings))  # before anything logs; uvicorn's loggers too
     app = create_app(settings)
     base = settings.effective_public_url.rstrip("/")
     token = issue_token(settings.jwt_secret, "dev", audience=settings.jwt_audience)
@@ -67,6 +68,26 @@ def _serve(_args: argparse.Namespace) -> None:
     print(f"Dev token for user 'dev' (30 days):\n{token}", flush=True)
     config = uvicorn.Config(app, log_config=None, log_level=settings.log_level)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def _migrate_embedded(settings: Settings) -> None:
+    """On SQLite, the database inside this process, ``serve`` migrates it to head itself, as `just run`
+    does, and says so. PostgreSQL is shared and migrated deliberately (`alembic upgrade head`): a process
+    on one that is behind answers 503 ``migrations_pending`` until it is."""
+    from app.persistence.migrations import head_revisions, upgrade_to_head
+
+    url = settings.effective_database_url
+    if not url.startswith("sqlite"):
+        return
+    try:
+        before = upgrade_to_head(url)
+    except Exception as exc:  # any failure is one line, and the process does not start
+        sys.exit(f"iris: could not migrate the SQLite database {url}: {type(exc).__name__}: {exc}")
+    if before is not None:
+        start = ", ".join(sorted(before)) or "an empty database"
+        print(
+            f"Migrated the SQLite database from {start} to {', '.join(sorted(head_revisions()))}", flush=True
+        )
 
 
 def _models_check(args: argparse.Namespace) -> None:

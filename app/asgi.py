@@ -32,6 +32,7 @@ from app.api.routes.web import static_routers, swagger_plugin
 from app.catalogue.agent_tools import KnownTools
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
+from app.errors import MigrationsPending
 from app.mcp.pool import McpPool
 from app.media.pipeline import ImageDelivery
 from app.media.tool_media import MediaStore, ResultLimits
@@ -39,7 +40,7 @@ from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
 from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config
-from app.persistence.migrations import current_revisions, head_revisions
+from app.persistence.migrations import SchemaGate
 from app.runs.deadlines import Deadlines
 from app.runs.fallbacks import Cooldowns
 from app.runs.live import FollowerLimits
@@ -221,26 +222,36 @@ def create_app(
                 frames=settings.sse_follower_max_frames, bytes=settings.sse_follower_max_bytes
             ),
         )
-        # Start even when the database is down or behind: /readyz then says why (503) instead of the
-        # process crash-looping. The catalogue is seeded once the schema is at head.
+        # Start even when the database is down or behind: /readyz then says why (503), and every other
+        # request answers 503 ``migrations_pending`` until the schema is at head, instead of the process
+        # crash-looping or failing on missing tables. The catalogue is seeded once it is at head.
+        serving = False
+
+        async def schema_ready() -> None:
+            await seed_catalogue(alchemy)
+            if models_file is not None:
+                try:
+                    await apply_models_file(alchemy, models_file, tool_directory)
+                except ModelsFileError as exc:
+                    if not serving:
+                        raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
+                    log.error("IRIS_MODELS_FILE not applied: %s", exc, extra={"code": "models_file_invalid"})
+            await app.state.run_manager.start_keeping()
+
+        app.state.schema_gate = gate = SchemaGate(alchemy.get_engine(), schema_ready)
         try:
-            at_head = await current_revisions(alchemy.get_engine()) == head_revisions()
+            at_head = await gate.check()
         except (SQLAlchemyError, OSError) as exc:
             log.warning("database_unreachable at start-up: %s; /readyz reports 503 until it is", cause(exc))
-            return
+            at_head = True  # not known to be behind: requests find out (503 database_unavailable)
+        finally:
+            serving = True
         if not at_head:
             log.warning(
-                "migrations_pending: run `just migrate`; /readyz reports 503 until then",
+                "migrations_pending: run `alembic upgrade head` (`just migrate`); every request but "
+                "/healthz and /readyz answers 503 until then, and this process serves once it is at head",
                 extra={"code": "migrations_pending"},
             )
-            return
-        await seed_catalogue(alchemy)
-        if models_file is not None:
-            try:
-                await apply_models_file(alchemy, models_file, tool_directory)
-            except ModelsFileError as exc:
-                raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
-        await app.state.run_manager.start_keeping()
 
     async def on_startup_done(app: Litestar) -> None:
         """Wait for the providers, then watch the loop: from here on it serves requests."""
@@ -310,14 +321,33 @@ def create_app(
     )
 
 
+SCHEMA_FREE_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics"})
+SCHEMA_FREE_PREFIXES = ("/schema", "/static/", "/chat/")
+"""What answers without the database: probes, metrics, the API docs and the chat page's files."""
+
+
+async def require_schema(request: Request[Any, Any, Any]) -> None:
+    """503 ``migrations_pending`` for a request that would use a database whose schema is behind."""
+    gate: SchemaGate | None = getattr(request.app.state, "schema_gate", None)
+    if gate is None or gate.ready:
+        return
+    path = request.scope["path"]
+    if path in SCHEMA_FREE_PATHS or path.startswith(SCHEMA_FREE_PREFIXES):
+        return
+    if not await gate.check():
+        raise MigrationsPending()
+
+
 def before_request(telemetry: Telemetry) -> Any:
-    """What runs once a request is routed: its span is named by the route (when traced), and a JSON
-    body nested too deeply is refused before anything decodes it."""
-    if telemetry.provider is None:
-        return refuse_deep_json
+    """What runs once a request is routed: its span is named by the route (when traced), a database
+    behind the migrations is refused, and a JSON body nested too deeply is refused before anything
+    decodes it."""
+    traced = telemetry.provider is not None
 
     async def routed(request: Request[Any, Any, Any]) -> Any:
-        name_request_span(request)
+        if traced:
+            name_request_span(request)
+        await require_schema(request)
         return await refuse_deep_json(request)
 
     return routed

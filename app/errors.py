@@ -121,6 +121,21 @@ class ServiceUnavailable(IrisError):
     title = "Service unavailable"
 
 
+class MigrationsPending(ServiceUnavailable):
+    """The database's schema is behind this version of Iris; the answer carries ``Retry-After`` and a
+    ``hint`` naming the command that fixes it."""
+
+    default_code = "migrations_pending"
+    title = "The database is not migrated"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The database schema is behind this version of Iris. Run `alembic upgrade head` (`just migrate`) "
+            "against it; this process answers as soon as it is at head, without a restart.",
+            extra={"hint": "alembic upgrade head"},
+        )
+
+
 class DatabaseUnavailable(ServiceUnavailable):
     """The database cannot be used right now (stopped, unreachable, locked past its deadline); the
     answer carries ``Retry-After``."""

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-StorageKind = Literal["local", "supabase"]
+StorageKind = Literal["local", "supabase", "s3"]
 LogFormat = Literal["text", "json"]
 
 _WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "", "[::]"})  # noqa: S104 (recognised, not bound)
@@ -160,7 +160,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     guest_token_ttl_seconds: int = 3600
     """Lifetime of tokens from POST /api/auth/guest (IRIS_GUEST_TOKEN_TTL_SECONDS)."""
     storage: StorageKind = "local"
-    """Object store backend: `local` or `supabase` (IRIS_STORAGE)."""
+    """Object store backend: `local`, `supabase` or `s3` (IRIS_STORAGE)."""
     storage_bucket: str = "iris"
     """Bucket every upload goes to (IRIS_STORAGE_BUCKET)."""
     supabase_url: str | None = None
@@ -169,6 +169,18 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Supabase service-role key, for IRIS_STORAGE=supabase (IRIS_SUPABASE_SERVICE_KEY)."""
     supabase_jwt_secret: str | None = None
     """Supabase project JWT secret: lets Iris verify signed-URL tokens itself (IRIS_SUPABASE_JWT_SECRET)."""
+    s3_region: str | None = None
+    """The bucket's region for IRIS_STORAGE=s3; unset, the AWS chain's (``AWS_REGION``, the profile's);
+    ``auto`` for Cloudflare R2 (IRIS_S3_REGION)."""
+    s3_endpoint_url: str | None = None
+    """An S3-compatible endpoint instead of AWS: ``https://{account}.r2.cloudflarestorage.com``,
+    ``http://minio:9000``, ``https://storage.googleapis.com`` (IRIS_S3_ENDPOINT_URL)."""
+    s3_addressing_style: Literal["auto", "virtual", "path"] = "auto"
+    """``path`` (``{endpoint}/{bucket}/{key}``) for MinIO and most self-hosted stores, ``virtual``
+    (``{bucket}.{endpoint}``), or botocore's choice (IRIS_S3_ADDRESSING_STYLE)."""
+    s3_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    """The longest one S3 request may wait for an answer or a chunk before it is a 503
+    ``storage_unavailable`` (IRIS_S3_TIMEOUT_SECONDS)."""
     signed_url_ttl_seconds: int = 3600
     """Lifetime of every signed image URL Iris hands out (IRIS_SIGNED_URL_TTL_SECONDS)."""
     max_image_bytes: int = 5 * 1024 * 1024

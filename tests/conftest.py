@@ -26,6 +26,7 @@ from tests.support.fake_supabase import FakeSupabase
 from tests.support.http_server import serve_asgi
 from tests.support.openapi import ProblemLog
 from tests.support.postgres import TemporaryCluster
+from tests.support.s3_server import REGION, fresh_bucket, moto_s3, use_credentials_file
 
 JWT_SECRET = "test-secret-for-iris-tests-only-0123456789"
 SUPABASE_SERVICE_KEY = "service-role-key-for-tests-0123456789"
@@ -138,6 +139,21 @@ def fake_supabase() -> Iterator[tuple[FakeSupabase, str]]:
         yield fake, base_url
 
 
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 server on a loopback port, for the whole session (each test makes its own bucket)."""
+    with moto_s3() as url:
+        yield url
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``iris``, new and empty on :func:`s3_endpoint`; the AWS chain finds its keys in a shared
+    credentials file."""
+    use_credentials_file(monkeypatch, tmp_path)
+    return fresh_bucket(s3_endpoint)
+
+
 @pytest.fixture
 def settings(
     database_url: str, tmp_path: Path, storage_kind: str, request: pytest.FixtureRequest
@@ -145,6 +161,15 @@ def settings(
     base = Settings(data_dir=str(tmp_path / "data"), database_url=database_url, jwt_secret=JWT_SECRET)
     if storage_kind == "local":
         return base
+    if storage_kind == "s3":
+        return msgspec.structs.replace(
+            base,
+            storage="s3",
+            storage_bucket=request.getfixturevalue("s3_bucket"),
+            s3_endpoint_url=request.getfixturevalue("s3_endpoint"),
+            s3_region=REGION,
+            s3_addressing_style="path",
+        )
     _, supabase_url = request.getfixturevalue("fake_supabase")
     return msgspec.structs.replace(
         base,

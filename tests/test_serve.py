@@ -17,10 +17,11 @@ import httpx
 import pytest
 
 from app.persistence.migrations import REPO_ROOT
+from tests.support.databases import PostgresDatabases
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
-from tests.support.waits import REQUEST_SECONDS, SUBPROCESS_SECONDS
+from tests.support.waits import REQUEST_SECONDS, SUBPROCESS_SECONDS, until
 
 BIN = Path(sys.executable).parent
 
@@ -174,3 +175,64 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"iris: cannot listen on 127.0.0.1:{port}: the port is already in use (set IRIS_HOST / IRIS_PORT)"
     ]
+
+
+def test_serve_on_a_fresh_data_dir_migrates_sqlite_itself_and_says_so(tmp_path: Path) -> None:
+    """What a new user does: `python -m app serve` with no `just migrate` first."""
+    data, port = tmp_path / "data", free_port()
+    with iris_process({"IRIS_DATA_DIR": str(data)}, port, tmp_path / "iris.log") as running:
+        said = running.output()
+        assert "Migrated the SQLite database from an empty database to 0009_branches_search" in said
+        guest = httpx.post(f"{running.base_url}/api/auth/guest", timeout=REQUEST_SECONDS)
+        assert guest.status_code == 201, guest.text
+        token = guest.json()["accessToken"]
+        models = httpx.get(
+            f"{running.base_url}/api/agents/default/models",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=REQUEST_SECONDS,
+        )
+        assert models.status_code == 200, models.text
+        assert httpx.get(f"{running.base_url}/readyz", timeout=REQUEST_SECONDS).status_code == 200
+    with iris_process({"IRIS_DATA_DIR": str(data)}, port, tmp_path / "again.log") as again:
+        assert "Migrated" not in again.output(), "at head already: nothing to say"
+
+
+def test_serve_on_unmigrated_postgresql_is_503_until_alembic_then_serves_without_restart(
+    postgres: PostgresDatabases, tmp_path: Path
+) -> None:
+    name = postgres.create()
+    try:
+        env = {"IRIS_DATA_DIR": str(tmp_path / "data"), "IRIS_DATABASE_URL": postgres.url_for(name)}
+        with iris_process(env, free_port(), tmp_path / "iris.log") as running:
+            assert "Migrated" not in running.output(), "a shared PostgreSQL is migrated deliberately"
+            for method, path in [("POST", "/api/auth/guest"), ("GET", "/api/agents/default/models")]:
+                answer = httpx.request(method, f"{running.base_url}{path}", timeout=REQUEST_SECONDS)
+                assert answer.status_code == 503, answer.text
+                assert answer.json()["code"] == "migrations_pending"
+                assert answer.json()["extra"]["hint"] == "alembic upgrade head"
+            assert httpx.get(f"{running.base_url}/readyz", timeout=REQUEST_SECONDS).status_code == 503
+
+            subprocess.run(
+                [str(BIN / "alembic"), "upgrade", "head"],
+                cwd=REPO_ROOT,
+                env={"PATH": os.environ.get("PATH", ""), **env},
+                check=True,
+                capture_output=True,
+                timeout=SUBPROCESS_SECONDS,
+            )
+
+            def guest() -> httpx.Response | None:
+                answer = httpx.post(f"{running.base_url}/api/auth/guest", timeout=REQUEST_SECONDS)
+                return answer if answer.status_code == 201 else None
+
+            token = until(guest, within=REQUEST_SECONDS, what="served after alembic").json()["accessToken"]
+            models = httpx.get(
+                f"{running.base_url}/api/agents/default/models",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=REQUEST_SECONDS,
+            )
+            assert models.status_code == 200, models.text
+            assert models.json()["models"], "the catalogue was seeded once the schema was at head"
+            assert "internal_error" not in running.output()
+    finally:
+        postgres.drop(name)

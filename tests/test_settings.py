@@ -51,7 +51,27 @@ def test_badly_typed_variable_is_an_error() -> None:
     with pytest.raises(SettingsError, match="port"):
         load_settings({"IRIS_PORT": "eighty"})
     with pytest.raises(SettingsError, match="storage"):
-        load_settings({"IRIS_STORAGE": "s3"})
+        load_settings({"IRIS_STORAGE": "gcs"})
+
+
+def test_s3_settings_are_read() -> None:
+    settings = load_settings(
+        {
+            "IRIS_STORAGE": "s3",
+            "IRIS_STORAGE_BUCKET": "acme-iris",
+            "IRIS_S3_REGION": "auto",
+            "IRIS_S3_ENDPOINT_URL": "https://acct.r2.cloudflarestorage.com",
+            "IRIS_S3_ADDRESSING_STYLE": "path",
+            "IRIS_S3_TIMEOUT_SECONDS": "5",
+        }
+    )
+    assert (settings.storage, settings.storage_bucket, settings.s3_region) == ("s3", "acme-iris", "auto")
+    assert settings.s3_endpoint_url == "https://acct.r2.cloudflarestorage.com"
+    assert (settings.s3_addressing_style, settings.s3_timeout_seconds) == ("path", 5.0)
+    with pytest.raises(SettingsError, match="s3_addressing_style"):
+        load_settings({"IRIS_S3_ADDRESSING_STYLE": "dns"})
+    with pytest.raises(SettingsError, match="s3_timeout_seconds"):
+        load_settings({"IRIS_S3_TIMEOUT_SECONDS": "0"})
 
 
 def test_secret_is_generated_once_and_reused(tmp_path: Path) -> None:
@@ -103,8 +123,9 @@ def test_importing_the_app_reads_no_environment() -> None:
         (Settings(public_url="http://iris.example.com"), "https"),
         (Settings(storage="supabase"), "IRIS_SUPABASE_URL"),
         (Settings(storage="supabase", supabase_url="https://p.supabase.co"), "IRIS_SUPABASE_SERVICE_KEY"),
+        (Settings(storage="s3", public_url="http://iris.example.com"), "https"),
     ],
-    ids=["http-public-url", "supabase-without-url", "supabase-without-key"],
+    ids=["http-public-url", "supabase-without-url", "supabase-without-key", "s3-http-public-url"],
 )
 def test_storage_misconfiguration_fails_at_start(settings: Settings, message: str, tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match=message):

@@ -18,7 +18,15 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from app.errors import Conflict, DatabaseUnavailable, IrisError, NotFound, QuotaExceeded, ServiceUnavailable
+from app.errors import (
+    Conflict,
+    DatabaseUnavailable,
+    IrisError,
+    MigrationsPending,
+    NotFound,
+    QuotaExceeded,
+    ServiceUnavailable,
+)
 from app.persistence.availability import RETRY_AFTER_SECONDS, cause, database_unavailable
 from app.storage.base import StorageError
 from app.telemetry import Telemetry
@@ -105,7 +113,7 @@ def _iris_error(request: Request[Any, Any, Any], exc: IrisError) -> Response[byt
     headers: dict[str, str] | None = None
     if exc.status_code == 401:
         headers = {"WWW-Authenticate": 'Bearer realm="iris"'}
-    elif isinstance(exc, DatabaseUnavailable):
+    elif isinstance(exc, DatabaseUnavailable | MigrationsPending):
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     elif isinstance(exc, QuotaExceeded):
         headers = {"Retry-After": str(exc.retry_after)}

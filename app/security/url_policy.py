@@ -18,8 +18,7 @@ from app.errors import Unprocessable
 from app.persistence.models import Upload
 from app.persistence.repositories import UploadRepository
 from app.settings import Settings
-from app.storage.local import derive_storage_secret
-from app.storage.tokens import TokenRejected, verify_object_token
+from app.storage.tokens import TokenRejected, derive_storage_secret, verify_object_token
 from app.threads import thread_segment
 
 SIGN_PREFIX = "/storage/v1/object/sign/"

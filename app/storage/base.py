@@ -68,3 +68,16 @@ class Storage(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+@runtime_checkable
+class ServedByIris(Protocol):
+    """A backend whose signed URLs point at Iris itself (local disk, S3): Iris verifies the token with
+    ``secret`` and streams the object; the store's own URLs are never handed out."""
+
+    bucket: str
+    secret: str
+
+    def open(self, path: str) -> AsyncIterator[bytes]:
+        """As :meth:`Storage.open`."""
+        ...

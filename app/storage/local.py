@@ -6,27 +6,18 @@ against Supabase Storage works unchanged on the embedded default.
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
-import hashlib
-import hmac
 import os
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from pathlib import Path
-from urllib.parse import quote
 
 import anyio
 
 from app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
-from app.storage.tokens import sign_object_token
+from app.storage.tokens import iris_signed_urls
 
 CHUNK = 256 * 1024
-
-
-def derive_storage_secret(jwt_secret: str) -> str:
-    """A key for signed-URL tokens, separate from the auth key (a leaked URL token is no bearer token)."""
-    return hmac.new(jwt_secret.encode(), b"iris/local-storage-urls", hashlib.sha256).hexdigest()
 
 
 def safe_relative(path: str) -> Path:
@@ -108,18 +99,7 @@ class LocalStorage:
             raise ObjectNotFound(path) from exc
 
     async def sign(self, paths: Sequence[str], expires_in: int) -> list[SignedUrl]:
-        expires_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=expires_in)
-        return [
-            SignedUrl(
-                path=path,
-                url=(
-                    f"{self._public_url}/storage/v1/object/sign/{self.bucket}/{quote(path, safe='/')}"
-                    f"?token={sign_object_token(self.secret, self.bucket, path, expires_at)}"
-                ),
-                expires_at=expires_at,
-            )
-            for path in paths
-        ]
+        return iris_signed_urls(self._public_url, self.secret, self.bucket, paths, expires_in)
 
     async def delete(self, path: str) -> None:
         await anyio.Path(self.file_for(path)).unlink(missing_ok=True)

@@ -1,12 +1,43 @@
-"""Signed-URL tokens in Supabase's shape: a HS256 JWT ``{url: "bucket/path", iat, exp}``."""
+"""Signed-URL tokens in Supabase's shape: a HS256 JWT ``{url: "bucket/path", iat, exp}``, and the URLs
+that carry them when Iris serves the objects itself (local disk, S3)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
+import hmac
 import time
+from collections.abc import Sequence
+from urllib.parse import quote
 
 import jwt
+
+from app.storage.base import SignedUrl
+
+SIGN_ROUTE = "/storage/v1/object/sign/"
+"""Where Iris serves signed objects: Supabase's path, so a frontend written against Supabase works."""
+
+
+def derive_storage_secret(jwt_secret: str) -> str:
+    """A key for signed-URL tokens, separate from the auth key (a leaked URL token is no bearer token)."""
+    return hmac.new(jwt_secret.encode(), b"iris/local-storage-urls", hashlib.sha256).hexdigest()
+
+
+def iris_signed_urls(
+    public_url: str, secret: str, bucket: str, paths: Sequence[str], expires_in: int
+) -> list[SignedUrl]:
+    """URLs of Iris's own ``GET /storage/v1/object/sign/{bucket}/{path}?token=…``, in order."""
+    expires_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=expires_in)
+    base = f"{public_url.rstrip('/')}{SIGN_ROUTE}{bucket}/"
+    return [
+        SignedUrl(
+            path=path,
+            url=f"{base}{quote(path, safe='/')}?token={sign_object_token(secret, bucket, path, expires_at)}",
+            expires_at=expires_at,
+        )
+        for path in paths
+    ]
 
 
 class TokenRejected(ValueError):

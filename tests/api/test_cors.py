@@ -21,7 +21,8 @@ APP_ORIGIN = "http://localhost:5173"
 
 @pytest.fixture
 async def cors_client(tmp_path: Path) -> AsyncIterator[Client]:
-    """No database needed: preflights, health and auth refusals never reach it."""
+    """No migrated database: preflights and health never need it, and every other request is a 503
+    ``migrations_pending`` problem (which must carry the grant too)."""
     settings = Settings(
         data_dir=str(tmp_path), jwt_secret="x" * 40, cors_origins=f"{APP_ORIGIN}, https://b.example"
     )
@@ -68,7 +69,7 @@ async def test_answers_and_problems_carry_the_grant_and_exposed_headers(cors_cli
     exposed = {h.strip().lower() for h in ok.headers["access-control-expose-headers"].split(",")}
     assert {"location", "retry-after"} <= exposed
     problem = await cors_client.get("/api/models", headers={"Origin": APP_ORIGIN})
-    assert problem.status_code == 401
+    assert (problem.status_code, problem.json()["code"]) == (503, "migrations_pending")
     assert problem.headers["content-type"].startswith("application/problem+json")
     assert problem.headers["access-control-allow-origin"] == APP_ORIGIN  # the page can read the detail
 

@@ -21,8 +21,7 @@ from app.persistence.db import create_engine
 from app.persistence.models import Upload
 from app.persistence.repositories import AgentRepository, SessionRepository, utcnow
 from app.settings import Settings
-from app.storage.local import derive_storage_secret
-from app.storage.tokens import sign_object_token
+from app.storage.tokens import derive_storage_secret, sign_object_token
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.images import (
     PDF,
@@ -33,13 +32,14 @@ from tests.support.images import (
     png_bomb,
     png_with_huge_icc_profile,
 )
+from tests.support.s3_server import object_keys
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]
 THREAD = str(uuid.uuid4())
 
 
-@pytest.fixture(params=["local", "supabase"])
+@pytest.fixture(params=["local", "supabase", "s3"])
 def storage_kind(request: pytest.FixtureRequest) -> str:
     kind: str = request.param
     return kind
@@ -85,6 +85,8 @@ def stored_objects(settings: Settings, request: pytest.FixtureRequest) -> list[s
     if settings.storage == "supabase":
         fake: FakeSupabase = request.getfixturevalue("fake_supabase")[0]
         return [path for (_, path) in fake.objects] + leftovers
+    if settings.storage == "s3":
+        return object_keys(request.getfixturevalue("s3_endpoint")) + leftovers
     root = settings.data_path / "storage"
     return [str(p) for p in root.rglob("*") if p.is_file()] + leftovers
 
@@ -356,8 +358,8 @@ async def test_file_name_is_cleaned(client: Client, auth: Auth) -> None:
 
 
 async def test_local_signed_url_rules(client: Client, auth: Auth, settings: Settings, tmp_path: Path) -> None:
-    if settings.storage != "local":
-        pytest.skip("the local backend serves its own signed URLs")
+    if settings.storage == "supabase":
+        pytest.skip("Supabase serves its own signed URLs; local and S3 objects are served by Iris")
     body = (await upload(client, auth("alice"), image_bytes("PNG"))).json()
     signed = urlsplit(body["url"])
     path, token = signed.path, signed.query.removeprefix("token=")

@@ -27,6 +27,7 @@ from tests.support.images import image_bytes
 Client = AsyncTestClient[Litestar]
 
 
+@pytest.mark.parametrize("storage_kind", ["local", "s3"])  # the model gets the image out of S3 as well
 async def test_local_vision_describes_the_real_uploaded_image(
     client: Client, alice: dict[str, str], stored: Stored
 ) -> None:
@@ -70,6 +71,7 @@ async def test_local_vision_describes_the_real_uploaded_image(
     assert run_row.finished_at is not None
 
 
+@pytest.mark.parametrize("storage_kind", ["local", "s3"])  # re-signed by Iris, streamed from S3
 async def test_history_replays_the_image_with_a_fresh_url_that_downloads_the_same_bytes(
     client: Client, alice: dict[str, str]
 ) -> None:

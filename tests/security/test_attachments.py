@@ -28,7 +28,7 @@ Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]
 
 
-@pytest.fixture(params=["local", "supabase"])
+@pytest.fixture(params=["local", "supabase", "s3"])
 def storage_kind(request: pytest.FixtureRequest) -> str:
     kind: str = request.param
     return kind

@@ -15,8 +15,9 @@ JSON_BODY = {
     413: ("request_too_large",),
     422: ("json_too_deep", "validation_failed"),
 }
-# Any operation may meet an unavailable database (app/persistence/availability.py).
-ALWAYS = {500: ("internal_error",), 503: ("database_unavailable",)}
+# Any operation may meet an unavailable database (app/persistence/availability.py), or one whose schema is
+# behind (app/persistence/migrations.py's SchemaGate).
+ALWAYS = {500: ("internal_error",), 503: ("database_unavailable", "migrations_pending")}
 
 Problems = Mapping[int, Iterable[str]]
 

@@ -1,24 +1,27 @@
-"""Signed-object downloads for the local storage backend, at Supabase's path so clients need not care."""
+"""Signed-object downloads for the backends whose URLs point at Iris (local disk, S3), at Supabase's path
+so clients need not care which backend is behind them."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from litestar.params import FromPath, FromQuery
-from litestar.response import File
+from litestar.response import File, Stream
 
 from app.api.openapi import documented
 from app.errors import BadRequest, Forbidden, NotFound
 from app.mime import SERVED_BY_EXTENSION
 from app.settings import Settings
-from app.storage.base import Storage
+from app.storage.base import ObjectNotFound, ServedByIris, Storage
 from app.storage.local import LocalStorage
 from app.storage.tokens import TokenRejected, verify_object_token
 
 
 class StorageController(Controller):
-    """``GET /storage/v1/object/sign/{bucket}/{path}?token=`` (local storage only)."""
+    """``GET /storage/v1/object/sign/{bucket}/{path}?token=`` (local and S3 storage)."""
 
     tags = ["Storage"]
     signature_types = [Settings]
@@ -35,6 +38,7 @@ class StorageController(Controller):
                 400: ["token_missing", "token_malformed"],
                 403: ["token_expired", "token_invalid", "token_path_mismatch"],
                 404: ["object_not_found", "route_not_found"],
+                503: ["storage_unavailable"],
             },
         ),
     )
@@ -44,9 +48,9 @@ class StorageController(Controller):
         objectPath: FromPath[str],
         storage: NamedDependency[Storage],
         token: FromQuery[str | None] = None,
-    ) -> File:
+    ) -> File | Stream:
         """Stream the object if the token was signed for exactly this bucket and path and has not expired."""
-        if not isinstance(storage, LocalStorage):
+        if not isinstance(storage, ServedByIris):
             raise NotFound("Objects are served by the storage backend, not by Iris.", code="route_not_found")
         path = objectPath.lstrip("/")
         try:
@@ -62,6 +66,9 @@ class StorageController(Controller):
             raise Forbidden("The signed URL is not valid for this object.", code=code) from exc
         if bucket != storage.bucket:
             raise Forbidden("The signed URL is not valid for this object.", code="token_path_mismatch")
+        media_type = SERVED_BY_EXTENSION.get(path.rpartition(".")[2], "application/octet-stream")
+        if not isinstance(storage, LocalStorage):
+            return await _streamed(storage, path, media_type)
         try:
             file_path = storage.file_for(path)
         except ValueError as exc:
@@ -70,17 +77,41 @@ class StorageController(Controller):
             ) from exc
         if not file_path.is_file():
             raise NotFound("The object does not exist.", code="object_not_found")
-        media_type = SERVED_BY_EXTENSION.get(file_path.suffix.lstrip("."), "application/octet-stream")
         return File(
             path=file_path,
             media_type=media_type,
             content_disposition_type="inline",
             filename=file_path.name,
-            # Signed URLs are bearer-less by design: an <img> on any page may show them, even one that
-            # isolates itself with Cross-Origin-Embedder-Policy.
-            headers={
-                "X-Content-Type-Options": "nosniff",
-                "Cache-Control": "private, max-age=300",
-                "Cross-Origin-Resource-Policy": "cross-origin",
-            },
+            headers=SIGNED_OBJECT_HEADERS,
         )
+
+
+SIGNED_OBJECT_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "private, max-age=300",
+    # Signed URLs are bearer-less by design: an <img> on any page may show them, even one that isolates
+    # itself with Cross-Origin-Embedder-Policy.
+    "Cross-Origin-Resource-Policy": "cross-origin",
+}
+
+
+async def _streamed(storage: ServedByIris, path: str, media_type: str) -> Stream:
+    """The object chunk by chunk as the store sends it, never whole in memory. The first chunk is awaited
+    here, so a missing object is a 404 and an unreachable store a 503 before any header is sent."""
+    chunks = storage.open(path)
+    try:
+        first = await anext(chunks, b"")
+    except ObjectNotFound as exc:
+        raise NotFound("The object does not exist.", code="object_not_found") from exc
+
+    async def body() -> AsyncIterator[bytes]:
+        yield first
+        async for chunk in chunks:
+            yield chunk
+
+    filename = path.rpartition("/")[2]
+    return Stream(
+        body(),
+        media_type=media_type,
+        headers={**SIGNED_OBJECT_HEADERS, "Content-Disposition": f'inline; filename="{filename}"'},
+    )
