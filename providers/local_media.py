@@ -87,6 +87,7 @@ _MP3_BITRATES = {  # kbit/s by bitrate index: MPEG-1 Layer III, and MPEG-2/2.5 L
     1: (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320),
     2: (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160),
 }
+_XING = (b"Xing", b"Info")
 _MP3_RATES = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
 
 
@@ -96,6 +97,7 @@ def _mp3(data: bytes) -> tuple[float, str] | None:
     if data[:3] == b"ID3" and len(data) >= 10:  # skip the tag: its size is four 7-bit bytes
         size = data[6] << 21 | data[7] << 14 | data[8] << 7 | data[9]
         position = 10 + size
+    start = position
     seconds, frames, rate, bitrates = 0.0, 0, 0, set()
     while position + 4 <= len(data):
         header = struct.unpack_from(">I", data, position)[0]
@@ -107,10 +109,13 @@ def _mp3(data: bytes) -> tuple[float, str] | None:
         kbps = _MP3_BITRATES[1 if version == 3 else 2][bitrate_index]
         samples = 1152 if version == 3 else 576
         length = samples // 8 * kbps * 1000 // rate + ((header >> 9) & 1)
+        first = position == start
+        position += length
+        if first and any(tag in data[position - length : position - length + 64] for tag in _XING):
+            continue  # the Xing/Info frame describes the stream and holds no audio
         seconds += samples / rate
         frames += 1
         bitrates.add(kbps)
-        position += length
     if not frames:
         return None
     kind = f"{bitrates.pop()} kbit/s" if len(bitrates) == 1 else "variable bitrate"
