@@ -83,14 +83,16 @@ def build_pdf(
     page_contents: Sequence[bytes],
     *,
     user_password: str | None = None,
-    owner_password: str = "owner",
+    owner_password: str = "owner",  # noqa: S107 - a test file's password
     compress: bool = False,
     precompressed: bool = False,
     share_content: bool = False,
 ) -> bytes:
-    """A PDF with one page per content stream (``share_content``: every page draws the first one, so a
-    3,000-page file stays small; ``precompressed``: the contents are Flate data already); with ``user_password`` set (``""`` = owner password only) it is
-    RC4-encrypted."""
+    """A PDF with one page per content stream.
+
+    ``share_content``: every page draws the first stream (a 3,000-page file stays small);
+    ``precompressed``: the contents are Flate data already; ``user_password`` set (``""`` = an owner
+    password only): RC4-encrypted."""
     security = _Rc4Security(user_password, owner_password) if user_password is not None else None
     objects: dict[int, bytes] = {}
     count = len(page_contents)
