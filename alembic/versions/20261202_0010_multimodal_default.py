@@ -8,7 +8,8 @@ offers the model; version N stays what earlier runs used. A fresh database has n
 named ``local/multimodal`` that already exists (from the models file, say) is offered as it is.
 
 Revision ID: 0010_multimodal_default
-Revises: 0009_branches_search
+Revises: 0010_document_uploads (chained after issue 22's upload migration, which this branch merged;
+it needs nothing from it and would run on 0009_branches_search as well)
 Create Date: 2026-12-02 05:00:00
 """
 
@@ -25,7 +26,7 @@ from uuid_utils.compat import uuid7
 from alembic import op
 
 revision: str = "0010_multimodal_default"
-down_revision: str | None = "0009_branches_search"
+down_revision: str | None = "0010_document_uploads"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

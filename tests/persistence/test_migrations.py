@@ -550,13 +550,17 @@ def test_the_search_triggers_exist_at_head(database_url: str, engine_name: str) 
     assert _run(database_url, read) >= expected[engine_name]
 
 
+PREVIOUS = "0010_document_uploads"
+"""The revision before 0010_multimodal_default."""
+
+
 def test_the_default_agent_gets_a_version_offering_local_multimodal(
     empty_database_url: str, engine_name: str
 ) -> None:
     """0010: an existing install's catalogue gains ``local/multimodal`` and its default agent a version 2
     offering it beside what version 1 offered (which stays as it was); the way back removes both."""
     config = alembic_config(empty_database_url)
-    command.upgrade(config, "0009_branches_search")
+    command.upgrade(config, PREVIOUS)
     guid, stamp, now = GUID(length=16), DateTimeUTC(timezone=True), dt.datetime.now(dt.UTC)
     stamps = {"created_at": now, "updated_at": now}
     models = sa.table(
@@ -631,5 +635,5 @@ def test_the_default_agent_gets_a_version_offering_local_multimodal(
     assert snapshots[2]["models"][1]["id"] == model_ids[1]
     command.check(config)
 
-    command.downgrade(config, "0009_branches_search")
+    command.downgrade(config, PREVIOUS)
     assert _run(empty_database_url, read) == ([str(vision)], 1, [], {1: first})
