@@ -2,8 +2,9 @@
 
 Text parts stay text; ``{type:"image", image:<signed url>, mimeType, name}`` becomes the AG-UI 1.0
 image part (its URL still goes through the attachment policy), and ``{type:"document", document:…}``
-and ``{type:"audio", audio:…}`` (same fields) the AG-UI ``document`` and ``audio`` parts; ``content: "…"`` from old clients is
-one text part. Field names in errors are the chat body's (``parts[1]``), not the engine's.
+and ``{type:"audio", audio:…}`` (same fields) the AG-UI ``document`` and ``audio`` parts;
+``content: "…"`` from old clients is one text part. Field names in errors are the chat body's
+(``parts[1]``), not the engine's.
 """
 
 from __future__ import annotations

@@ -597,8 +597,8 @@ def test_the_default_agent_gets_a_version_offering_local_multimodal(
         )  # fmt: skip
         await conn.execute(
             sa.insert(agents).values(
-                id=agent, default_model_id=vision, name="Iris", slug="default", instructions="", description="",
-                guest_access=True, tools=[], model_ids=[str(vision)], reasoning={}, **stamps,
+                id=agent, default_model_id=vision, name="Iris", slug="default", instructions="",
+                description="", guest_access=True, tools=[], model_ids=[str(vision)], reasoning={}, **stamps,
             )
         )  # fmt: skip
         await conn.execute(

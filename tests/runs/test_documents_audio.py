@@ -22,8 +22,7 @@ PDF = text_pdf(["Quarterly report\nRevenue rose.", "Costs fell."])
 async def attach(
     client: Client, headers: dict[str, str], thread: str, data: bytes, name: str
 ) -> dict[str, Any]:
-    answer = await upload(client, headers, thread, data=data, name=name)
-    return answer
+    return await upload(client, headers, thread, data=data, name=name)
 
 
 async def test_local_multimodal_reads_an_uploaded_pdf_and_wav(client: Client, alice: dict[str, str]) -> None:
