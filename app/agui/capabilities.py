@@ -85,8 +85,11 @@ def agent_capabilities(
     server_tools: Sequence[ToolSpec],
     max_iterations: int,
     reasoning: Mapping[str, ReasoningSupport],
+    pdf: bool = False,
+    audio: bool = False,
 ) -> AgentCapabilities:
-    """What ``POST /agent/runs`` does: streams over SSE, takes images (no audio, video or documents),
+    """What ``POST /agent/runs`` does: streams over SSE, takes images, and PDFs and audio where an
+    enabled model reads them natively (``pdf``, ``audio``; no video),
     executes the listed server tools up to ``max_iterations`` model turns, leaves the client's own
     tools to the client, and asks for approval (an interrupt) before tools with side effects.
 
@@ -109,7 +112,7 @@ def agent_capabilities(
             client_provided=True,
         ),
         multimodal=MultimodalCapabilities(
-            input=MultimodalInput(image=True, audio=False, video=False, pdf=False, file=False)
+            input=MultimodalInput(image=True, audio=audio, video=False, pdf=pdf, file=False)
         ),
         execution=ExecutionCapabilities(max_iterations=max_iterations),
         human_in_the_loop=HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True),
