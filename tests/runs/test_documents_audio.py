@@ -12,7 +12,17 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from tests.runs.conftest import Stored
-from tests.runs.helpers import CHAT, answer_text, chat, of_type, run, run_input, upload, user_message
+from tests.runs.helpers import (
+    CHAT,
+    answer_text,
+    chat,
+    chat_history,
+    of_type,
+    run,
+    run_input,
+    upload,
+    user_message,
+)
 from tests.support.documents import mp3_bytes, text_pdf, wav_bytes
 
 Client = AsyncTestClient[Litestar]
@@ -147,3 +157,37 @@ async def test_the_chat_surface_takes_document_and_audio_parts(client: Client, a
     assert "Document 1 (report.pdf): PDF, 2 pages" in answer
     assert "Audio 1 (memo.mp3): MP3" in answer
     assert CHAT
+
+
+async def test_history_replays_documents_and_audio_with_fresh_urls_on_both_surfaces(
+    client: Client, alice: dict[str, str]
+) -> None:
+    session = str(uuid.uuid4())
+    pdf = await attach(client, alice, session, PDF, "report.pdf")
+    clip = await attach(client, alice, session, wav_bytes(1.0), "note.wav")
+    parts = [{"type": "text", "text": "Read."}, pdf["parts"]["chat"], clip["parts"]["chat"]]
+    await chat(client, alice, {"sessionId": session, "modelId": "local/text", "parts": parts[:2]})
+    await chat(
+        client, alice, {"sessionId": session, "modelId": "local/multimodal", "parts": [parts[0], parts[2]]}
+    )
+
+    first, _, second, _ = await chat_history(client, alice, session)
+    _, document = first["parts"]
+    assert (document["type"], document["name"], document["pages"]) == ("document", "report.pdf", 2)
+    assert document["iris/documentFallback"] == {"sent": "text", "pages": 2}  # local/text got its text
+    assert (await client.get(document["document"])).content == PDF
+    assert (await client.get(document["thumbnailUrl"])).headers["content-type"] == "image/png"
+    _, audio = second["parts"]
+    assert (audio["type"], audio["durationSeconds"], audio["mimeType"]) == ("audio", 1.0, "audio/wav")
+
+    response = await client.get(f"/agent/threads/{session}/messages?format=ag-ui", headers=alice)
+    assert response.status_code == 200, response.text
+    users = [m for m in response.json()["messages"] if m["role"] == "user"]
+    agui_document = users[0]["content"][1]
+    assert agui_document["type"] == "document"
+    assert agui_document["source"]["mimeType"] == "application/pdf"
+    assert agui_document["metadata"]["filename"] == "report.pdf"
+    assert agui_document["metadata"]["pages"] == 2
+    agui_audio = users[1]["content"][1]
+    assert (agui_audio["type"], agui_audio["metadata"]["durationSeconds"]) == ("audio", 1.0)
+    assert (await client.get(agui_audio["source"]["value"])).content == wav_bytes(1.0)
