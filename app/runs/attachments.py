@@ -21,8 +21,9 @@ import msgspec
 from app.errors import Unprocessable
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import Upload
+from app.runs.usage import attachment_estimate
 from app.storage.base import Storage
-from providers import AudioPart, Capabilities, DocumentPart, TextPart
+from providers import AudioPart, Capabilities, DocumentPart, ModelSpec, TextPart
 from providers.messages import Part
 
 Delivery = Literal["native", "text", "omitted"]
@@ -101,12 +102,16 @@ def check_new_attachments(rows: Iterable[MessageRow], caps: Capabilities, *, mod
                 )
 
 
-def mark_fallbacks(rows: Iterable[MessageRow], caps: Capabilities) -> None:
-    """Record on each new document part what this run's model is sent instead of it, if anything."""
+def mark_delivery(rows: Iterable[MessageRow], model: ModelSpec, caps: Capabilities) -> None:
+    """Record on each new attachment what this run's model is sent: for a document sent as its text,
+    ``iris/documentFallback``; for one sent natively, its token estimate (``tokenEstimate``)."""
     for row in rows:
         for part in attachment_parts(row.parts):
-            if part["type"] == "document" and delivery(part, caps) == "text":
+            how = delivery(part, caps)
+            if part["type"] == "document" and how == "text":
                 part[FALLBACK_KEY] = {"sent": "text", "pages": int(part.get("pages", 0))}
+            elif how == "native" and (estimate := attachment_estimate(part, model.provider, model)):
+                part["tokenEstimate"] = estimate
 
 
 def notices(history: Sequence[MessageRow], caps: Capabilities, *, model_ref: str) -> list[dict[str, Any]]:

@@ -252,6 +252,7 @@ def _media(
                 expires_at=url.expires_at,
                 pages=part.get("pages"),
                 thumbnail_url=_thumbnail(part, signed),
+                estimated_tokens=_estimate(part),
                 document_fallback=part.get(FALLBACK_KEY),
             ),
         )
@@ -259,7 +260,10 @@ def _media(
         return AudioPartOut(
             source=source,
             metadata=AudioMetadataOut(
-                filename=name, expires_at=url.expires_at, duration_seconds=part.get("durationSeconds")
+                filename=name,
+                expires_at=url.expires_at,
+                duration_seconds=part.get("durationSeconds"),
+                estimated_tokens=_estimate(part),
             ),
         )
     if image_format == "ag-ui":

@@ -32,7 +32,7 @@ from app.persistence.repositories import (
     UploadRepository,
     chain,
 )
-from app.runs.attachments import check_new_attachments, mark_fallbacks, notices
+from app.runs.attachments import check_new_attachments, mark_delivery, notices
 from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.interrupts import ResumeDecision
@@ -261,7 +261,7 @@ async def prepare_run(
     for row in new_rows:
         row.run_id = run.id
         estimate_images(row, model.provider.id, spec, model.capabilities)
-    mark_fallbacks(new_rows, model.capabilities)
+    mark_delivery(new_rows, spec, model.capabilities)
     repos.messages.add_at(session.id, new_rows, position)
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []

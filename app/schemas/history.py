@@ -57,6 +57,7 @@ class DocumentMetadataOut(WireStruct, omit_defaults=True):
     expires_at: dt.datetime
     pages: int | None = None
     thumbnail_url: str | None = None
+    estimated_tokens: int | None = None
     document_fallback: dict[str, Any] | None = msgspec.field(default=None, name="iris/documentFallback")
 
 
@@ -71,6 +72,7 @@ class AudioMetadataOut(WireStruct, omit_defaults=True):
     filename: str
     expires_at: dt.datetime
     duration_seconds: float | None = None
+    estimated_tokens: int | None = None
 
 
 class AudioPartOut(WireStruct, tag="audio", tag_field="type"):

@@ -190,4 +190,6 @@ async def test_history_replays_documents_and_audio_with_fresh_urls_on_both_surfa
     assert agui_document["metadata"]["pages"] == 2
     agui_audio = users[1]["content"][1]
     assert (agui_audio["type"], agui_audio["metadata"]["durationSeconds"]) == ("audio", 1.0)
+    assert agui_audio["metadata"]["estimatedTokens"] == 32  # one second at 32 tokens a second
+    assert "estimatedTokens" not in agui_document["metadata"]  # sent as its text, not natively
     assert (await client.get(agui_audio["source"]["value"])).content == wav_bytes(1.0)
