@@ -25,6 +25,7 @@ from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import ModelRepository, UploadRepository
+from app.runs.attachments import check_new_attachments
 from app.runs.chat_input import chat_field, message_content
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
@@ -122,6 +123,7 @@ async def stateless_run(
     check_parameters(caps, request, model_ref=row.ref)
     control = NO_REASONING if reasoning is None else reasoning_control(reasoning, row.options, caps, row.ref)
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
+    check_new_attachments(history, caps, model_ref=row.ref)  # every message of a stateless call is new
     system = "\n\n".join(m.content for m in history if m.role == "system") or None
     if not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable):
         check_request_size(

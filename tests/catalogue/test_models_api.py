@@ -237,7 +237,7 @@ async def test_guests_see_only_guest_visible_models(client: Client, auth: Auth) 
             "models"
         ]
     }
-    assert refs == {"local/vision", "local/text", "openai/gpt-4o-mini"}
+    assert refs == {"local/vision", "local/multimodal", "local/text", "openai/gpt-4o-mini"}
 
 
 async def test_unknown_option_keys_are_refused_naming_the_accepted_ones(client: Client, auth: Auth) -> None:

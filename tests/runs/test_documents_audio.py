@@ -193,3 +193,19 @@ async def test_history_replays_documents_and_audio_with_fresh_urls_on_both_surfa
     assert agui_audio["metadata"]["estimatedTokens"] == 32  # one second at 32 tokens a second
     assert "estimatedTokens" not in agui_document["metadata"]  # sent as its text, not natively
     assert (await client.get(agui_audio["source"]["value"])).content == wav_bytes(1.0)
+
+
+async def test_stateless_llm_chat_reads_a_pdf_and_refuses_unheard_audio(
+    client: Client, alice: dict[str, str]
+) -> None:
+    thread = str(uuid.uuid4())
+    pdf = await attach(client, alice, thread, PDF, "report.pdf")
+    clip = await attach(client, alice, thread, wav_bytes(0.5), "a.wav")
+    body = {"modelId": "local/multimodal", "parts": [pdf["parts"]["chat"]]}
+    response = await client.post("/api/llm/chat", json=body, headers=alice)
+    assert response.status_code == 200, response.text
+    assert "Document 1 (report.pdf): PDF, 2 pages" in response.json()["content"]
+    body = {"modelId": "local/text", "parts": [clip["parts"]["chat"]]}
+    response = await client.post("/api/llm/chat", json=body, headers=alice)
+    assert response.status_code == 422
+    assert response.json()["code"] == "unsupported_part"
