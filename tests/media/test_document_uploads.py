@@ -225,3 +225,28 @@ async def test_page_texts_are_json_in_storage(client: Client, auth: Auth, settin
         "one",
         "two (2)",
     ]
+
+
+@pytest.mark.parametrize("storage_kind", ["local"])
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+async def test_capabilities_carry_the_upload_limits(settings: Settings) -> None:
+    tight = msgspec.structs.replace(settings, max_document_pages=7, max_audio_seconds=30.5)
+    async with AsyncTestClient(app=create_app(tight, environ={})) as test_client:
+        response = await test_client.get("/agent/capabilities")
+    assert response.status_code == 200
+    assert response.json()["custom"]["iris/uploadLimits"] == {
+        "acceptedTypes": [
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+            "application/pdf",
+            "audio/wav",
+            "audio/mpeg",
+        ],
+        "maxImageBytes": settings.max_image_bytes,
+        "maxImagesPerMessage": 4,
+        "maxDocumentBytes": 32 * 1024 * 1024,
+        "maxDocumentPages": 7,
+        "maxAudioBytes": 25 * 1024 * 1024,
+        "maxAudioSeconds": 30.5,
+    }

@@ -16,6 +16,7 @@ from app.agui.input import RunAgentInput
 from app.api.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
 from app.catalogue.views import reasoning_by_model
 from app.errors import Conflict, Unprocessable
+from app.media.uploads import upload_limits
 from app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
@@ -248,4 +249,5 @@ class RunController(Controller):
             ],
             max_iterations=settings.max_tool_iterations,
             reasoning=await reasoning_by_model(model_repo, registry),
+            upload_limits=upload_limits(settings),
         )
