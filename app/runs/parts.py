@@ -84,6 +84,12 @@ async def canonical_user_parts(
                 out.append({"type": "text", "text": part})
             continue
         upload = await _resolve(part, user_id=user_id, thread_id=thread_id, policy=policy, uploads=uploads)
+        if not upload.mime_type.startswith("image/"):
+            raise Unprocessable(
+                f"The upload {upload.name!r} is {upload.mime_type}, not an image: send it as another part.",
+                code="upload_not_an_image",
+                field=part.field,
+            )
         out.append(image_part(upload))
     return out
 

@@ -24,7 +24,9 @@ from app.threads import thread_segment
 
 SIGN_PREFIX = "/storage/v1/object/sign/"
 MAX_URL_LENGTH = 2048
-_OBJECT_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(png|jpg|webp)$")
+_OBJECT_NAME = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(png|jpg|webp|pdf|wav|mp3)$"
+)  # every name `POST /api/files` issues
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENCODED_SEPARATOR = re.compile(r"%(2f|5c)", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -250,3 +250,31 @@ async def test_capabilities_carry_the_upload_limits(settings: Settings) -> None:
         "maxAudioBytes": 25 * 1024 * 1024,
         "maxAudioSeconds": 30.5,
     }
+
+
+@pytest.mark.parametrize("storage_kind", ["local"])
+async def test_a_pdf_or_audio_upload_is_not_an_image(client: Client, auth: Auth) -> None:
+    alice = auth("alice")
+    thread = str(uuid.uuid4())
+    for data in (text_pdf(["not a picture"]), wav_bytes(0.5)):
+        body = (await upload(client, alice, data, thread=thread)).json()
+        disguised = [
+            {"type": "image", "source": {"type": "url", "value": body["url"], "mimeType": "image/png"}},
+            {"type": "binary", "mimeType": "image/png", "id": body["id"]},
+        ]
+        for part in disguised:
+            message = {
+                "id": str(uuid.uuid4()),
+                "role": "user",
+                "content": [{"type": "text", "text": "hi"}, part],
+            }
+            run = {
+                "threadId": thread,
+                "runId": str(uuid.uuid4()),
+                "messages": [message],
+                "tools": [],
+                "context": [],
+            }
+            response = await client.post("/agent/runs", json=run, headers=alice)
+            assert response.status_code == 422, response.text
+            assert response.json()["code"] == "upload_not_an_image"

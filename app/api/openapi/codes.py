@@ -37,6 +37,7 @@ _IMAGE_CHECKS = (
     "model_lacks_vision",
     "too_many_images",
     "unsupported_media_type",
+    "upload_not_an_image",
     "upload_not_found",
 )
 
