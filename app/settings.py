@@ -177,6 +177,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Decompression-bomb guard: images with more pixels are refused (IRIS_MAX_IMAGE_PIXELS)."""
     max_images_per_message: int = 4
     """Most images one user message may carry (IRIS_MAX_IMAGES_PER_MESSAGE)."""
+    max_documents_per_message: int = 5
+    """Most documents (PDFs) one user message may carry (IRIS_MAX_DOCUMENTS_PER_MESSAGE)."""
+    max_audio_per_message: int = 1
+    """Most audio clips one user message may carry (IRIS_MAX_AUDIO_PER_MESSAGE)."""
     providers: str | None = None
     """Comma-separated allow-list of provider ids; unset loads every installed one (IRIS_PROVIDERS)."""
     storage_publicly_reachable: bool = False

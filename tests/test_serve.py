@@ -94,6 +94,7 @@ def test_cli_token_is_accepted_by_the_server(server: tuple[str, dict[str, str]])
     assert response.status_code == 200
     assert {(m["ref"], m["type"]) for m in response.json()["models"]} == {
         ("local/vision", "vision"),
+        ("local/multimodal", "multimodal"),
         ("local/text", "text"),
     }
     model = {"name": "x", "provider": "openai", "modelId": "x", "type": "text"}

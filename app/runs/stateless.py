@@ -33,7 +33,7 @@ from app.runs.knobs import NO_OPTIONS, check_parameters
 from app.runs.live import RunChannel
 from app.runs.orchestrator import Orchestrator
 from app.runs.outputs import WORKER_OUTPUT_KEY
-from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.parts import PartLimits, canonical_user_parts, image_parts
 from app.runs.reasoning import NO_REASONING, reasoning_control
 from app.runs.resolution import runnable
 from app.runs.services import RunServices
@@ -79,7 +79,7 @@ async def stateless_plan(
                 thread_id=thread_of(inbound.parts),
                 policy=policy,
                 uploads=uploads,
-                max_images=settings.max_images_per_message,
+                limits=PartLimits.of(settings),
                 field="messages[0]",
             )
         except IrisError as exc:

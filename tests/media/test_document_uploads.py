@@ -277,4 +277,4 @@ async def test_a_pdf_or_audio_upload_is_not_an_image(client: Client, auth: Auth)
             }
             response = await client.post("/agent/runs", json=run, headers=alice)
             assert response.status_code == 422, response.text
-            assert response.json()["code"] == "upload_not_an_image"
+            assert response.json()["code"] == "unsupported_media_type"

@@ -51,7 +51,6 @@ CHAT_CODES = {
         "image_unreadable",
         "image_too_large",
         "attachment_url_rejected",
-        "upload_not_an_image",
         "upload_not_found",
         "model_lacks_vision",
         "model_lacks_tools",

@@ -35,9 +35,11 @@ _IMAGE_CHECKS = (
     "attachment_url_rejected",
     "image_type_unsupported",
     "model_lacks_vision",
+    "too_many_audio",
+    "too_many_document",
     "too_many_images",
     "unsupported_media_type",
-    "upload_not_an_image",
+    "unsupported_part",
     "upload_not_found",
 )
 
