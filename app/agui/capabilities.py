@@ -75,6 +75,8 @@ class UploadLimits(WireStruct, kw_only=True):
     accepted_types: list[str]
     max_image_bytes: int
     max_images_per_message: int
+    max_documents_per_message: int
+    max_audio_per_message: int
     max_document_bytes: int
     max_document_pages: int
     max_audio_bytes: int

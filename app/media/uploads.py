@@ -101,6 +101,8 @@ def upload_limits(settings: Settings) -> UploadLimits:
         accepted_types=list(UPLOAD_EXTENSION_BY_MIME),
         max_image_bytes=settings.max_image_bytes,
         max_images_per_message=settings.max_images_per_message,
+        max_documents_per_message=settings.max_documents_per_message,
+        max_audio_per_message=settings.max_audio_per_message,
         max_document_bytes=settings.max_document_bytes,
         max_document_pages=settings.max_document_pages,
         max_audio_bytes=settings.max_audio_bytes,

@@ -245,6 +245,8 @@ async def test_capabilities_carry_the_upload_limits(settings: Settings) -> None:
         ],
         "maxImageBytes": settings.max_image_bytes,
         "maxImagesPerMessage": 4,
+        "maxDocumentsPerMessage": 5,
+        "maxAudioPerMessage": 1,
         "maxDocumentBytes": 32 * 1024 * 1024,
         "maxDocumentPages": 7,
         "maxAudioBytes": 25 * 1024 * 1024,

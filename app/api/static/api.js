@@ -4,7 +4,7 @@
 /** @typedef {{type: string, [key: string]: any}} AgUiEvent */
 /** @typedef {{image?: boolean, pdf?: boolean, audio?: boolean}} ModelInput What a model reads besides text (``input`` on the models list; older servers: from ``type``). */
 /** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean, input?: ModelInput}} AgentModel */
-/** @typedef {{acceptedTypes: string[], maxImageBytes: number, maxImagesPerMessage: number, maxDocumentBytes: number, maxDocumentPages: number, maxAudioBytes: number, maxAudioSeconds: number, maxDocumentsPerMessage?: number, maxAudioPerMessage?: number}} UploadLimits */
+/** @typedef {{acceptedTypes: string[], maxImageBytes: number, maxImagesPerMessage: number, maxDocumentBytes: number, maxDocumentPages: number, maxAudioBytes: number, maxAudioSeconds: number, maxDocumentsPerMessage: number, maxAudioPerMessage: number}} UploadLimits */
 /** @typedef {{id: string, url: string, kind: "image" | "document" | "audio", pages: number | null, durationSeconds: number | null, thumbnailUrl: string | null, parts: {chat: ChatPart}}} UploadOut */
 /** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string, pinned: boolean, archived: boolean}} SessionOut */
 /** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string} | {type: "document", document: string, mimeType: string, name: string, pages?: number, thumbnailUrl?: string, expiresAt?: string} | {type: "audio", audio: string, mimeType: string, name: string, durationSeconds?: number, expiresAt?: string} | {type: "reasoning", text: string, redacted?: boolean}} ChatPart */

@@ -28,6 +28,8 @@ const limits = {
   acceptedTypes: ["image/png", "image/jpeg", "image/webp"],
   maxImageBytes: 5 * 1024 * 1024,
   maxImagesPerMessage: 4,
+  maxDocumentsPerMessage: 0,
+  maxAudioPerMessage: 0,
   maxDocumentBytes: 0,
   maxDocumentPages: 0,
   maxAudioBytes: 0,
@@ -183,8 +185,7 @@ function visionOn() {
 /** The most ``kind`` files one message may carry. @param {Kind} kind */
 function perMessage(kind) {
   if (kind === "image") return limits.maxImagesPerMessage;
-  if (kind === "document") return limits.maxDocumentsPerMessage ?? 5;
-  return limits.maxAudioPerMessage ?? 1;
+  return kind === "document" ? limits.maxDocumentsPerMessage : limits.maxAudioPerMessage;
 }
 
 /** What the browser says a file is: only a hint for friendly refusals (the server sniffs the bytes). @param {File} file @returns {Kind} */
@@ -811,7 +812,8 @@ function refusal(file, kind, how) {
 function addFiles(files, how) {
   if (!files.length) return;
   if (!visionOn()) {
-    ui.attachHint.textContent = `The ${how} file was ignored: this model reads text only.`;
+    const noun = files.every((f) => kindOf(f) === "image") ? "image" : "file";
+    ui.attachHint.textContent = `The ${how} ${noun} was ignored: this model reads text only.`;
     return;
   }
   if (!state.sessionId) state.sessionId = uuid4();
