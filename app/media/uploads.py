@@ -19,6 +19,7 @@ import anyio
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.agui.capabilities import UploadLimits
 from app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from app.media.audio import AudioFacts, inspect_audio, sniff_audio
 from app.media.documents import PdfFacts, inspect_pdf
@@ -92,6 +93,21 @@ def clean_filename(raw: str, extension: str) -> str:
 def largest_upload(settings: Settings) -> int:
     """The largest file of any kind: what the stream is cut at before the kind is known."""
     return max(settings.max_image_bytes, settings.max_document_bytes, settings.max_audio_bytes)
+
+
+def upload_limits(settings: Settings) -> UploadLimits:
+    """The limits a client shows before it uploads (``/agent/capabilities``)."""
+    return UploadLimits(
+        accepted_types=list(UPLOAD_EXTENSION_BY_MIME),
+        max_image_bytes=settings.max_image_bytes,
+        max_images_per_message=settings.max_images_per_message,
+        max_documents_per_message=settings.max_documents_per_message,
+        max_audio_per_message=settings.max_audio_per_message,
+        max_document_bytes=settings.max_document_bytes,
+        max_document_pages=settings.max_document_pages,
+        max_audio_bytes=settings.max_audio_bytes,
+        max_audio_seconds=settings.max_audio_seconds,
+    )
 
 
 def check_content_length(header: str | None, max_file_bytes: int) -> None:

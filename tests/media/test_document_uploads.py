@@ -225,3 +225,58 @@ async def test_page_texts_are_json_in_storage(client: Client, auth: Auth, settin
         "one",
         "two (2)",
     ]
+
+
+@pytest.mark.parametrize("storage_kind", ["local"])
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+async def test_capabilities_carry_the_upload_limits(settings: Settings) -> None:
+    tight = msgspec.structs.replace(settings, max_document_pages=7, max_audio_seconds=30.5)
+    async with AsyncTestClient(app=create_app(tight, environ={})) as test_client:
+        response = await test_client.get("/agent/capabilities")
+    assert response.status_code == 200
+    assert response.json()["custom"]["iris/uploadLimits"] == {
+        "acceptedTypes": [
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+            "application/pdf",
+            "audio/wav",
+            "audio/mpeg",
+        ],
+        "maxImageBytes": settings.max_image_bytes,
+        "maxImagesPerMessage": 4,
+        "maxDocumentsPerMessage": 5,
+        "maxAudioPerMessage": 1,
+        "maxDocumentBytes": 32 * 1024 * 1024,
+        "maxDocumentPages": 7,
+        "maxAudioBytes": 25 * 1024 * 1024,
+        "maxAudioSeconds": 30.5,
+    }
+
+
+@pytest.mark.parametrize("storage_kind", ["local"])
+async def test_a_pdf_or_audio_upload_is_not_an_image(client: Client, auth: Auth) -> None:
+    alice = auth("alice")
+    thread = str(uuid.uuid4())
+    for data in (text_pdf(["not a picture"]), wav_bytes(0.5)):
+        body = (await upload(client, alice, data, thread=thread)).json()
+        disguised = [
+            {"type": "image", "source": {"type": "url", "value": body["url"], "mimeType": "image/png"}},
+            {"type": "binary", "mimeType": "image/png", "id": body["id"]},
+        ]
+        for part in disguised:
+            message = {
+                "id": str(uuid.uuid4()),
+                "role": "user",
+                "content": [{"type": "text", "text": "hi"}, part],
+            }
+            run = {
+                "threadId": thread,
+                "runId": str(uuid.uuid4()),
+                "messages": [message],
+                "tools": [],
+                "context": [],
+            }
+            response = await client.post("/agent/runs", json=run, headers=alice)
+            assert response.status_code == 422, response.text
+            assert response.json()["code"] == "unsupported_media_type"

@@ -16,6 +16,7 @@ from app.agui.input import RunAgentInput
 from app.api.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
 from app.catalogue.views import media_by_model, reasoning_by_model
 from app.errors import Conflict, Unprocessable
+from app.media.uploads import upload_limits
 from app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
@@ -250,6 +251,7 @@ class RunController(Controller):
             ],
             max_iterations=settings.max_tool_iterations,
             reasoning=await reasoning_by_model(model_repo, registry),
+            upload_limits=upload_limits(settings),
             pdf=pdf,
             audio=audio,
         )
