@@ -201,7 +201,7 @@ async def test_stateless_llm_chat_reads_a_pdf_and_refuses_unheard_audio(
     thread = str(uuid.uuid4())
     pdf = await attach(client, alice, thread, PDF, "report.pdf")
     clip = await attach(client, alice, thread, wav_bytes(0.5), "a.wav")
-    body = {"modelId": "local/multimodal", "parts": [pdf["parts"]["chat"]]}
+    body = {"modelId": "local/multimodal", "parts": [pdf["parts"]["chat"]], "stream": False}
     response = await client.post("/api/llm/chat", json=body, headers=alice)
     assert response.status_code == 200, response.text
     assert "Document 1 (report.pdf): PDF, 2 pages" in response.json()["content"]
