@@ -34,6 +34,7 @@ async def test_lists_the_six_built_ins_with_capabilities(client: Client, auth: A
     assert local["declared"]["vision"] is True
     assert {m["ref"]: m["capabilities"]["vision"] for m in local["models"]} == {
         "local/vision": True,
+        "local/multimodal": True,
         "local/text": False,
     }
     assert by_id["anthropic"]["declared"]["imageBytesMeasuredOn"] == "base64"
