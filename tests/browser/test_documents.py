@@ -93,6 +93,21 @@ def test_a_pdf_and_audio_reach_the_multimodal_model(page: Page, site: Site, mult
     expect(answer).to_contain_text("PDF, 2 pages")
     expect(answer).to_contain_text("Board minutes")
     expect(answer).to_contain_text("1.50 seconds")
+    # After a reload the history shows the same chips, from freshly signed URLs.
+    page.reload()
+    sent = page.get_by_role("list", name="Messages").get_by_label("user message").last
+    pdf = sent.get_by_label("PDF minutes.pdf")
+    expect(pdf).to_contain_text("2 pages")
+    expect(pdf.get_by_role("img", name="First page of minutes.pdf")).to_be_visible()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#messages img.thumbnail')]"
+        ".some((i) => i.complete && i.naturalWidth > 0)"
+    )
+    audio = sent.get_by_label("Audio memo.wav")
+    expect(audio).to_contain_text("0:02")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#messages audio')].some((a) => a.duration > 1.4)"
+    )
 
 
 def test_a_model_that_reads_no_pdfs_refuses_one_visibly(page: Page, site: Site) -> None:
