@@ -189,6 +189,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Decompression-bomb guard: images with more pixels are refused (IRIS_MAX_IMAGE_PIXELS)."""
     max_images_per_message: int = 4
     """Most images one user message may carry (IRIS_MAX_IMAGES_PER_MESSAGE)."""
+    max_documents_per_message: int = 5
+    """Most documents (PDFs) one user message may carry (IRIS_MAX_DOCUMENTS_PER_MESSAGE)."""
+    max_audio_per_message: int = 1
+    """Most audio clips one user message may carry (IRIS_MAX_AUDIO_PER_MESSAGE)."""
     providers: str | None = None
     """Comma-separated allow-list of provider ids; unset loads every installed one (IRIS_PROVIDERS)."""
     storage_publicly_reachable: bool = False
@@ -196,6 +200,20 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
     max_request_bytes: int = 1024 * 1024
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
+    max_document_bytes: int = 32 * 1024 * 1024
+    """Largest accepted PDF upload, in bytes (IRIS_MAX_DOCUMENT_BYTES)."""
+    max_document_pages: int = 100
+    """Most pages an accepted PDF may have (IRIS_MAX_DOCUMENT_PAGES)."""
+    max_audio_bytes: int = 25 * 1024 * 1024
+    """Largest accepted audio upload (WAV or MP3), in bytes (IRIS_MAX_AUDIO_BYTES)."""
+    max_audio_seconds: float = 600.0
+    """Longest accepted audio upload, in seconds (IRIS_MAX_AUDIO_SECONDS)."""
+    pdf_timeout_seconds: float = 20.0
+    """How long the PDF worker process may take over one file before it is killed and the file refused
+    (IRIS_PDF_TIMEOUT_SECONDS)."""
+    pdf_worker_memory_bytes: int = 1024 * 1024 * 1024
+    """Address-space cap of the PDF worker process; a PDF that needs more is refused
+    (IRIS_PDF_WORKER_MEMORY_BYTES)."""
     sse_ping_seconds: float = 15.0
     """Seconds of silence on an event stream before a ``: ping`` comment (IRIS_SSE_PING_SECONDS)."""
     sse_follower_max_bytes: Annotated[int, msgspec.Meta(ge=1)] = 1024 * 1024

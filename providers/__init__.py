@@ -22,6 +22,8 @@ from providers.events import (
     Warning,
 )
 from providers.messages import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     Part,
@@ -40,7 +42,9 @@ from providers.options import OptionSpec, declared_options, required_key_env
 from providers.spec import (
     ALL_PARAMETERS,
     SPEC_VERSION,
+    AudioSupport,
     Capabilities,
+    DocumentSupport,
     ModelSpec,
     ParameterSupport,
     Provider,
@@ -52,7 +56,11 @@ from providers.spec import (
 __all__ = [
     "ALL_PARAMETERS",
     "SPEC_VERSION",
+    "AudioPart",
+    "AudioSupport",
     "Capabilities",
+    "DocumentPart",
+    "DocumentSupport",
     "Finish",
     "ImagePart",
     "Message",

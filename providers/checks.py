@@ -11,12 +11,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from providers.errors import UnsupportedPartError
-from providers.messages import ImagePart, Message, Part, ReasoningPart, ToolCallPart, ToolSpec
+from providers.messages import (
+    AudioPart,
+    DocumentPart,
+    ImagePart,
+    Message,
+    Part,
+    ReasoningPart,
+    ToolCallPart,
+    ToolSpec,
+)
 from providers.spec import Capabilities
 
 
 def part_kind(part: Part) -> str:
-    """The neutral part's type tag (``text``, ``image``, ``tool_call``, ``tool_result``)."""
+    """The neutral part's type tag (``text``, ``image``, ``document``, ``audio``, ``tool_call``…)."""
     return str(type(part).__struct_config__.tag)
 
 
@@ -39,6 +48,46 @@ def check_image(part: ImagePart, caps: Capabilities, *, provider: str, model_id:
             )
         if not part.url.startswith("https://"):
             raise UnsupportedPartError(provider, "image", part.mime_type, "it only fetches https:// URLs")
+
+
+def check_document(part: DocumentPart, caps: Capabilities, *, provider: str, model_id: str) -> None:
+    """Raise unless this model reads this document natively (a PDF, within its page and byte caps)."""
+    what = part.name or "a document"
+    if part.mime_type != "application/pdf" or not caps.documents.pdf:
+        raise UnsupportedPartError(provider, "document", part.mime_type, f"{model_id} reads no documents")
+    if caps.documents.max_pages and part.pages > caps.documents.max_pages:
+        raise UnsupportedPartError(
+            provider,
+            "document",
+            part.mime_type,
+            f"{what} has {part.pages} pages, {model_id} reads at most {caps.documents.max_pages}",
+        )
+    if caps.documents.max_bytes and len(part.data) > caps.documents.max_bytes:
+        raise UnsupportedPartError(
+            provider,
+            "document",
+            part.mime_type,
+            f"{what} is over {model_id}'s {caps.documents.max_bytes} bytes",
+        )
+
+
+def check_audio(part: AudioPart, caps: Capabilities, *, provider: str, model_id: str) -> None:
+    """Raise unless this model hears this audio natively (its format, within its seconds)."""
+    if not caps.audio.supported:
+        raise UnsupportedPartError(provider, "audio", part.mime_type, f"{model_id} hears no audio")
+    if part.mime_type not in caps.audio.mime_types:
+        raise UnsupportedPartError(
+            provider, "audio", part.mime_type, f"{model_id} takes {', '.join(caps.audio.mime_types)}"
+        )
+    if caps.audio.max_seconds and part.seconds > caps.audio.max_seconds:
+        raise UnsupportedPartError(
+            provider, "audio", part.mime_type, f"{model_id} hears at most {caps.audio.max_seconds:g} seconds"
+        )
+
+
+def media_type(part: Part) -> str | None:
+    """The MIME type of a media part (image, document, audio), ``None`` for any other."""
+    return part.mime_type if isinstance(part, ImagePart | DocumentPart | AudioPart) else None
 
 
 def check_tools(tools: Sequence[ToolSpec], caps: Capabilities, *, provider: str, model_id: str) -> None:

@@ -1,4 +1,4 @@
-"""HTTP plumbing shared by the built-in vendors: status → typed error, image encodings, key lookup."""
+"""HTTP plumbing shared by the built-in vendors: status → typed error, media encodings, key lookup."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ import httpx
 import msgspec
 
 from providers.errors import ProviderError, ProviderErrorKind
-from providers.messages import ImagePart
+from providers.messages import AudioPart, DocumentPart, ImagePart
 
 
-def b64(part: ImagePart) -> str:
-    """The image's bytes as base64 text (raises if the core chose URL delivery)."""
+def b64(part: ImagePart | DocumentPart | AudioPart) -> str:
+    """The part's bytes as base64 text (raises if the core chose URL delivery for an image)."""
     if part.data is None:
         raise ValueError("inline delivery needs image data")
     return base64.b64encode(part.data).decode("ascii")
 
 
-def data_url(part: ImagePart) -> str:
-    """``data:<mime>;base64,…`` for vendors that take inline images as URLs."""
+def data_url(part: ImagePart | DocumentPart | AudioPart) -> str:
+    """``data:<mime>;base64,…`` for vendors that take inline media as URLs."""
     return f"data:{part.mime_type};base64,{b64(part)}"
 
 

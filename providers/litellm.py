@@ -9,6 +9,11 @@ completion, which an offline mock completion there imports too. Without the extr
 to load (listed with the reason), and nothing else breaks. Limits are conservative because LiteLLM's
 model map has no numeric image limits and the backend behind a model id is unknown here.
 
+Documents and audio go in the OpenAI shapes (``file`` with ``file_data``, ``input_audio``), only to
+``multimodal`` rows whose backend takes them: LiteLLM's map (``supports_pdf_input``,
+``supports_audio_input``) unless ``options["pdf"]`` / ``options["audio"]`` say otherwise. LiteLLM itself
+drops parts a backend cannot take (Ollama's, Anthropic's audio), so anything else is refused here first.
+
 Reasoning (models LiteLLM's map says reason, or ``options["reasoning"]``): ``reasoning_effort`` goes
 through as it is, and Claude models get Anthropic's ``thinking`` with a budget instead; LiteLLM's
 ``reasoning_content`` and signed ``thinking_blocks`` come back through the shared decoder.
@@ -31,7 +36,9 @@ from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
 from providers.spec import (
     ALL_PARAMETERS,
     SPEC_VERSION,
+    AudioSupport,
     Capabilities,
+    DocumentSupport,
     ModelSpec,
     ProviderContext,
     ReasoningSupport,
@@ -45,7 +52,13 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
     "apiBase": OptionSpec(type="string", description="older name of baseUrl, read when baseUrl is absent"),
     "apiKeyEnv": API_KEY_ENV,
     "detail": DETAIL,
+    "pdf": OptionSpec(type="boolean", description="the backend reads PDFs (overrides LiteLLM's map)"),
+    "audio": OptionSpec(type="boolean", description="the backend hears wav/mp3 (overrides LiteLLM's map)"),
 }
+# The strictest published document caps of its PDF backends (Anthropic, OpenAI: 100 pages, 32 MB).
+PDF = DocumentSupport(pdf=True, max_pages=100, max_bytes=32 * 1024 * 1024)
+AUDIO = AudioSupport(mime_types=("audio/wav", "audio/mpeg"))
+"""``input_audio`` takes wav and mp3, whatever the backend."""
 log = logging.getLogger("iris.providers")
 
 # LiteLLM fronts many vendors whose limits differ: the strictest documented one (Gemini's 20 MB request).
@@ -72,6 +85,14 @@ def _supports(model_id: str, flag: str) -> bool:
         return bool(getattr(_litellm(), flag)(model_id))
     except Exception:
         return False
+
+
+def _declared(model: ModelSpec, option: str, flag: str) -> bool:
+    """A multimodal row's ``options[option]``, else LiteLLM's map flag; never for vision or text rows."""
+    if model.type != "multimodal":
+        return False
+    value = model.options.get(option)
+    return value is True if value is not None else _supports(model.model_id, flag)
 
 
 def _reasoning(model: ModelSpec) -> ReasoningSupport:
@@ -117,6 +138,8 @@ class LiteLLMProvider:
             max_request_bytes=MAX_REQUEST_BYTES if vision else 0,
             reasoning=_reasoning(model),
             parameters=ALL_PARAMETERS,  # LiteLLM maps each to its backend, or refuses it
+            documents=PDF if _declared(model, "pdf", "supports_pdf_input") else DocumentSupport(),
+            audio=AUDIO if _declared(model, "audio", "supports_audio_input") else AudioSupport(),
         )
 
     def build_request(

@@ -1,7 +1,9 @@
 """The offline local test model: deterministic, no network, the embedded default.
 
 ``local/vision`` really decodes every image it receives and describes it (format, size, dominant
-colours), so a newcomer can see an image truly arrived; ``local/text`` answers text only. Both call a
+colours), so a newcomer can see an image truly arrived; ``local/multimodal`` does that too and reads
+every PDF (its page count and first line of text) and audio clip (format and duration) it is sent
+(:mod:`providers.local_media`); ``local/text`` answers text only. All call a
 tool when the last user message says ``use tool <name> <json-args>``, which makes tool flows testable
 offline, and stream token by token with an optional per-token delay (``options["delayMs"]`` on the
 model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised;
@@ -26,7 +28,7 @@ from typing import Any
 
 from PIL import Image
 
-from providers.checks import check_image, check_tools, own_reasoning
+from providers.checks import check_audio, check_document, check_image, check_tools, own_reasoning
 from providers.errors import ProviderError
 from providers.events import (
     Finish,
@@ -44,7 +46,10 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
+from providers.local_media import describe_audio, describe_document
 from providers.messages import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     ReasoningPart,
@@ -56,7 +61,9 @@ from providers.messages import (
 from providers.options import REASONING, OptionSpec
 from providers.spec import (
     SPEC_VERSION,
+    AudioSupport,
     Capabilities,
+    DocumentSupport,
     ModelSpec,
     ParameterSupport,
     ProviderContext,
@@ -123,6 +130,12 @@ answer; ``stop`` and ``max_output_tokens`` cut it; ``json_object`` wraps it as `
 required tool is called (with the arguments the message names, else ``{}``); it never calls two at once."""
 
 
+DOCUMENTS = DocumentSupport(pdf=True, max_pages=100, max_bytes=32 * 1024 * 1024)
+AUDIO = AudioSupport(mime_types=("audio/wav", "audio/mpeg"), max_seconds=600.0)
+"""What ``local/multimodal`` reads: PDFs and WAV/MP3 within the caps a vendor would have (Anthropic's
+100 pages and 32 MB; the 600 seconds Iris takes by default)."""
+
+
 class LocalProvider:
     """Offline and deterministic; see the module docstring."""
 
@@ -153,6 +166,8 @@ class LocalProvider:
             if model.options.get("reasoning", True) is not False
             else ReasoningSupport(),
             tool_result_images="native",  # it looks at a tool's images where they came back
+            documents=DOCUMENTS if model.type == "multimodal" else DocumentSupport(),
+            audio=AUDIO if model.type == "multimodal" else AudioSupport(),
         )
 
     def build_request(
@@ -170,6 +185,12 @@ class LocalProvider:
                 elif isinstance(part, ImagePart):
                     check_image(part, caps, provider=self.id, model_id=model.model_id)
                     content.append(_image_digest(part))
+                elif isinstance(part, DocumentPart):
+                    check_document(part, caps, provider=self.id, model_id=model.model_id)
+                    content.append(_digest(part, pages=part.pages))
+                elif isinstance(part, AudioPart):
+                    check_audio(part, caps, provider=self.id, model_id=model.model_id)
+                    content.append(_digest(part, seconds=part.seconds))
                 elif isinstance(part, ToolCallPart):
                     content.append(
                         {"type": "tool_call", "id": part.id, "name": part.name, "arguments": part.arguments}
@@ -239,11 +260,12 @@ class LocalProvider:
             yield Finish(reason="tool_calls")
             return
 
-        # Decoding the images is the model's real work: on a worker thread (Pillow lets go of the GIL),
-        # as a vendor's is on its own servers, so the event loop keeps serving other requests meanwhile.
+        # Decoding the media is the model's real work: on a worker thread (Pillow and PDFium let go of
+        # the GIL), as a vendor's is on its own servers, so the event loop keeps serving meanwhile.
+        media = last.images or last.documents or last.audio
         answer = (
             await asyncio.to_thread(_answer, last, request["tools"])
-            if last.images or _result_images([p for p in last.parts if isinstance(p, ToolResultPart)])
+            if media or _result_images([p for p in last.parts if isinstance(p, ToolResultPart)])
             else _answer(last, request["tools"])
         )
         text_id = f"local-{len(messages)}"
@@ -255,6 +277,13 @@ class LocalProvider:
         yield TextEnd(id=text_id)
         yield _usage(prompt_words, len(tokens), thought_tokens)
         yield Finish(reason=finish)
+
+
+def _digest(part: DocumentPart | AudioPart, **measured: float) -> dict[str, Any]:
+    """A document or audio part as the request shows it: its facts and a hash, not its bytes."""
+    kind = "document" if isinstance(part, DocumentPart) else "audio"
+    sha = hashlib.sha256(part.data).hexdigest()
+    return {"type": kind, "mimeType": part.mime_type, "name": part.name, **measured, "sha256": sha}
 
 
 def _image_digest(part: ImagePart) -> dict[str, Any]:
@@ -365,13 +394,17 @@ def _answer(last: Message, tools: list[str]) -> str:
     lines = [LABEL]
     for index, image in enumerate(last.images, start=1):
         lines.append(describe_image(image, index))
+    for index, document in enumerate(last.documents, start=1):
+        lines.append(describe_document(document, index))
+    for index, clip in enumerate(last.audio, start=1):
+        lines.append(describe_audio(clip, index))
     match = _TOOL_REQUEST.search(last.text)
     if match is not None and match["name"] not in tools:
         lines.append(f"I have no tool called {match['name']}.")
     text = last.text.strip()
     if text:
         lines.append(f"You said: {text}")
-    elif not last.images:
+    elif not (last.images or last.documents or last.audio):
         lines.append("You said nothing.")
     return "\n".join(lines)
 

@@ -3,6 +3,9 @@
 Images arrive already normalised by the core (oriented, stripped, in a type and size the model takes)
 and carry exactly one of ``data`` (send inline) or ``url`` (a fresh signed URL the vendor may fetch):
 the core decides delivery, the provider only maps it to the vendor's own image block.
+
+Documents (PDF) and audio arrive inline only: sniffed, bounded and measured by the core (``pages``,
+``seconds``), so a provider checks them against its ``Capabilities`` without opening the bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +34,24 @@ class ImagePart(msgspec.Struct, tag="image", tag_field="type", frozen=True, kw_o
     def __post_init__(self) -> None:
         if (self.data is None) == (self.url is None):
             raise ValueError("an ImagePart carries exactly one of data or url")
+
+
+class DocumentPart(msgspec.Struct, tag="document", tag_field="type", frozen=True, kw_only=True):
+    """One document (today a PDF): its bytes, type, file name and page count, as the core measured it."""
+
+    mime_type: str
+    data: bytes
+    name: str = ""
+    pages: int = 0
+
+
+class AudioPart(msgspec.Struct, tag="audio", tag_field="type", frozen=True, kw_only=True):
+    """One audio clip (WAV, MP3…): its bytes, type, file name and duration, as the core measured it."""
+
+    mime_type: str
+    data: bytes
+    name: str = ""
+    seconds: float = 0.0
 
 
 class ToolCallPart(msgspec.Struct, tag="tool_call", tag_field="type", frozen=True, kw_only=True):
@@ -69,11 +90,12 @@ class ReasoningPart(msgspec.Struct, tag="reasoning", tag_field="type", frozen=Tr
     tool_call_id: str | None = None
 
 
-Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart
+Part = TextPart | ImagePart | DocumentPart | AudioPart | ToolCallPart | ToolResultPart | ReasoningPart
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True):
-    """One turn. ``user`` carries text and images, ``assistant`` text and tool calls, ``tool`` results."""
+    """One turn. ``user`` carries text, images, documents and audio, ``assistant`` text and tool calls,
+    ``tool`` results."""
 
     role: Role
     parts: tuple[Part, ...]
@@ -86,6 +108,14 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def images(self) -> tuple[ImagePart, ...]:
         return tuple(p for p in self.parts if isinstance(p, ImagePart))
+
+    @property
+    def documents(self) -> tuple[DocumentPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, DocumentPart))
+
+    @property
+    def audio(self) -> tuple[AudioPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, AudioPart))
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,6 +9,10 @@ Thinking models (``options["reasoning"]: true`` on the row; Ollama's model list 
 ``think: true`` when asked to reason (``"low"``/``"medium"``/``"high"`` where ``options["thinkLevels"]``
 says the model takes levels, as gpt-oss does), and ``message.thinking`` streams as reasoning. Ollama
 keeps no signatures, so nothing goes back.
+
+Ollama reads no PDFs (the core sends their text instead). Audio models (``options["audio"]: true`` on
+a ``multimodal`` row; Ollama lists ``audio`` in ``/api/show`` capabilities) get WAV and MP3 bytes in the
+same ``images`` list, where the server sniffs them (``RIFF…WAVE``, ``ID3`` or an MPEG frame).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from providers.checks import check_image, check_tools, part_kind, tool_arguments
+from providers.checks import check_audio, check_image, check_tools, media_type, part_kind, tool_arguments
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import (
     Finish,
@@ -46,6 +50,7 @@ from providers.http import (
     transport_error,
 )
 from providers.messages import (
+    AudioPart,
     ImagePart,
     Message,
     ReasoningPart,
@@ -58,6 +63,7 @@ from providers.openai import chat_tools, without_key
 from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
 from providers.spec import (
     SPEC_VERSION,
+    AudioSupport,
     Capabilities,
     ModelSpec,
     ParameterSupport,
@@ -82,6 +88,8 @@ PARAMETERS = ParameterSupport(
     json_schema=True,
 )
 """``options`` and ``format`` of ``/api/chat``; Ollama has no tool choice."""
+AUDIO = AudioSupport(mime_types=("audio/wav", "audio/mpeg"))
+"""What Ollama's server sniffs as audio in ``images`` (wav, mp3); it documents no duration limit."""
 
 
 class OllamaProvider:
@@ -94,6 +102,7 @@ class OllamaProvider:
         "apiKeyEnv": API_KEY_ENV,
         "reasoning": REASONING,
         "thinkLevels": OptionSpec(type="boolean", description="think takes low/medium/high, not true"),
+        "audio": OptionSpec(type="boolean", description="a multimodal model that hears audio (wav, mp3)"),
     }
 
     def __init__(self, context: ProviderContext) -> None:
@@ -125,6 +134,9 @@ class OllamaProvider:
             )
             if model.options.get("reasoning") is True
             else ReasoningSupport(),
+            audio=AUDIO
+            if model.type == "multimodal" and model.options.get("audio") is True
+            else AudioSupport(),
         )
 
     def build_request(
@@ -176,6 +188,9 @@ class OllamaProvider:
             elif isinstance(part, ImagePart) and message.role == "user":
                 check_image(part, caps, provider=self.id, model_id=model.model_id)
                 images.append(b64(part))
+            elif isinstance(part, AudioPart) and message.role == "user":
+                check_audio(part, caps, provider=self.id, model_id=model.model_id)
+                images.append(b64(part))  # Ollama takes audio in the same list, sniffed by the server
             elif isinstance(part, ToolCallPart) and message.role == "assistant":
                 if not caps.tools:
                     raise UnsupportedPartError(
@@ -188,9 +203,8 @@ class OllamaProvider:
                     }
                 )
             else:
-                media_type = part.mime_type if isinstance(part, ImagePart) else None
                 raise UnsupportedPartError(
-                    self.id, part_kind(part), media_type, f"not in a {message.role} message"
+                    self.id, part_kind(part), media_type(part), f"not in a {message.role} message"
                 )
         out: dict[str, Any] = {"role": message.role, "content": "".join(texts)}
         if images:

@@ -17,7 +17,7 @@ from providers.events import ProviderEvent
 from providers.messages import Message, RequestOptions
 from providers.wire import WireStruct
 
-SPEC_VERSION = "3"
+SPEC_VERSION = "4"
 """Bumped on any change to this module, ``messages``, ``events`` or ``errors``.
 
 2: reasoning events, ``ReasoningPart``, ``RequestOptions.reasoning``, ``Capabilities.reasoning``, and
@@ -27,9 +27,12 @@ still loads (it declares nothing, so tool images reach it in a user message). Co
 (no bump): the sampling and format knobs of ``RequestOptions`` (``top_p``, ``stop``, ``seed``,
 ``response_format``, ``tool_choice``, ``parallel_tool_calls``, ``end_user``) and
 ``Capabilities.parameters`` — a plugin that declares none is never sent any of them (nor
-``temperature`` or ``max_output_tokens`` from a client)."""
+``temperature`` or ``max_output_tokens`` from a client).
+4: ``DocumentPart`` and ``AudioPart``, and ``Capabilities.documents`` / ``Capabilities.audio``.
+Compatible: a plugin speaking 2 or 3 still loads; it declares neither, so it is never sent either (the
+core refuses such a part with ``unsupported_part``, or sends a document's text instead)."""
 
-COMPATIBLE_SPEC_VERSIONS = frozenset({"2", SPEC_VERSION})
+COMPATIBLE_SPEC_VERSIONS = frozenset({"2", "3", SPEC_VERSION})
 """The SPI versions a plugin may speak and still load."""
 
 UrlFetch = Literal["none", "public_https"]
@@ -81,6 +84,28 @@ ALL_PARAMETERS = ParameterSupport(
 """Every knob: what an OpenAI-compatible vendor takes."""
 
 
+class DocumentSupport(WireStruct):
+    """Which documents a model reads natively: PDF or not, and the vendor's caps on one request
+    (``max_pages`` pages and ``max_bytes`` raw bytes over every document in it; 0: none published).
+    A model that does not read PDFs gets their text (and page images) from the core instead."""
+
+    pdf: bool = False
+    max_pages: int = 0
+    max_bytes: int = 0
+
+
+class AudioSupport(WireStruct):
+    """Which audio a model hears natively: the MIME types (``audio/wav``, ``audio/mpeg``…), and the
+    vendor's cap on the seconds in one request (0: none published). Empty ``mime_types``: no audio."""
+
+    mime_types: tuple[str, ...] = ()
+    max_seconds: float = 0.0
+
+    @property
+    def supported(self) -> bool:
+        return bool(self.mime_types)
+
+
 class Capabilities(WireStruct):
     """What a model takes, as data (no I/O to compute it); the core checks it before any vendor call."""
 
@@ -99,6 +124,9 @@ class Capabilities(WireStruct):
     reasoning: ReasoningSupport = msgspec.field(default_factory=ReasoningSupport)
     parameters: ParameterSupport = msgspec.field(default_factory=ParameterSupport)
     tool_result_images: ToolResultImages = "user_message"
+    documents: DocumentSupport = msgspec.field(default_factory=DocumentSupport)
+    """Declared only for a ``multimodal`` model: ``vision`` reads images and nothing more."""
+    audio: AudioSupport = msgspec.field(default_factory=AudioSupport)
 
 
 class ModelSpec(msgspec.Struct, frozen=True, kw_only=True):

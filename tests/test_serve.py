@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.persistence.migrations import REPO_ROOT
+from app.persistence.migrations import REPO_ROOT, head_revisions
 from tests.support.databases import PostgresDatabases
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
@@ -95,6 +95,7 @@ def test_cli_token_is_accepted_by_the_server(server: tuple[str, dict[str, str]])
     assert response.status_code == 200
     assert {(m["ref"], m["type"]) for m in response.json()["models"]} == {
         ("local/vision", "vision"),
+        ("local/multimodal", "multimodal"),
         ("local/text", "text"),
     }
     model = {"name": "x", "provider": "openai", "modelId": "x", "type": "text"}
@@ -182,7 +183,8 @@ def test_serve_on_a_fresh_data_dir_migrates_sqlite_itself_and_says_so(tmp_path: 
     data, port = tmp_path / "data", free_port()
     with iris_process({"IRIS_DATA_DIR": str(data)}, port, tmp_path / "iris.log") as running:
         said = running.output()
-        assert "Migrated the SQLite database from an empty database to 0009_branches_search" in said
+        (head,) = head_revisions()
+        assert f"Migrated the SQLite database from an empty database to {head}" in said
         guest = httpx.post(f"{running.base_url}/api/auth/guest", timeout=REQUEST_SECONDS)
         assert guest.status_code == 201, guest.text
         token = guest.json()["accessToken"]

@@ -68,6 +68,21 @@ class ReasoningCapabilities(_Group, kw_only=True):
     encrypted: bool
 
 
+class UploadLimits(WireStruct, kw_only=True):
+    """``custom["iris/uploadLimits"]``: what ``POST /api/files`` and a message take, so a client (the
+    page) shows the server's limits instead of constants of its own."""
+
+    accepted_types: list[str]
+    max_image_bytes: int
+    max_images_per_message: int
+    max_documents_per_message: int
+    max_audio_per_message: int
+    max_document_bytes: int
+    max_document_pages: int
+    max_audio_bytes: int
+    max_audio_seconds: float
+
+
 class AgentCapabilities(_Group, kw_only=True):
     identity: IdentityCapabilities
     transport: TransportCapabilities
@@ -85,14 +100,19 @@ def agent_capabilities(
     server_tools: Sequence[ToolSpec],
     max_iterations: int,
     reasoning: Mapping[str, ReasoningSupport],
+    upload_limits: UploadLimits,
+    pdf: bool = False,
+    audio: bool = False,
 ) -> AgentCapabilities:
-    """What ``POST /agent/runs`` does: streams over SSE, takes images (no audio, video or documents),
+    """What ``POST /agent/runs`` does: streams over SSE, takes images, and PDFs and audio where an
+    enabled model reads them natively (``pdf``, ``audio``; no video),
     executes the listed server tools up to ``max_iterations`` model turns, leaves the client's own
     tools to the client, and asks for approval (an interrupt) before tools with side effects.
 
     Reasoning depends on the model a run uses: ``reasoning`` says what at least one enabled model does
     (``forwardedProps.enableThinking`` asks for it), and ``custom["iris/reasoningByModel"]`` says it
-    per model ref, as ``GET /api/models`` does."""
+    per model ref, as ``GET /api/models`` does. ``custom["iris/uploadLimits"]`` carries the upload
+    limits (:class:`UploadLimits`)."""
     return AgentCapabilities(
         identity=IdentityCapabilities(
             name="Iris",
@@ -109,7 +129,7 @@ def agent_capabilities(
             client_provided=True,
         ),
         multimodal=MultimodalCapabilities(
-            input=MultimodalInput(image=True, audio=False, video=False, pdf=False, file=False)
+            input=MultimodalInput(image=True, audio=audio, video=False, pdf=pdf, file=False)
         ),
         execution=ExecutionCapabilities(max_iterations=max_iterations),
         human_in_the_loop=HumanInTheLoopCapabilities(supported=True, approvals=True, interrupts=True),
@@ -118,5 +138,5 @@ def agent_capabilities(
             streaming=any(r.supported and r.streamed for r in reasoning.values()),
             encrypted=any(r.supported and r.encrypted for r in reasoning.values()),
         ),
-        custom={"iris/reasoningByModel": dict(sorted(reasoning.items()))},
+        custom={"iris/reasoningByModel": dict(sorted(reasoning.items())), "iris/uploadLimits": upload_limits},
     )

@@ -2,8 +2,10 @@
 
 Tolerant where the protocol says so — unknown fields, message roles and part types are skipped —
 and strict where it does not: a known field with the wrong type is a 422 naming the field, and
-the part shapes SPEC §3 refuses (``image_url``, inline bytes, ``file`` handles, audio/video/
-document, non-image types) each get their own ``code``. Only parsing happens here; URLs and upload
+the part shapes SPEC §3 refuses (``image_url``, inline bytes, ``file`` handles, video, types
+that are not accepted uploads) each get their own ``code``. Images, documents (PDF) and audio (WAV,
+MP3) arrive as AG-UI 1.0 ``image``/``document``/``audio`` parts with a ``url`` source, or as the
+legacy ``binary`` part. Only parsing happens here; URLs and upload
 ids are resolved against storage and the database by :mod:`app.runs.parts`.
 """
 
@@ -16,7 +18,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from app.errors import Unprocessable
-from app.mime import EXTENSION_BY_MIME
+from app.mime import ACCEPTED_AUDIO, ACCEPTED_DOCUMENTS, EXTENSION_BY_MIME
 from providers.wire import WireStruct
 
 log = logging.getLogger("iris.agui")
@@ -114,20 +116,25 @@ class _BinaryPart(WireStruct):
     filename: str | None = None
 
 
+AttachmentKind = Literal["image", "document", "audio"]
+
+
 @dataclass(frozen=True, slots=True)
-class InboundImage:
-    """An image a user message names: a signed URL of our storage, or an upload id (legacy binary)."""
+class InboundAttachment:
+    """An image, document or audio clip a user message names: a signed URL of our storage, or an upload
+    id (legacy binary). ``kind`` is what the part said it is; the upload it resolves to must agree."""
 
     field: str
     url: str | None = None
     upload_id: str | None = None
     filename: str | None = None
+    kind: AttachmentKind = "image"
 
 
 @dataclass(frozen=True, slots=True)
 class InboundUser:
     id: str
-    parts: tuple[str | InboundImage, ...]
+    parts: tuple[str | InboundAttachment, ...]
     field: str
 
 
@@ -151,7 +158,12 @@ class InboundOther:
 
 InboundMessage = InboundUser | InboundTool | InboundOther
 
-_MEDIA_KINDS = ("audio", "video", "document")
+_KIND_BY_MIME: dict[str, AttachmentKind] = {
+    **dict.fromkeys(EXTENSION_BY_MIME, "image"),
+    **dict.fromkeys(ACCEPTED_DOCUMENTS, "document"),
+    **dict.fromkeys(ACCEPTED_AUDIO, "audio"),
+}
+"""Every type a user message may carry, and the kind of part it is."""
 
 
 def check_protocol_version(version: str | None) -> None:
@@ -199,17 +211,17 @@ def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
     return out
 
 
-def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | InboundImage, ...]:
+def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | InboundAttachment, ...]:
     if isinstance(content, str):
         return (content,)
-    parts: list[str | InboundImage] = []
+    parts: list[str | InboundAttachment] = []
     for index, part in enumerate(content):
         where = f"{field}[{index}]"
         kind = part.get("type")
         if kind == "text":
             parts.append(_convert(part, _TextPart, where).text)
-        elif kind == "image":
-            parts.append(_image(_convert(part, _ImagePart, where), where))
+        elif kind in ("image", "document", "audio"):
+            parts.append(_media(_convert(part, _ImagePart, where), where, kind))
         elif kind == "binary":
             parts.append(_binary(_convert(part, _BinaryPart, where), where))
         elif kind == "image_url":
@@ -219,9 +231,9 @@ def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | 
                 code="image_url_part_unsupported",
                 field=where,
             )
-        elif kind in _MEDIA_KINDS:
+        elif kind == "video":
             raise Unprocessable(
-                f"{kind} parts are not accepted: only PNG, JPEG and WebP images.",
+                "video parts are not accepted: images (PNG, JPEG, WebP), PDFs and audio (WAV, MP3) are.",
                 code="media_kind_unsupported",
                 field=where,
             )
@@ -230,53 +242,62 @@ def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | 
     return tuple(parts)
 
 
-def _image(part: _ImagePart, field: str) -> InboundImage:
+def _media(part: _ImagePart, field: str, kind: AttachmentKind) -> InboundAttachment:
+    """An ``image``, ``document`` or ``audio`` part; ``metadata.filename`` is kept as its name."""
     source = part.source
     if source.type == "data":
         raise _inline(f"{field}.source")
     if source.type == "file":
         raise Unprocessable(
-            "Provider file handles are not accepted: upload the image (POST /api/files).",
+            f"A provider's file handle cannot be read here: upload the {kind} (POST /api/files) and send"
+            " the URL it returns as a 'url' source.",
             code="file_source_unsupported",
             field=f"{field}.source",
         )
     if source.type != "url":
         raise Unprocessable(
-            f"Unknown image source type {source.type!r}.",
+            f"Unknown {kind} source type {source.type!r}.",
             code="validation_failed",
             field=f"{field}.source.type",
         )
     if source.mime_type is not None:
-        _check_mime(source.mime_type, f"{field}.source.mimeType")
+        _check_mime(source.mime_type, f"{field}.source.mimeType", kind)
     filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
-    return InboundImage(field=f"{field}.source.value", url=source.value, filename=_str_or_none(filename))
+    return InboundAttachment(
+        field=f"{field}.source.value", url=source.value, filename=_str_or_none(filename), kind=kind
+    )
 
 
-def _binary(part: _BinaryPart, field: str) -> InboundImage:
-    _check_mime(part.mime_type, f"{field}.mimeType")
+def _binary(part: _BinaryPart, field: str) -> InboundAttachment:
+    kind = _check_mime(part.mime_type, f"{field}.mimeType")
     if part.data is not None:
         raise _inline(f"{field}.data")
     if part.url is not None:
-        return InboundImage(field=f"{field}.url", url=part.url, filename=part.filename)
+        return InboundAttachment(field=f"{field}.url", url=part.url, filename=part.filename, kind=kind)
     if part.id is not None:
-        return InboundImage(field=f"{field}.id", upload_id=part.id, filename=part.filename)
+        return InboundAttachment(field=f"{field}.id", upload_id=part.id, filename=part.filename, kind=kind)
     raise Unprocessable(
         "A binary part needs a 'url' or an upload 'id'.", code="validation_failed", field=field
     )
 
 
-def _check_mime(mime_type: str, field: str) -> None:
-    if mime_type.lower() not in EXTENSION_BY_MIME:
-        raise Unprocessable(
-            f"{mime_type!r} is not an accepted image type (PNG, JPEG or WebP).",
-            code="unsupported_media_type",
-            field=field,
-        )
+def _check_mime(mime_type: str, field: str, kind: AttachmentKind | None = None) -> AttachmentKind:
+    """The kind of part this type belongs to; 422 for a type Iris does not take (or another kind's)."""
+    found = _KIND_BY_MIME.get(mime_type.lower())
+    if found is None or (kind is not None and found != kind):
+        wanted = {
+            "image": "image type (PNG, JPEG or WebP)",
+            "document": "document type (PDF)",
+            "audio": "audio type (WAV or MP3)",
+        }[kind or "image"]
+        accepted = f"an accepted {wanted}" if kind else "an accepted type (PNG, JPEG, WebP, PDF, WAV or MP3)"
+        raise Unprocessable(f"{mime_type!r} is not {accepted}.", code="unsupported_media_type", field=field)
+    return found
 
 
 def _inline(field: str) -> Unprocessable:
     return Unprocessable(
-        "Inline image bytes are not accepted: upload the image (POST /api/files) and send its URL.",
+        "Inline bytes are not accepted: upload the file (POST /api/files) and send its URL.",
         code="inline_data_unsupported",
         field=field,
     )

@@ -1,4 +1,7 @@
-"""The catalogue a fresh database starts with: the default agent and the two offline local models."""
+"""The catalogue a fresh database starts with: the default agent and the three offline local models.
+
+An existing database gains ``local/multimodal`` (and the default agent's version offering it) from
+migration ``0013_multimodal_default`` instead: seeding only ever fills an empty catalogue."""
 
 from __future__ import annotations
 
@@ -20,13 +23,23 @@ DEFAULT_AGENT_SLUG = "default"
 
 
 def default_models() -> list[ModelRow]:
-    """The two offline local test models; the vision one is the default."""
+    """The offline local test models; the vision one is the default, the multimodal one also reads
+    PDFs and audio (``local/vision`` stays images only)."""
     return [
         ModelRow(
             name="Local vision (offline test model)",
             provider="local",
             model_id="vision",
             type="vision",
+            supports_tools=True,
+            guest_visible=True,
+            options={},
+        ),
+        ModelRow(
+            name="Local multimodal (offline test model)",
+            provider="local",
+            model_id="multimodal",
+            type="multimodal",
             supports_tools=True,
             guest_visible=True,
             options={},
@@ -44,7 +57,7 @@ def default_models() -> list[ModelRow]:
 
 
 def default_agent(models: Sequence[ModelRow]) -> AgentDefinition:
-    """The agent every fresh install starts with: both local models (vision by default), every
+    """The agent every fresh install starts with: the local models (vision by default), every
     built-in tool, open to guests."""
     return AgentDefinition(
         name="Iris",

@@ -9,7 +9,16 @@ import msgspec
 from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository
 from app.schemas.catalogue import AgentModel, AgentModels, ModelOut
-from providers import Capabilities, ModelSpec, NoSuchProvider, Provider, ReasoningSupport, required_key_env
+from providers import (
+    AudioSupport,
+    Capabilities,
+    DocumentSupport,
+    ModelSpec,
+    NoSuchProvider,
+    Provider,
+    ReasoningSupport,
+    required_key_env,
+)
 from providers.registry import ProviderRegistry
 
 
@@ -30,7 +39,8 @@ def effective_capabilities(
     """The provider's capabilities for this model, narrowed by the row: its type, tools flag and limit
     overrides win (a ``text`` row never gets images, whatever the vendor could do), and ``maxImages``
     never exceeds the deployment's per-message cap: the figure a model advertises (catalogue, providers,
-    runs all pass the cap) is the one Iris uses. Without a cap (a health probe): the model's own."""
+    runs all pass the cap) is the one Iris uses. Without a cap (a health probe): the model's own.
+    Documents and audio only for a ``multimodal`` row: ``vision`` reads images and nothing more."""
     caps = provider.capabilities(model_spec(row))
     vision = caps.vision and row.type != "text"
     max_images = row.max_images if row.max_images is not None else caps.max_images
@@ -41,6 +51,8 @@ def effective_capabilities(
         max_images=min(max_images, max_images_per_message or max_images) if vision else 0,
         max_image_bytes=(row.max_image_bytes or caps.max_image_bytes) if vision else 0,
         tools=caps.tools and row.supports_tools,
+        documents=caps.documents if row.type == "multimodal" else DocumentSupport(),
+        audio=caps.audio if row.type == "multimodal" else AudioSupport(),
     )
 
 
@@ -87,6 +99,19 @@ async def reasoning_by_model(
     return out
 
 
+async def media_by_model(models: ModelRepository, registry: ProviderRegistry) -> tuple[bool, bool]:
+    """Whether any enabled model with an installed provider reads PDFs, and whether any hears audio,
+    natively (``multimodal.input.pdf``/``audio`` of ``GET /agent/capabilities``)."""
+    pdf = audio = False
+    for row in await models.list_catalogue(include_disabled=False):
+        try:
+            caps = effective_capabilities(row, registry.get(row.provider))
+        except NoSuchProvider:
+            continue
+        pdf, audio = pdf or caps.documents.pdf, audio or caps.audio.supported
+    return pdf, audio
+
+
 def model_out(
     row: ModelRow, registry: ProviderRegistry, *, with_options: bool, max_images_per_message: int
 ) -> ModelOut:
@@ -128,6 +153,8 @@ def agent_model(row: ModelRow, registry: ProviderRegistry) -> AgentModel:
         supports_tools=row.supports_tools,
         type=row.type,
         reasoning=capabilities is not None and capabilities.reasoning.supported,
+        pdf=capabilities is not None and capabilities.documents.pdf,
+        audio=list(capabilities.audio.mime_types) if capabilities is not None else [],
         available=reason is None,
         unavailable_reason=reason,
     )

@@ -1,6 +1,7 @@
-"""What users attach: receiving uploads (streamed multipart, sniffed, stored, recorded), and the image
+"""What users attach: receiving uploads (streamed multipart, sniffed, stored, recorded; images, PDFs read
+in a bounded PDFium worker process, WAV/MP3 parsed by our own code), and the image
 pipeline every provider shares (capability check, normalisation, variant cache, delivery, token estimates).
 
-Imports ``security``, ``schemas``, ``storage``, ``persistence`` and the root modules; never ``runs``
+Imports ``security``, ``schemas``, ``agui``, ``storage``, ``persistence`` and the root modules; never ``runs``
 or ``api``.
 """

@@ -61,7 +61,7 @@ def multipart_boundary(content_type: str | None) -> bytes:
     boundary = options.get(b"boundary")
     if kind != b"multipart/form-data" or not boundary:
         raise UnsupportedMediaType(
-            "Send the image as multipart/form-data with a 'file' field.", code="multipart_required"
+            "Send the file as multipart/form-data with a 'file' field.", code="multipart_required"
         )
     return boundary
 

@@ -248,7 +248,9 @@ class RunEvent(BigIntBase):
 
 
 class Upload(UUIDv7AuditBase):
-    """An image a user uploaded for a thread. The thread may not exist yet, so no foreign key."""
+    """An image, PDF or audio file a user uploaded for a thread. The thread may not exist yet, so no
+    foreign key. ``width``/``height`` are an image's (0 otherwise); ``pages``, ``thumbnail_path`` and
+    ``text_path`` (the stored JSON array of page texts) a PDF's; ``duration_seconds`` audio's."""
 
     __tablename__ = "uploads"
     __table_args__ = (Index("ix_uploads_owner_thread", "owner_id", "thread_id"),)
@@ -263,6 +265,10 @@ class Upload(UUIDv7AuditBase):
     width: Mapped[int] = mapped_column(Integer)
     height: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
+    pages: Mapped[int | None] = mapped_column(Integer, default=None)
+    duration_seconds: Mapped[float | None] = mapped_column(Float, default=None)
+    thumbnail_path: Mapped[str | None] = mapped_column(String(500), default=None)
+    text_path: Mapped[str | None] = mapped_column(String(500), default=None)
 
 
 class QuotaUsage(BigIntBase):

@@ -1,8 +1,10 @@
 """Seed 002's chat request → the run engine's input: same checks, same stream, same storage.
 
 Text parts stay text; ``{type:"image", image:<signed url>, mimeType, name}`` becomes the AG-UI 1.0
-image part (its URL still goes through the attachment policy); ``content: "…"`` from old clients is
-one text part. Field names in errors are the chat body's (``parts[1]``), not the engine's.
+image part (its URL still goes through the attachment policy), and ``{type:"document", document:…}``
+and ``{type:"audio", audio:…}`` (same fields) the AG-UI ``document`` and ``audio`` parts;
+``content: "…"`` from old clients is one text part. Field names in errors are the chat body's
+(``parts[1]``), not the engine's.
 """
 
 from __future__ import annotations
@@ -94,23 +96,23 @@ def _part(part: dict[str, Any], index: int) -> dict[str, Any]:
     kind = part.get("type")
     if kind == "text":
         return part
-    if kind == "image":
-        url, mime = part.get("image"), part.get("mimeType")
+    if kind in ("image", "document", "audio"):
+        url, mime = part.get(kind), part.get("mimeType")
         if not isinstance(url, str) or not isinstance(mime, str):
             raise Unprocessable(
-                "An image part needs 'image' (its signed URL) and 'mimeType'.",
+                f"A {kind} part needs '{kind}' (its signed URL) and 'mimeType'.",
                 code="validation_failed",
                 field=f"parts[{index}]",
             )
         name = part.get("name")
         source = {"type": "url", "value": url, "mimeType": mime}
         return {
-            "type": "image",
+            "type": kind,
             "source": source,
             **({"metadata": {"filename": name}} if isinstance(name, str) else {}),
         }
     raise Unprocessable(
-        f"Part type {kind!r} is not accepted here: send text and image parts.",
+        f"Part type {kind!r} is not accepted here: send text, image, document and audio parts.",
         code="part_type_unsupported",
         field=f"parts[{index}].type",
     )

@@ -3,7 +3,9 @@
 The database is authoritative (SPEC §6): the client's copy of earlier turns is never used. Stored
 images are re-resolved from their canonical parts and delivered per the model's capabilities
 (normalised, inline or by fresh signed URL). When a thread holds more images than the model takes in
-one request, the newest are kept and older ones become a short text note.
+one request, the newest are kept and older ones become a short text note. Documents and audio are
+read from storage and sent natively, as their text, or left out with a note
+(:mod:`app.runs.attachments`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import msgspec
 
 from app.media.pipeline import ImageDelivery, ImageRef, image_budget
 from app.persistence.models import Message as MessageRow
+from app.runs.attachments import model_attachments
 from app.runs.parts import deleted_note, image_parts
 from app.runs.reasoning import reasoning_from_stored
 from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
@@ -107,6 +110,7 @@ async def model_messages(
             share = None if budget is None else budget * len(group) // len(kept)
             delivered = await delivery.parts([image_ref(p) for p in group], caps, by_url=inline, budget=share)
             by_id |= {id(part): image for part, image in zip(group, delivered, strict=True)}
+    attachments = await model_attachments(history, delivery.cache.storage, caps, frozenset(deleted))
 
     out: list[Message] = []
     unanswered: dict[str, str] = {}
@@ -114,7 +118,7 @@ async def model_messages(
         if row.role != "tool" and unanswered:
             out.append(_no_answers(unanswered))
         if row.role == "user":
-            out.append(Message(role="user", parts=tuple(_user_parts(row, by_id, deleted))))
+            out.append(Message(role="user", parts=tuple(_user_parts(row, by_id, deleted, attachments))))
         elif row.role == "assistant":
             # Stored reasoning goes back to the vendor that made it (each provider keeps only its own).
             parts: list[Part] = [
@@ -198,7 +202,12 @@ def _no_answers(unanswered: dict[str, str]) -> Message:
     return Message(role="tool", parts=parts)
 
 
-def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart], deleted: Set[str]) -> list[Part]:
+def _user_parts(
+    row: MessageRow,
+    delivered: Mapping[int, ImagePart],
+    deleted: Set[str],
+    attachments: Mapping[int, Sequence[Part]],
+) -> list[Part]:
     if row.parts is None:  # a legacy row: text only
         return [TextPart(text=row.content)]
     parts: list[Part] = []
@@ -213,6 +222,8 @@ def _user_parts(row: MessageRow, delivered: Mapping[int, ImagePart], deleted: Se
                 parts.append(image)
             else:
                 parts.append(TextPart(text=f"[earlier image omitted: {part.get('name') or 'unnamed'}]"))
+        elif id(part) in attachments:
+            parts.extend(attachments[id(part)])
     return parts
 
 

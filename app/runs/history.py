@@ -1,4 +1,5 @@
-"""Stored messages → history answers (AG-UI and chat surfaces), every image re-signed on read (SPEC §7)."""
+"""Stored messages → history answers (AG-UI and chat surfaces), every image, document (and its
+thumbnail) and audio clip re-signed on read (SPEC §7)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,21 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from app.persistence.models import Message
+from app.runs.attachments import FALLBACK_KEY
 from app.runs.branches import Tree
 from app.runs.parts import deleted_note
 from app.runs.tool_results import image_parts_of
 from app.schemas.agents import AgentRef
+from app.schemas.chat import AudioPartOut as ChatAudioOut
 from app.schemas.chat import ChatMessageOut, ChatToolCallOut, ReasoningPartOut
+from app.schemas.chat import DocumentPartOut as ChatDocumentOut
 from app.schemas.chat import ImagePartOut as ChatImageOut
 from app.schemas.history import (
+    AudioMetadataOut,
+    AudioPartOut,
     BinaryPartOut,
+    DocumentMetadataOut,
+    DocumentPartOut,
     FunctionCallOut,
     HistoryMessage,
     ImageMetadataOut,
@@ -131,38 +139,55 @@ def history_message(
 def user_parts(
     row: Message, signed: Mapping[str, SignedUrl], *, image_format: HistoryFormat, deleted: Set[str]
 ) -> list[PartOut]:
-    """Text and images of a user message; a legacy row with no parts is its text."""
+    """Text, images, documents and audio of a user message; a legacy row with no parts is its text."""
     if row.parts is None:
         return [TextPartOut(text=row.content)]
-    return _parts_out(row.parts, signed, deleted, lambda part, url: _image(part, url, image_format))
+    return _parts_out(row.parts, signed, deleted, lambda part, url: _media(part, url, signed, image_format))
 
 
 def _parts_out(
     parts: Sequence[dict[str, Any]],
     signed: Mapping[str, SignedUrl],
     deleted: Set[str],
-    image: Callable[[Mapping[str, Any], SignedUrl], P],
+    media: Callable[[Mapping[str, Any], SignedUrl], P],
 ) -> list[TextPartOut | P]:
-    """Stored parts for a reader: text as text, a deleted image as its note, other images through
-    ``image`` with their fresh URL (both surfaces share this walk; only the image shape differs)."""
+    """Stored parts for a reader: text as text, a deleted attachment as its note, other images,
+    documents and audio through ``media`` with their fresh URL (both surfaces share this walk; only the
+    shapes differ)."""
     out: list[TextPartOut | P] = []
     for part in parts:
-        if part.get("type") == "text":
+        kind = part.get("type")
+        if kind == "text":
             out.append(TextPartOut(text=str(part.get("text", ""))))
-        elif part.get("type") == "image" and part.get("uploadId") in deleted:
+        elif kind in _MEDIA and part.get("uploadId") in deleted:
             out.append(TextPartOut(text=deleted_note(part)))
-        elif part.get("type") == "image" and part.get("path") in signed:
-            out.append(image(part, signed[part["path"]]))
+        elif kind in _MEDIA and part.get("path") in signed:
+            out.append(media(part, signed[part["path"]]))
     return out
 
 
+_MEDIA = ("image", "document", "audio")
+
+
 def stored_parts(rows: Sequence[Message]) -> list[dict[str, Any]]:
-    """Every stored part of these rows, tools' media too (for signing them in one batch)."""
-    return [
+    """Every stored part of these rows, tools' media and documents' thumbnails too (for signing them
+    in one batch)."""
+    parts = [
         part
         for row in rows
         for part in [*(row.parts or ()), *((row.meta.get("tool_agent_output") or {}).get("content") or ())]
     ]
+    thumbnails = [
+        {"type": "document", "bucket": part.get("bucket"), "path": part["thumbnailPath"]}
+        for part in parts
+        if part.get("type") == "document" and part.get("thumbnailPath")
+    ]
+    return parts + thumbnails
+
+
+def _thumbnail(part: Mapping[str, Any], signed: Mapping[str, SignedUrl]) -> str | None:
+    url = signed.get(str(part.get("thumbnailPath") or ""))
+    return url.url if url is not None else None
 
 
 def _tool_output(row: Message, signed: Mapping[str, SignedUrl]) -> dict[str, Any] | None:
@@ -188,9 +213,59 @@ def _estimate(part: Mapping[str, Any]) -> int | None:
     return tokens if isinstance(tokens, int) else None
 
 
-def _image(part: Mapping[str, Any], url: SignedUrl, image_format: HistoryFormat) -> PartOut:
+def _chat_media(
+    part: Mapping[str, Any], url: SignedUrl, signed: Mapping[str, SignedUrl]
+) -> ChatImageOut | ChatDocumentOut | ChatAudioOut:
+    mime, name = str(part["mimeType"]), str(part.get("name", ""))
+    if part.get("type") == "document":
+        return ChatDocumentOut(
+            document=url.url,
+            mime_type=mime,
+            name=name,
+            expires_at=url.expires_at,
+            pages=part.get("pages"),
+            thumbnail_url=_thumbnail(part, signed),
+            document_fallback=part.get(FALLBACK_KEY),
+        )
+    if part.get("type") == "audio":
+        return ChatAudioOut(
+            audio=url.url,
+            mime_type=mime,
+            name=name,
+            expires_at=url.expires_at,
+            duration_seconds=part.get("durationSeconds"),
+        )
+    return _chat_image(part, url)
+
+
+def _media(
+    part: Mapping[str, Any], url: SignedUrl, signed: Mapping[str, SignedUrl], image_format: HistoryFormat
+) -> PartOut:
     name = str(part.get("name", ""))
     mime = str(part["mimeType"])
+    source = UrlSourceOut(type="url", value=url.url, mime_type=mime)
+    if image_format == "ag-ui" and part.get("type") == "document":
+        return DocumentPartOut(
+            source=source,
+            metadata=DocumentMetadataOut(
+                filename=name,
+                expires_at=url.expires_at,
+                pages=part.get("pages"),
+                thumbnail_url=_thumbnail(part, signed),
+                estimated_tokens=_estimate(part),
+                document_fallback=part.get(FALLBACK_KEY),
+            ),
+        )
+    if image_format == "ag-ui" and part.get("type") == "audio":
+        return AudioPartOut(
+            source=source,
+            metadata=AudioMetadataOut(
+                filename=name,
+                expires_at=url.expires_at,
+                duration_seconds=part.get("durationSeconds"),
+                estimated_tokens=_estimate(part),
+            ),
+        )
     if image_format == "ag-ui":
         return ImagePartOut(
             source=UrlSourceOut(type="url", value=url.url, mime_type=mime),
@@ -205,8 +280,10 @@ def chat_message(
     row: Message, signed: Mapping[str, SignedUrl], *, deleted: Set[str], tree: Tree
 ) -> ChatMessageOut:
     """One stored row as seed 002's chat history shows it: ``{id, role, content, parts, createdAt}``."""
-    parts: list[TextPartOut | ChatImageOut | ReasoningPartOut] = (
-        _parts_out(row.parts, signed, deleted, _chat_image)  # type: ignore[assignment]
+    parts: list[TextPartOut | ChatImageOut | ChatDocumentOut | ChatAudioOut | ReasoningPartOut] = (
+        _parts_out(  # type: ignore[assignment]
+            row.parts, signed, deleted, lambda part, url: _chat_media(part, url, signed)
+        )
         if row.role == "user" and row.parts is not None
         else []
     )
@@ -218,7 +295,9 @@ def chat_message(
             for p in _reasoning_parts(row)
             if p.get("redacted") is not None or p.get("text")
         )
-    if row.content and not any(isinstance(p, TextPartOut | ChatImageOut) for p in parts):
+    if row.content and not any(
+        isinstance(p, TextPartOut | ChatImageOut | ChatDocumentOut | ChatAudioOut) for p in parts
+    ):
         parts.append(TextPartOut(text=row.content))  # answers, and legacy rows stored without parts
     siblings, index = tree.versions(row.id)
     tool = _tool_output(row, signed) if row.role == "tool" else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,6 +32,7 @@ from app.persistence.repositories import (
     UploadRepository,
     chain,
 )
+from app.runs.attachments import check_new_attachments, mark_delivery, notices
 from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.fallbacks import (
@@ -124,6 +125,8 @@ class RunPlan:
     """The id (as history shows it) of the user message this run stored or regenerates an answer to;
     ``RUN_STARTED`` carries it so a chat client can edit that message without re-reading history."""
     reasoning: ReasoningControl = NO_REASONING
+    attachment_notices: tuple[dict[str, Any], ...] = ()
+    """The thread's documents and audio this model gets as text or not at all (``RUN_STARTED``)."""
     request: RequestOptions = NO_OPTIONS
     """The client's sampling and format knobs (the OpenAI gateway's), checked against the model's
     ``Capabilities.parameters``; the tool loop adds the system prompt, tools and reasoning."""
@@ -215,6 +218,7 @@ async def prepare_run(
         [p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
         model_ref=model.row.ref,
     )
+    check_new_attachments(new_rows, model.capabilities, model_ref=model.row.ref)
     decisions, ignored = resume_decisions(awaiting, body)
     if not new_rows and not decisions and not (history and history[-1].role in ("user", "tool")):
         raise Unprocessable(
@@ -296,6 +300,7 @@ async def prepare_run(
     for row in new_rows:
         row.run_id = run.id
         estimate_images(row, model.provider.id, spec, model.capabilities)
+    mark_delivery(new_rows, spec, model.capabilities)
     repos.messages.add_at(session.id, new_rows, position)
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []
@@ -324,6 +329,7 @@ async def prepare_run(
         reasoning=reasoning,
         retry=retry_policy(model.row, settings),
         fallbacks=fallbacks,
+        attachment_notices=tuple(notices(history, model.capabilities, model_ref=model.row.ref)),
     )
 
 

@@ -18,7 +18,7 @@ from app.persistence.models import Message, Run
 from app.persistence.repositories import UploadRepository, utcnow
 from app.runs.context import pending_calls
 from app.runs.interrupts import ResumeDecision, match_resume
-from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.parts import PartLimits, canonical_user_parts, image_parts
 from app.runs.usage import image_part_estimate
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
@@ -48,7 +48,7 @@ async def new_messages(
                 thread_id=thread_id,
                 policy=policy,
                 uploads=uploads,
-                max_images=settings.max_images_per_message,
+                limits=PartLimits.of(settings),
                 field=message.field,
             )
             rows.append(

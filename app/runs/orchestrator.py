@@ -30,6 +30,7 @@ from app.agui.events import (
 from app.catalogue.views import key_hint
 from app.errors import IrisError
 from app.persistence.availability import cause, database_unavailable, one_line
+from app.runs.attachments import NOTICES_KEY
 from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
@@ -115,6 +116,8 @@ class Orchestrator:
                 started[USER_MESSAGE_KEY] = plan.user_message_id
             if plan.reasoning.ignored is not None:
                 started[REASONING_NOTE_KEY] = plan.reasoning.ignored
+            if plan.attachment_notices:
+                started[NOTICES_KEY] = list(plan.attachment_notices)
             if trace_ids := self.telemetry.trace_ids:
                 started[TRACE_ID_KEY], started[TRACEPARENT_KEY] = (
                     trace_ids["traceId"],

@@ -1,20 +1,42 @@
 """Inbound user content → canonical stored parts (SPEC §3).
 
-Every image is resolved to a recorded upload of the caller and this thread — through the
-attachment URL policy for URLs, by owner and thread for legacy upload ids — and stored by
-bucket/path/type/size, never as the signed URL it arrived with.
+Every attachment (image, document, audio) is resolved to a recorded upload of the caller and this
+thread — through the attachment URL policy for URLs, by owner and thread for legacy upload ids — and
+stored by bucket/path/type/size, never as the signed URL it arrived with. The upload must be of the
+kind the part said (a ``document`` part naming an image is refused).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from app.agui.input import InboundImage
+from app.agui.input import AttachmentKind, InboundAttachment
 from app.errors import Unprocessable
+from app.media.uploads import upload_kind
 from app.persistence.models import Message, Upload
 from app.persistence.repositories import UploadRepository, parse_uuid
+from app.runs.attachments import audio_part, document_part
 from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
+from app.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class PartLimits:
+    """Most attachments of each kind one user message may carry (settings)."""
+
+    image: int
+    document: int
+    audio: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> PartLimits:
+        return cls(
+            image=settings.max_images_per_message,
+            document=settings.max_documents_per_message,
+            audio=settings.max_audio_per_message,
+        )
 
 
 def image_part(upload: Upload) -> dict[str, Any]:
@@ -58,25 +80,33 @@ async def deleted_uploads(uploads: UploadRepository, rows: Sequence[Message]) ->
 
 
 async def canonical_user_parts(
-    content: Sequence[str | InboundImage],
+    content: Sequence[str | InboundAttachment],
     *,
     user_id: str,
     thread_id: str,
     policy: UrlPolicy,
     uploads: UploadRepository,
-    max_images: int,
+    limits: PartLimits,
     field: str,
 ) -> list[dict[str, Any]]:
-    """Text and resolved images, in order. 422 for an empty message or too many images."""
-    images = [p for p in content if isinstance(p, InboundImage)]
-    if len(images) > max_images:
+    """Text and resolved attachments, in order. 422 for an empty message or too many of a kind."""
+    attachments = [p for p in content if isinstance(p, InboundAttachment)]
+    for kind, most, noun in (
+        ("image", limits.image, "images"),
+        ("document", limits.document, "documents"),
+        ("audio", limits.audio, "audio clips"),
+    ):
+        count = sum(1 for p in attachments if p.kind == kind)
+        if count > most:
+            raise Unprocessable(
+                f"A message may carry at most {most} {noun}, not {count}.",
+                code="too_many_images" if kind == "image" else f"too_many_{kind}",
+                field=field,
+            )
+    if not attachments and not any(isinstance(p, str) and p.strip() for p in content):
         raise Unprocessable(
-            f"A message may carry at most {max_images} images, not {len(images)}.",
-            code="too_many_images",
-            field=field,
+            "A message needs text or at least one attachment.", code="empty_message", field=field
         )
-    if not images and not any(isinstance(p, str) and p.strip() for p in content):
-        raise Unprocessable("A message needs text or at least one image.", code="empty_message", field=field)
     out: list[dict[str, Any]] = []
     for part in content:
         if isinstance(part, str):
@@ -84,12 +114,27 @@ async def canonical_user_parts(
                 out.append({"type": "text", "text": part})
             continue
         upload = await _resolve(part, user_id=user_id, thread_id=thread_id, policy=policy, uploads=uploads)
-        out.append(image_part(upload))
+        out.append(_canonical(upload, part.kind, part.field))
     return out
 
 
+def _canonical(upload: Upload, kind: AttachmentKind, field: str) -> dict[str, Any]:
+    found = upload_kind(upload.mime_type)
+    if found != kind:
+        raise Unprocessable(
+            f"This {kind} part names a {found} upload ({upload.mime_type}): send it as a {found} part.",
+            code="unsupported_media_type",
+            field=field,
+        )
+    if kind == "document":
+        return document_part(upload)
+    if kind == "audio":
+        return audio_part(upload)
+    return image_part(upload)
+
+
 async def _resolve(
-    image: InboundImage, *, user_id: str, thread_id: str, policy: UrlPolicy, uploads: UploadRepository
+    image: InboundAttachment, *, user_id: str, thread_id: str, policy: UrlPolicy, uploads: UploadRepository
 ) -> Upload:
     if image.url is not None:
         try:

@@ -25,6 +25,7 @@ from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import ModelRepository, UploadRepository
+from app.runs.attachments import check_new_attachments
 from app.runs.chat_input import chat_field, message_content
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.event_store import LiveOnly
@@ -34,7 +35,7 @@ from app.runs.knobs import NO_OPTIONS, check_parameters
 from app.runs.live import RunChannel
 from app.runs.orchestrator import Orchestrator
 from app.runs.outputs import WORKER_OUTPUT_KEY
-from app.runs.parts import canonical_user_parts, image_parts
+from app.runs.parts import PartLimits, canonical_user_parts, image_parts
 from app.runs.reasoning import NO_REASONING, reasoning_control
 from app.runs.resolution import runnable
 from app.runs.services import RunServices
@@ -80,7 +81,7 @@ async def stateless_plan(
                 thread_id=thread_of(inbound.parts),
                 policy=policy,
                 uploads=uploads,
-                max_images=settings.max_images_per_message,
+                limits=PartLimits.of(settings),
                 field="messages[0]",
             )
         except IrisError as exc:
@@ -123,6 +124,7 @@ async def stateless_run(
     check_parameters(caps, request, model_ref=row.ref)
     control = NO_REASONING if reasoning is None else reasoning_control(reasoning, row.options, caps, row.ref)
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
+    check_new_attachments(history, caps, model_ref=row.ref)  # every message of a stateless call is new
     system = "\n\n".join(m.content for m in history if m.role == "system") or None
     if not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable):
         check_request_size(

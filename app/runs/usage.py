@@ -211,6 +211,32 @@ def image_part_estimate(
     }
 
 
+PDF_PAGE_TOKENS = {"gemini": 258, "anthropic": 2534, "openai": 765, "litellm": 2534, "local": 258}
+"""Input tokens per PDF page a vendor reads natively: Gemini's published 258 per page; Anthropic and
+OpenAI send each page as an image beside its text, so a US Letter page as an image by their own image
+formulas (Anthropic: 1212x1568 px / 750; OpenAI: 768x994 px at high detail, 4 tiles) — a floor, since
+the page's text comes on top. LiteLLM: Anthropic's (the larger). ``local`` counts like Gemini."""
+AUDIO_SECOND_TOKENS = {"gemini": 32, "local": 32}
+"""Input tokens per second of audio: Gemini's published 32 per second; OpenAI publishes no rate."""
+
+
+def attachment_estimate(part: Mapping[str, Any], provider: str, model: ModelSpec) -> dict[str, Any] | None:
+    """What a stored document or audio part sent natively will cost this model (``None``: no figure)."""
+    if part.get("type") == "document" and provider in PDF_PAGE_TOKENS:
+        per, unit, count = PDF_PAGE_TOKENS[provider], "page", float(part.get("pages") or 0)
+    elif part.get("type") == "audio" and provider in AUDIO_SECOND_TOKENS:
+        per, unit, count = AUDIO_SECOND_TOKENS[provider], "second", float(part.get("durationSeconds") or 0)
+    else:
+        return None
+    return {
+        "provider": provider,
+        "model": model.model_id,
+        "per": unit,
+        "rate": per,
+        "tokens": round(per * count),
+    }
+
+
 class SessionUsage(WireStruct, kw_only=True):
     """``GET /api/agents/{slug}/sessions/{id}/usage``: every run's billable usage summed per
     provider+model (costs in their own currency), and how many runs reported any."""

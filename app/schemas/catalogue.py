@@ -99,8 +99,10 @@ class ModelUpdate(RequestStruct):
 
 class AgentModel(WireStruct, omit_defaults=True):
     """One entry of seed 002's model picker; ``type`` tells the frontend whether images may be attached,
-    ``reasoning`` whether asking it to think first (``enableThinking``) shows its reasoning, ``available``
-    whether it can run now (``unavailableReason`` says why not, as in ``GET /api/models``)."""
+    ``pdf`` whether it reads PDFs natively (any other model gets their text), ``audio`` the audio types it
+    hears (empty: audio is refused), ``reasoning`` whether asking it to think first
+    (``enableThinking``) shows its reasoning, ``available`` whether it can run now
+    (``unavailableReason`` says why not, as in ``GET /api/models``)."""
 
     id: str
     name: str
@@ -110,6 +112,8 @@ class AgentModel(WireStruct, omit_defaults=True):
     supports_tools: bool
     type: str
     reasoning: bool
+    pdf: bool
+    audio: list[str]
     available: bool
     unavailable_reason: str | None = None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Literal
 
+import msgspec
+
 from app.agui.events import TokenUsage
 from app.agui.input import ResumeEntryIn
 from app.schemas.agents import AgentRef
@@ -56,6 +58,29 @@ class ImagePartOut(WireStruct, tag="image", tag_field="type"):
     expires_at: dt.datetime
 
 
+class DocumentPartOut(WireStruct, tag="document", tag_field="type", omit_defaults=True, kw_only=True):
+    """A PDF the user sent: a URL signed for this read, its page count and first-page thumbnail, and
+    ``documentFallback`` when the model of that run got its text instead."""
+
+    document: str
+    mime_type: str
+    name: str
+    expires_at: dt.datetime
+    pages: int | None = None
+    thumbnail_url: str | None = None
+    document_fallback: dict[str, Any] | None = msgspec.field(default=None, name="iris/documentFallback")
+
+
+class AudioPartOut(WireStruct, tag="audio", tag_field="type", omit_defaults=True, kw_only=True):
+    """An audio clip the user sent: a URL signed for this read, and its duration."""
+
+    audio: str
+    mime_type: str
+    name: str
+    expires_at: dt.datetime
+    duration_seconds: float | None = None
+
+
 class ReasoningPartOut(WireStruct, tag="reasoning", tag_field="type", omit_defaults=True):
     """What the model thought before an answer; ``redacted`` when the vendor hid it (no text then)."""
 
@@ -83,7 +108,7 @@ class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
     id: str
     role: Literal["user", "assistant", "tool", "system"]
     content: str
-    parts: list[TextPartOut | ImagePartOut | ReasoningPartOut]
+    parts: list[TextPartOut | ImagePartOut | DocumentPartOut | AudioPartOut | ReasoningPartOut]
     created_at: dt.datetime
     siblings: list[str]
     sibling_index: int

@@ -1,7 +1,7 @@
 """Thread history as ``GET /agent/threads/{threadId}/messages`` answers it (SPEC §7).
 
-User content comes back as parts with freshly signed image URLs (seed 000's ``binary`` blocks, or
-AG-UI 1.0 image parts with ``?format=ag-ui``); assistant and tool messages carry their ``content``
+User content comes back as parts with freshly signed URLs (seed 000's ``binary`` blocks, or AG-UI 1.0
+image, document and audio parts with ``?format=ag-ui``); assistant and tool messages carry their ``content``
 and the structured output the event store validated.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any, Literal
+
+import msgspec
 
 from providers.wire import WireStruct
 
@@ -47,7 +49,40 @@ class ImagePartOut(WireStruct, tag="image", tag_field="type"):
     metadata: ImageMetadataOut
 
 
-PartOut = TextPartOut | BinaryPartOut | ImagePartOut
+class DocumentMetadataOut(WireStruct, omit_defaults=True):
+    """A PDF's name, URL expiry, page count and first-page thumbnail (a fresh signed URL too), and
+    ``documentFallback`` when the model of the run that sent it got its text instead."""
+
+    filename: str
+    expires_at: dt.datetime
+    pages: int | None = None
+    thumbnail_url: str | None = None
+    estimated_tokens: int | None = None
+    document_fallback: dict[str, Any] | None = msgspec.field(default=None, name="iris/documentFallback")
+
+
+class DocumentPartOut(WireStruct, tag="document", tag_field="type"):
+    """AG-UI 1.0 document part (``?format=ag-ui``)."""
+
+    source: UrlSourceOut
+    metadata: DocumentMetadataOut
+
+
+class AudioMetadataOut(WireStruct, omit_defaults=True):
+    filename: str
+    expires_at: dt.datetime
+    duration_seconds: float | None = None
+    estimated_tokens: int | None = None
+
+
+class AudioPartOut(WireStruct, tag="audio", tag_field="type"):
+    """AG-UI 1.0 audio part (``?format=ag-ui``)."""
+
+    source: UrlSourceOut
+    metadata: AudioMetadataOut
+
+
+PartOut = TextPartOut | BinaryPartOut | ImagePartOut | DocumentPartOut | AudioPartOut
 
 
 class FunctionCallOut(WireStruct):

@@ -1,4 +1,5 @@
-"""Upload answers: the record, a signed URL, and parts ready to send in either message shape."""
+"""Upload answers: the record, a signed URL, what Iris learned about the file, and parts ready to send
+in either message shape."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Literal
 
 from providers.wire import WireStruct
 
+UploadKind = Literal["image", "document", "audio"]
+
 
 class AgUiUrlSource(WireStruct):
     type: Literal["url"]
@@ -14,39 +17,56 @@ class AgUiUrlSource(WireStruct):
     mime_type: str
 
 
-class AgUiImageMetadata(WireStruct):
+class AgUiMediaMetadata(WireStruct):
     filename: str
 
 
-class AgUiImagePart(WireStruct):
-    """AG-UI 1.0 ``InputContent`` image part, for ``POST /agent/runs``."""
+class AgUiMediaPart(WireStruct):
+    """AG-UI 1.0 ``image``, ``document`` or ``audio`` input part, for ``POST /agent/runs``."""
 
-    type: Literal["image"]
+    type: UploadKind
     source: AgUiUrlSource
-    metadata: AgUiImageMetadata
+    metadata: AgUiMediaMetadata
 
 
-class ChatImagePart(WireStruct):
+class ChatImagePart(WireStruct, tag_field="type", tag="image"):
     """Seed 002's image part, for ``POST /api/agents/{slug}/chat``."""
 
-    type: Literal["image"]
     image: str
     mime_type: str
     name: str
 
 
-class ReadyParts(WireStruct):
-    """The same image in both request shapes Iris accepts."""
+class ChatDocumentPart(WireStruct, tag_field="type", tag="document"):
+    """The chat surface's PDF part."""
 
-    agui: AgUiImagePart
-    chat: ChatImagePart
+    document: str
+    mime_type: str
+    name: str
+
+
+class ChatAudioPart(WireStruct, tag_field="type", tag="audio"):
+    """The chat surface's audio part."""
+
+    audio: str
+    mime_type: str
+    name: str
+
+
+class ReadyParts(WireStruct):
+    """The same file in both request shapes Iris accepts."""
+
+    agui: AgUiMediaPart
+    chat: ChatImagePart | ChatDocumentPart | ChatAudioPart
 
 
 class UploadOut(WireStruct):
-    """``POST /api/files``."""
+    """``POST /api/files``: an image (``width``/``height``), a PDF (``pages``, ``thumbnailUrl``) or audio
+    (``durationSeconds``); the fields that do not apply are ``null`` (``width``/``height`` are 0)."""
 
     id: str
     thread_id: str
+    kind: UploadKind
     bucket: str
     path: str
     mime_type: str
@@ -54,6 +74,9 @@ class UploadOut(WireStruct):
     size: int
     width: int
     height: int
+    pages: int | None
+    duration_seconds: float | None
+    thumbnail_url: str | None
     sha256: str
     created_at: dt.datetime
     url: str

@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import msgspec
 
 from app.errors import Unprocessable
+from app.mime import UPLOAD_EXTENSION_BY_MIME
 from app.persistence.models import Upload
 from app.persistence.repositories import UploadRepository
 from app.settings import Settings
@@ -23,7 +24,11 @@ from app.threads import thread_segment
 
 SIGN_PREFIX = "/storage/v1/object/sign/"
 MAX_URL_LENGTH = 2048
-_OBJECT_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(png|jpg|webp)$")
+_OBJECT_NAME = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\."
+    f"({'|'.join(sorted(set(UPLOAD_EXTENSION_BY_MIME.values())))})$"
+)
+"""An upload's object name: a UUID and the extension of an accepted type (image, PDF, audio)."""
 _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENCODED_SEPARATOR = re.compile(r"%(2f|5c)", re.IGNORECASE)
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -1,4 +1,5 @@
-"""Fresh signed URLs for stored parts (images, and the audio and files tools return). History never
+"""Fresh signed URLs for stored parts (images, documents and audio users sent, a PDF's thumbnail, and
+the audio and files tools return). History never
 stores or returns a stale URL."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import msgspec
 
 from app.storage.base import SignedUrl, Storage
 
-STORED_TYPES = frozenset({"image", "audio", "resource"})
+STORED_TYPES = frozenset({"image", "document", "audio", "resource"})
 """Canonical part types whose bytes live in the object store (``path``) rather than in the part."""
 
 

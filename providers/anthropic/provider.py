@@ -19,6 +19,7 @@ from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, Opti
 from providers.spec import (
     SPEC_VERSION,
     Capabilities,
+    DocumentSupport,
     ModelSpec,
     ParameterSupport,
     ProviderContext,
@@ -35,6 +36,8 @@ IMAGE_MIME_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 MAX_IMAGE_BASE64_BYTES = 5 * 1024 * 1024
 """5 MB, checked by Anthropic on the base64 text ("image exceeds 5 MB maximum: … > 5242880 bytes")."""
 MAX_REQUEST_BYTES = 32_000_000  # "32 MB" per request on the standard endpoints (docs: vision, limits)
+PDF = DocumentSupport(pdf=True, max_pages=100, max_bytes=MAX_REQUEST_BYTES)
+"""PDF support: "all active models"; 100 pages and the 32 MB request per request (no audio at all)."""
 MAX_IMAGES = 100  # 100 for 200k-context models (600 for others): the stricter figure
 MAX_IMAGE_EDGE_PX = 8000
 RECOMMENDED_LONG_EDGE_PX = 1568  # above this Anthropic downscales anyway, so sending more is waste
@@ -112,6 +115,7 @@ class AnthropicProvider:
             reasoning=reasoning,
             parameters=PARAMETERS,
             tool_result_images="native",  # image blocks inside tool_result content
+            documents=PDF if model.type == "multimodal" else DocumentSupport(),
         )
 
     def build_request(

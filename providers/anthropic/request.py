@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers.checks import check_image, check_tools, continued_turn, part_kind, tool_arguments
+from providers.checks import (
+    check_audio,
+    check_document,
+    check_image,
+    check_tools,
+    continued_turn,
+    part_kind,
+    tool_arguments,
+)
 from providers.errors import UnsupportedPartError
 from providers.http import b64
 from providers.messages import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     Part,
@@ -29,7 +39,7 @@ MIN_THINKING_BUDGET = 1024
 
 _ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
     "system": (TextPart,),
-    "user": (TextPart, ImagePart),
+    "user": (TextPart, ImagePart, DocumentPart, AudioPart),
     "assistant": (ReasoningPart, TextPart, ToolCallPart),
     "tool": (ToolResultPart,),
 }
@@ -147,6 +157,13 @@ def _block(
         return {"type": "text", "text": part.text} if part.text else None
     if isinstance(part, ImagePart):
         return _image(part, model, caps, provider)
+    if isinstance(part, DocumentPart):
+        check_document(part, caps, provider=provider, model_id=model.model_id)
+        source = {"type": "base64", "media_type": part.mime_type, "data": b64(part)}
+        return {"type": "document", "source": source, **({"title": part.name} if part.name else {})}
+    if isinstance(part, AudioPart):  # Claude hears no audio: caps declare none, so this refuses it
+        check_audio(part, caps, provider=provider, model_id=model.model_id)
+        raise UnsupportedPartError(provider, "audio", part.mime_type, "the Messages API has no audio block")
     if isinstance(part, ToolCallPart):
         return {
             "type": "tool_use",

@@ -19,7 +19,9 @@ from providers.messages import Message, RequestOptions
 from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
 from providers.spec import (
     SPEC_VERSION,
+    AudioSupport,
     Capabilities,
+    DocumentSupport,
     ModelSpec,
     ParameterSupport,
     ProviderContext,
@@ -28,6 +30,13 @@ from providers.spec import (
 )
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+PDF = DocumentSupport(pdf=True, max_pages=1000, max_bytes=50 * 1024 * 1024)
+"""Document processing: up to 1,000 pages; inline PDFs "limited to 50MB" (file-input methods)."""
+AUDIO = AudioSupport(
+    mime_types=("audio/wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"),
+    max_seconds=9.5 * 3600,
+)
+"""The audio guide's formats, and its "9.5 hours" of audio in one prompt."""
 BASE_URL_ENV = "GEMINI_BASE_URL"
 KEY_ENV = "GEMINI_API_KEY"
 
@@ -124,6 +133,8 @@ class GeminiProvider:
             # Function responses carry parts (inline images) from Gemini 3 on; older models see them in a
             # user turn after the response.
             tool_result_images="native" if version is not None and version >= (3, 0) else "user_message",
+            documents=PDF if model.type == "multimodal" else DocumentSupport(),
+            audio=AUDIO if model.type == "multimodal" else AudioSupport(),
         )
 
     def build_request(

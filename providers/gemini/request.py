@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers.checks import check_image, check_tools, part_kind, tool_arguments
+from providers.checks import check_audio, check_document, check_image, check_tools, part_kind, tool_arguments
 from providers.errors import UnsupportedPartError
 from providers.gemini.names import model_name, parse_version
 from providers.http import b64
 from providers.messages import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     Part,
@@ -29,9 +31,12 @@ EXTRA_GENERATION_CONFIG = ("topP", "topK", "stopSequences", "mediaResolution", "
 EXTRA_TOP_LEVEL = ("safetySettings",)
 """``RequestOptions.extra["gemini"]`` keys copied as they are (into ``generationConfig`` or the body)."""
 
+AUDIO_MIME_TYPES = {"audio/mpeg": "audio/mp3"}
+"""Iris's MIME type → the name Gemini's audio guide lists, where they differ."""
+
 _ALLOWED_PARTS: dict[str, tuple[type, ...]] = {
     "system": (TextPart,),
-    "user": (TextPart, ImagePart),
+    "user": (TextPart, ImagePart, DocumentPart, AudioPart),
     "assistant": (ReasoningPart, TextPart, ToolCallPart),
     "tool": (ToolResultPart,),
 }
@@ -162,6 +167,17 @@ def _part(
         return {"text": part.text} if part.text else None
     if isinstance(part, ImagePart):
         return _image(part, model, caps, provider)
+    if isinstance(part, DocumentPart):
+        check_document(part, caps, provider=provider, model_id=model.model_id)
+        return {"inlineData": {"mimeType": part.mime_type, "data": b64(part)}}
+    if isinstance(part, AudioPart):
+        check_audio(part, caps, provider=provider, model_id=model.model_id)
+        return {
+            "inlineData": {
+                "mimeType": AUDIO_MIME_TYPES.get(part.mime_type, part.mime_type),
+                "data": b64(part),
+            }
+        }
     if isinstance(part, ToolCallPart):
         call: dict[str, Any] = {"functionCall": {"name": part.name, "args": tool_arguments(part, provider)}}
         signature = signatures.get(part.id)

@@ -20,7 +20,9 @@ from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
 from providers.spec import (
     ALL_PARAMETERS,
     SPEC_VERSION,
+    AudioSupport,
     Capabilities,
+    DocumentSupport,
     ModelSpec,
     ProviderContext,
     ReasoningSupport,
@@ -46,7 +48,16 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
         description="the body field for the output limit (older compatible servers want max_tokens)",
         choices=("max_completion_tokens", "max_tokens"),
     ),
+    "audio": OptionSpec(type="boolean", description="the model hears audio (input_audio; wav and mp3)"),
+    "pdf": OptionSpec(type="boolean", description="a multimodal model reads PDF file parts (default true)"),
 }
+# "up to 100 pages and 32MB of total content in a single request, across multiple file inputs" (the
+# file-inputs guide, as quoted in 2025): read by vision models "such as gpt-4o and later".
+PDF = DocumentSupport(pdf=True, max_pages=100, max_bytes=32 * 1024 * 1024)
+# input_audio takes wav and mp3 only; no duration limit is published.
+AUDIO = AudioSupport(mime_types=("audio/wav", "audio/mpeg"))
+_AUDIO_MODELS = re.compile(r"audio")
+"""OpenAI's audio-input models by name: gpt-audio…, gpt-4o-audio-preview, gpt-4o-mini-audio…"""
 _REASONING_MODELS = re.compile(r"^(o\d|gpt-5)")
 """OpenAI's reasoning models: the o-series and GPT-5."""
 
@@ -77,8 +88,11 @@ class OpenAIProvider:
         return str(model.options.get("apiKeyEnv") or KEY_ENV)
 
     def capabilities(self, model: ModelSpec) -> Capabilities:
-        """From OpenAI's (older, stricter) vision guide: 20 MB per image, 500 images, fitted to 2048 px."""
+        """From OpenAI's (older, stricter) vision guide: 20 MB per image, 500 images, fitted to 2048 px.
+        A ``multimodal`` model reads PDFs too, and hears audio when its name says so (or ``audio``)."""
         vision = model.type != "text"
+        multimodal = model.type == "multimodal"
+        hears = multimodal and model.options.get("audio", bool(_AUDIO_MODELS.search(model.model_id))) is True
         return Capabilities(
             vision=vision,
             image_mime_types=IMAGE_MIME_TYPES if vision else (),
@@ -93,6 +107,8 @@ class OpenAIProvider:
             # OpenAI streams no reasoning text here; a compatible server that does declares reasoning.
             reasoning=reasoning_support(model, streamed="reasoning" in model.options),
             parameters=ALL_PARAMETERS,
+            documents=PDF if multimodal and model.options.get("pdf", True) is True else DocumentSupport(),
+            audio=AUDIO if hears else AudioSupport(),
         )
 
     def build_request(

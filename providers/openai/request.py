@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from providers.checks import check_image, check_tools, continued_turn, part_kind
+from providers.checks import (
+    check_audio,
+    check_document,
+    check_image,
+    check_tools,
+    continued_turn,
+    media_type,
+    part_kind,
+)
 from providers.errors import UnsupportedPartError
-from providers.http import data_url
+from providers.http import b64, data_url
 from providers.messages import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     Part,
@@ -45,8 +55,10 @@ def chat_messages(
 ) -> list[dict[str, Any]]:
     """Neutral messages as Chat Completions ``messages`` (pure; raises for any part it cannot map).
 
-    Images become native ``image_url`` blocks (a data URL for inline bytes, the signed URL otherwise);
-    text-only user turns stay plain strings, which every compatible server understands.
+    Images become native ``image_url`` blocks (a data URL for inline bytes, the signed URL otherwise),
+    PDFs ``file`` parts (``file_data`` as a data URL, and the ``filename``), audio ``input_audio``
+    (``wav`` or ``mp3``); text-only user turns stay plain strings, which every compatible server
+    understands.
     """
     out: list[dict[str, Any]] = []
     if system:
@@ -64,9 +76,12 @@ def chat_messages(
     return out
 
 
+AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
+"""Chat Completions' ``input_audio.format`` names: it takes these two only."""
+
+
 def _unsupported(provider: str, part: Part, role: str) -> UnsupportedPartError:
-    media_type = part.mime_type if isinstance(part, ImagePart) else None
-    return UnsupportedPartError(provider, part_kind(part), media_type, f"not in a {role} message")
+    return UnsupportedPartError(provider, part_kind(part), media_type(part), f"not in a {role} message")
 
 
 def _only_text(message: Message, provider: str) -> str:
@@ -87,6 +102,16 @@ def _user_content(
             check_image(part, caps, provider=provider, model_id=model_id)
             url = part.url if part.url is not None else data_url(part)
             blocks.append({"type": "image_url", "image_url": {"url": url, "detail": detail}})
+        elif isinstance(part, DocumentPart):
+            check_document(part, caps, provider=provider, model_id=model_id)
+            file = {"filename": part.name or "document.pdf", "file_data": data_url(part)}
+            blocks.append({"type": "file", "file": file})
+        elif isinstance(part, AudioPart):
+            check_audio(part, caps, provider=provider, model_id=model_id)
+            if part.mime_type not in AUDIO_FORMATS:
+                raise UnsupportedPartError(provider, "audio", part.mime_type, "it takes wav and mp3 only")
+            audio = {"data": b64(part), "format": AUDIO_FORMATS[part.mime_type]}
+            blocks.append({"type": "input_audio", "input_audio": audio})
         else:
             raise _unsupported(provider, part, "user")
     if len(blocks) == 1 and blocks[0]["type"] == "text":

@@ -31,6 +31,8 @@ import pytest
 from providers.errors import ProviderError, UnsupportedPartError
 from providers.events import Finish, ProviderEvent, TextDelta, TextEnd, TextStart, ToolCallEnd, ToolCallStart
 from providers.messages import (
+    AudioPart,
+    DocumentPart,
     ImagePart,
     Message,
     ReasoningPart,
@@ -53,7 +55,7 @@ THINK = ReasoningRequest(effort="high", budget_tokens=2048)
 SIGNED_URL = "https://storage.example.com/storage/v1/object/sign/iris/derived/ab/x.png?token=t"
 
 
-def ask(*parts: TextPart | ImagePart) -> list[Message]:
+def ask(*parts: TextPart | ImagePart | DocumentPart | AudioPart) -> list[Message]:
     """One user message: a question, then ``parts``."""
     return [Message(role="user", parts=(TextPart(text="What is in this picture?"), *parts))]
 
@@ -134,6 +136,45 @@ def check_url_images_follow_url_fetch(provider: Provider, vision_model: ModelSpe
             provider.build_request(ask(part), vision_model, RequestOptions())
     else:
         assert SIGNED_URL in _dump(provider.build_request(ask(part), vision_model, RequestOptions()))
+
+
+PDF_STUB = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+"""Document bytes for ``build_request`` checks (no provider opens them there)."""
+WAV_STUB = b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(20) + b"data\x00\x00\x00\x00"
+
+
+def check_documents_and_audio_follow_capabilities(provider: Provider, multimodal_model: ModelSpec) -> None:
+    """A PDF or WAV the model declares reaches the request with its bytes (not as text); one it does
+    not declare is refused, never dropped."""
+    caps = provider.capabilities(multimodal_model)
+    parts: list[tuple[bool, DocumentPart | AudioPart]] = [
+        (caps.documents.pdf, DocumentPart(mime_type="application/pdf", data=PDF_STUB, name="a.pdf", pages=1)),
+        (
+            "audio/wav" in caps.audio.mime_types,
+            AudioPart(mime_type="audio/wav", data=WAV_STUB, name="a.wav", seconds=0.5),
+        ),
+    ]
+    for declared, part in parts:
+        if not declared:
+            with pytest.raises(UnsupportedPartError):
+                provider.build_request(ask(part), multimodal_model, RequestOptions())
+            continue
+        request = provider.build_request(ask(part), multimodal_model, RequestOptions())
+        dumped = _dump(request)
+        encoded = base64.b64encode(part.data).decode()
+        assert encoded in dumped or hashlib.sha256(part.data).hexdigest() in dumped, (
+            f"{provider.id}: the {part.mime_type} bytes (base64, or their sha256) are not in the request"
+        )
+        assert not any(encoded in text for text in _text_values(request)), (
+            f"{part.mime_type} pasted into text"
+        )
+
+
+def check_vision_model_reads_no_documents(provider: Provider, vision_model: ModelSpec) -> None:
+    """``vision`` means images only: documents and audio are for ``multimodal`` rows."""
+    caps = provider.capabilities(vision_model)
+    assert not caps.documents.pdf, f"{provider.id}: a vision row declares PDFs (make it multimodal)"
+    assert not caps.audio.supported, f"{provider.id}: a vision row declares audio (make it multimodal)"
 
 
 def check_declared_tools(provider: Provider, vision_model: ModelSpec) -> None:
@@ -235,6 +276,10 @@ def check_provider(provider: Provider, vision_model: ModelSpec, text_model: Mode
     check_text_model_refuses_images(provider, text)
     check_url_images_follow_url_fetch(provider, vision_model)
     check_declared_tools(provider, vision_model)
+    check_vision_model_reads_no_documents(provider, vision_model)
+    check_documents_and_audio_follow_capabilities(
+        provider, msgspec.structs.replace(vision_model, type="multimodal")
+    )
 
 
 class ProviderConformance:
@@ -318,6 +363,16 @@ class ProviderConformance:
 
     def test_declared_tools_reach_the_request(self, provider: Provider, vision_model: ModelSpec) -> None:
         check_declared_tools(provider, vision_model)
+
+    def test_a_vision_model_reads_no_documents(self, provider: Provider, vision_model: ModelSpec) -> None:
+        check_vision_model_reads_no_documents(provider, vision_model)
+
+    def test_documents_and_audio_follow_capabilities(
+        self, provider: Provider, vision_model: ModelSpec
+    ) -> None:
+        check_documents_and_audio_follow_capabilities(
+            provider, msgspec.structs.replace(vision_model, type="multimodal")
+        )
 
     def test_declared_reasoning_is_requested_only_when_asked(
         self, provider: Provider, reasoning_model: ModelSpec

@@ -37,7 +37,11 @@ async def test_default_catalogue_lists_both_local_models(client: Client, auth: A
     response = await client.get("/api/models", headers=auth("alice"))
     assert response.status_code == 200
     models = {m["ref"]: m for m in response.json()["models"]}
-    assert set(models) == {"local/vision", "local/text"}
+    assert set(models) == {"local/vision", "local/multimodal", "local/text"}
+    multimodal = models["local/multimodal"]["capabilities"]
+    assert multimodal["documents"] == {"pdf": True, "maxPages": 100, "maxBytes": 32 * 1024 * 1024}
+    assert multimodal["audio"] == {"mimeTypes": ["audio/wav", "audio/mpeg"], "maxSeconds": 600.0}
+    assert models["local/vision"]["capabilities"]["documents"]["pdf"] is False
     assert models["local/vision"]["type"] == "vision"
     assert models["local/text"]["type"] == "text"
     vision = models["local/vision"]["capabilities"]
@@ -171,7 +175,7 @@ async def test_invalid_model_bodies_name_the_field(
     assert problem["code"] == (code or "secret_in_options")
     assert problem["field"] == field
     listed = await client.get("/api/models", headers=auth("root", "admin"))
-    assert len(listed.json()["models"]) == 2  # nothing was stored
+    assert len(listed.json()["models"]) == 3  # nothing was stored
 
 
 async def test_agent_models_for_the_picker(client: Client, auth: Auth) -> None:
@@ -179,8 +183,10 @@ async def test_agent_models_for_the_picker(client: Client, auth: Auth) -> None:
     assert response.status_code == 200
     body = response.json()
     by_id = {m["id"]: m for m in body["models"]}
-    assert {m["type"] for m in body["models"]} == {"vision", "text"}
+    assert {m["type"] for m in body["models"]} == {"vision", "multimodal", "text"}
     assert by_id[body["defaultModelId"]]["type"] == "vision"
+    multimodal = next(m for m in body["models"] if m["type"] == "multimodal")
+    assert (multimodal["pdf"], multimodal["audio"]) == (True, ["audio/wav", "audio/mpeg"])
     assert set(by_id[body["defaultModelId"]]) == {
         "id",
         "name",
@@ -190,8 +196,11 @@ async def test_agent_models_for_the_picker(client: Client, auth: Auth) -> None:
         "supportsTools",
         "type",
         "reasoning",
+        "pdf",
+        "audio",
         "available",
     }
+    assert (by_id[body["defaultModelId"]]["pdf"], by_id[body["defaultModelId"]]["audio"]) == (False, [])
     assert by_id[body["defaultModelId"]]["reasoning"] is True  # the local models think when asked
 
     # The default model is listed (with its type) even when it is not guest-visible.
@@ -228,7 +237,7 @@ async def test_guests_see_only_guest_visible_models(client: Client, auth: Auth) 
             "models"
         ]
     }
-    assert refs == {"local/vision", "local/text", "openai/gpt-4o-mini"}
+    assert refs == {"local/vision", "local/multimodal", "local/text", "openai/gpt-4o-mini"}
 
 
 async def test_unknown_option_keys_are_refused_naming_the_accepted_ones(client: Client, auth: Auth) -> None:

@@ -163,7 +163,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
             '{ headers = { Authorization = "Bearer x" } }',
             "'options.headers.Authorization' looks like a credential",
         ),
-        ('{ base_url = "http://x" }', "take no option 'base_url'; accepted: apiKeyEnv, baseUrl"),
+        ('{ base_url = "http://x" }', "take no option 'base_url'; accepted: apiKeyEnv, audio, baseUrl"),
         ("{ detail = 3 }", "'options.detail' must be one of"),
     ],
     ids=["secret", "nested-secret", "unknown", "mistyped"],

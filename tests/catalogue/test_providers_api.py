@@ -30,10 +30,11 @@ async def test_lists_the_six_built_ins_with_capabilities(client: Client, auth: A
     assert BUILT_INS <= set(by_id) <= installed, body["failed"]
     assert body["failed"] == []
     local = by_id["local"]
-    assert local["specVersion"] == "3"
+    assert local["specVersion"] == "4"
     assert local["declared"]["vision"] is True
     assert {m["ref"]: m["capabilities"]["vision"] for m in local["models"]} == {
         "local/vision": True,
+        "local/multimodal": True,
         "local/text": False,
     }
     assert by_id["anthropic"]["declared"]["imageBytesMeasuredOn"] == "base64"

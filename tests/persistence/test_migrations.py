@@ -549,3 +549,92 @@ def test_the_search_triggers_exist_at_head(database_url: str, engine_name: str) 
         "postgresql": {"messages_search", "sessions_search"},
     }
     assert _run(database_url, read) >= expected[engine_name]
+
+
+PREVIOUS = "0012_document_uploads"
+"""The revision before 0013_multimodal_default."""
+
+
+def test_the_default_agent_gets_a_version_offering_local_multimodal(
+    empty_database_url: str, engine_name: str
+) -> None:
+    """0010: an existing install's catalogue gains ``local/multimodal`` and its default agent a version 2
+    offering it beside what version 1 offered (which stays as it was); the way back removes both."""
+    config = alembic_config(empty_database_url)
+    command.upgrade(config, PREVIOUS)
+    guid, stamp, now = GUID(length=16), DateTimeUTC(timezone=True), dt.datetime.now(dt.UTC)
+    stamps = {"created_at": now, "updated_at": now}
+    models = sa.table(
+        "models",
+        sa.column("id", guid),
+        *(sa.column(c) for c in ("name", "provider", "model_id", "type")),
+        *(sa.column(c, sa.Boolean) for c in ("supports_tools", "enabled", "guest_visible")),
+        sa.column("options", JsonB),
+        *(sa.column(c, stamp) for c in ("created_at", "updated_at")),
+    )
+    agents = sa.table(
+        "agents",
+        *(sa.column(c) for c in ("name", "slug", "instructions", "description", "guest_access")),
+        *(sa.column(c, guid) for c in ("id", "default_model_id")),
+        *(sa.column(c, JsonB) for c in ("tools", "model_ids", "reasoning")),
+        *(sa.column(c, stamp) for c in ("created_at", "updated_at")),
+    )
+    versions = sa.table(
+        "agent_versions",
+        *(sa.column(c, guid) for c in ("id", "agent_id")),
+        sa.column("version", sa.Integer),
+        sa.column("snapshot", JsonB),
+        *(sa.column(c, stamp) for c in ("created_at", "updated_at")),
+    )
+    vision, agent = uuid.uuid4(), uuid.uuid4()
+    first = {"slug": "default", "models": [{"id": str(vision), "ref": "local/vision"}], "tools": []}
+
+    async def seed(conn: AsyncConnection) -> None:
+        await conn.execute(
+            sa.insert(models).values(
+                id=vision, name="Local vision", provider="local", model_id="vision", type="vision",
+                supports_tools=True, enabled=True, guest_visible=True, options={}, **stamps,
+            )
+        )  # fmt: skip
+        await conn.execute(
+            sa.insert(agents).values(
+                id=agent, default_model_id=vision, name="Iris", slug="default", instructions="",
+                description="", guest_access=True, tools=[], model_ids=[str(vision)], reasoning={}, **stamps,
+            )
+        )  # fmt: skip
+        await conn.execute(
+            sa.insert(versions).values(id=uuid.uuid4(), agent_id=agent, version=1, snapshot=first, **stamps)
+        )
+
+    def loaded(value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
+
+    async def read(conn: AsyncConnection) -> tuple[Any, ...]:
+        row = (await conn.execute(sa.text("SELECT model_ids, version FROM agents"))).one()
+        found = (
+            await conn.execute(
+                sa.text("SELECT type, guest_visible FROM models WHERE model_id = 'multimodal'")
+            )
+        ).all()
+        snapshots = (await conn.execute(sa.text("SELECT version, snapshot FROM agent_versions"))).all()
+        return (
+            loaded(row[0]),
+            row[1],
+            [(t, bool(g)) for t, g in found],
+            {v: loaded(s) for v, s in snapshots},
+        )
+
+    _run(empty_database_url, seed)
+    command.upgrade(config, "head")
+    model_ids, version, found, snapshots = _run(empty_database_url, read)
+    assert version == 2
+    assert found == [("multimodal", True)]
+    assert model_ids[0] == str(vision)
+    assert len(model_ids) == 2
+    assert snapshots[1] == first  # what earlier runs used stays as it was
+    assert [m["ref"] for m in snapshots[2]["models"]] == ["local/vision", "local/multimodal"]
+    assert snapshots[2]["models"][1]["id"] == model_ids[1]
+    command.check(config)
+
+    command.downgrade(config, PREVIOUS)
+    assert _run(empty_database_url, read) == ([str(vision)], 1, [], {1: first})

@@ -277,7 +277,7 @@ async def test_seeding_is_idempotent_and_race_safe(database_url: str, tmp_path: 
         assert await seed_catalogue(config) is False
         async with config.get_session() as db:
             models = await ModelRepository(session=db).list_catalogue(include_disabled=True)
-            assert sorted(m.ref for m in models) == ["local/text", "local/vision"]
+            assert sorted(m.ref for m in models) == ["local/multimodal", "local/text", "local/vision"]
             agent = await AgentRepository(session=db).get_by_slug("default")
             assert agent is not None
             vision = next(m for m in models if m.ref == "local/vision")

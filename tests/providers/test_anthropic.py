@@ -101,7 +101,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: AnthropicProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("anthropic", "3")
+    assert (pure.id, pure.spec_version) == ("anthropic", "4")
 
 
 def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:

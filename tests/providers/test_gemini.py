@@ -27,7 +27,7 @@ from providers.events import (
     Warning,
 )
 from providers.gemini import GeminiProvider, create, takes_external_urls
-from providers.gemini.provider import PARAMETERS
+from providers.gemini.provider import AUDIO, PARAMETERS, PDF
 from providers.messages import (
     ImagePart,
     Message,
@@ -141,7 +141,7 @@ def texts(body: dict[str, Any]) -> list[str]:
 
 def test_it_is_a_provider(pure: GeminiProvider) -> None:
     assert isinstance(pure, Provider)
-    assert (pure.id, pure.spec_version) == ("gemini", "3")
+    assert (pure.id, pure.spec_version) == ("gemini", "4")
 
 
 def test_capabilities(pure: GeminiProvider) -> None:
@@ -158,6 +158,8 @@ def test_capabilities(pure: GeminiProvider) -> None:
         max_request_bytes=20_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
         parameters=PARAMETERS,
+        documents=PDF,  # a multimodal row reads PDFs and hears audio
+        audio=AUDIO,
     )
     assert pure.capabilities(OLD_FLASH).reasoning.supported is False
     assert pure.capabilities(OLD_FLASH).url_fetch == "none"

@@ -75,7 +75,7 @@ async def test_refusals_name_the_chat_fields(client: Client, alice: dict[str, st
         ({"sessionId": session}, 422, "empty_message", "parts"),
         ({"sessionId": session, "parts": []}, 422, "empty_message", "parts"),
         ({"sessionId": session, "parts": [chat_image(image)] * 5}, 422, "too_many_images", "parts"),
-        ({"sessionId": session, "parts": [{"type": "audio"}]}, 422, "part_type_unsupported", "parts[0].type"),
+        ({"sessionId": session, "parts": [{"type": "video"}]}, 422, "part_type_unsupported", "parts[0].type"),
         (
             {
                 "sessionId": session,

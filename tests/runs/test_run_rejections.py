@@ -52,10 +52,10 @@ REJECTED: list[tuple[str, Callable[[Image], list[dict[str, Any]]], str, str]] = 
         "content[0].source",
     ),
     (
-        "audio part",
+        "audio part naming an image upload",
         lambda i: [{"type": "audio", "source": {"type": "url", "value": i["url"], "mimeType": "audio/mpeg"}}],
-        "media_kind_unsupported",
-        "content[0]",
+        "unsupported_media_type",
+        "content[0].source.value",
     ),
     (
         "video part",
@@ -64,16 +64,24 @@ REJECTED: list[tuple[str, Callable[[Image], list[dict[str, Any]]], str, str]] = 
         "content[0]",
     ),
     (
-        "document part",
+        "document part naming an image upload",
         lambda i: [{"type": "document", "source": {"type": "url", "value": i["url"]}}],
-        "media_kind_unsupported",
-        "content[0]",
+        "unsupported_media_type",
+        "content[0].source.value",
     ),
     (
-        "binary with a pdf mime type",
+        "binary with a pdf mime type naming an image upload",
         lambda i: [{"type": "binary", "mimeType": "application/pdf", "url": i["url"]}],
         "unsupported_media_type",
-        "content[0].mimeType",
+        "content[0].url",
+    ),
+    (
+        "document source declaring audio",
+        lambda i: [
+            {"type": "document", "source": {"type": "url", "value": i["url"], "mimeType": "audio/wav"}}
+        ],
+        "unsupported_media_type",
+        "content[0].source.mimeType",
     ),
     (
         "image source declaring gif",

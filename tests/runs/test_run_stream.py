@@ -281,11 +281,11 @@ async def test_capabilities_declare_what_is_honoured(client: Client) -> None:
     body: dict[str, Any] = response.json()
     AgentCapabilities.model_validate(body)
     assert body["transport"] == {"streaming": True}
-    assert body["multimodal"]["input"] == {
+    assert body["multimodal"]["input"] == {  # local/multimodal reads PDFs and hears WAV and MP3
         "image": True,
-        "audio": False,
+        "audio": True,
         "video": False,
-        "pdf": False,
+        "pdf": True,
         "file": False,
     }
     assert {t["name"] for t in body["tools"]["items"]} == {"image_info", "current_time", "delete_attachment"}

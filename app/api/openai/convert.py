@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from app.agui.input import InboundImage
+from app.agui.input import InboundAttachment
 from app.api.openai.wire import (
     ChatCompletionRequest,
     ImageContent,
@@ -29,7 +29,7 @@ from app.errors import Unprocessable
 from app.media.inline_images import decode_data_url, inspect_inline
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository
-from app.runs.parts import canonical_user_parts
+from app.runs.parts import PartLimits, canonical_user_parts
 from app.runs.stateless import thread_of
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
@@ -197,7 +197,7 @@ async def _user_row(
     if not images and not any(isinstance(p, TextContent) and p.text.strip() for p in content):
         raise Unprocessable("A message needs text or at least one image.", code="empty_message", field=field)
     parts: list[dict[str, Any]] = []
-    linked: list[tuple[int, InboundImage]] = []  # our signed URLs, resolved together below
+    linked: list[tuple[int, InboundAttachment]] = []  # our signed URLs, resolved together below
     for index, part in enumerate(content):
         where = f"{field}.content[{index}]"
         if isinstance(part, TextContent):
@@ -206,7 +206,7 @@ async def _user_row(
         elif part.image_url.url.startswith("data:"):
             parts.append(await _inline(part.image_url.url, f"{where}.image_url", settings, limiter))
         else:
-            linked.append((len(parts), InboundImage(field=f"{where}.image_url", url=part.image_url.url)))
+            linked.append((len(parts), InboundAttachment(field=f"{where}.image_url", url=part.image_url.url)))
             parts.append({})
     if linked:
         urls = [image for _, image in linked]
@@ -216,7 +216,7 @@ async def _user_row(
             thread_id=thread_of(urls),
             policy=policy,
             uploads=uploads,
-            max_images=settings.max_images_per_message,
+            limits=PartLimits.of(settings),
             field=field,
         )
         for (at, _), stored in zip(linked, resolved, strict=True):

@@ -36,8 +36,11 @@ _IMAGE_CHECKS = (
     "attachment_url_rejected",
     "image_type_unsupported",
     "model_lacks_vision",
+    "too_many_audio",
+    "too_many_document",
     "too_many_images",
     "unsupported_media_type",
+    "unsupported_part",
     "upload_not_found",
 )
 

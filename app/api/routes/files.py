@@ -1,4 +1,4 @@
-"""Image uploads (seed 002's ``/api/file/upload`` path is an alias)."""
+"""Uploads of images, PDFs and audio (seed 002's ``/api/file/upload`` path is an alias)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.openapi import documented
 from app.media.multipart import multipart_boundary
-from app.media.uploads import check_content_length, receive_upload
+from app.media.uploads import check_content_length, largest_upload, receive_upload
 from app.schemas.uploads import UploadOut
 from app.security.auth import Principal
 from app.settings import Settings
@@ -26,7 +26,10 @@ _FORM = Schema(
         "file": Schema(
             type=OpenAPIType.STRING,
             format=OpenAPIFormat.BINARY,
-            description="One PNG, JPEG or WebP image (the type is sniffed from the bytes).",
+            description=(
+                "One PNG, JPEG or WebP image, PDF, or WAV or MP3 audio file (the type is sniffed from the"
+                " bytes)."
+            ),
         ),
         "threadId": Schema(
             type=OpenAPIType.STRING,
@@ -61,6 +64,11 @@ class FileController(Controller):
                 413: ["file_too_large"],
                 415: ["multipart_required", "unsupported_media_type"],
                 422: [
+                    "audio_too_long",
+                    "audio_undecodable",
+                    "document_encrypted",
+                    "document_too_many_pages",
+                    "document_undecodable",
                     "file_missing",
                     "image_too_large",
                     "image_undecodable",
@@ -87,12 +95,15 @@ class FileController(Controller):
         db_session: NamedDependency[AsyncSession],
         decode_limiter: NamedDependency[anyio.CapacityLimiter],
     ) -> UploadOut:
-        """Upload one PNG, JPEG or WebP image for a thread (the caller's, or a new one).
+        """Upload one image (PNG, JPEG, WebP), PDF or audio file (WAV, MP3) for a thread (the caller's,
+        or a new one).
 
-        The type is sniffed from the bytes. Answers the record, a signed URL with its expiry, and the
-        image as a ready-to-send AG-UI 1.0 part and seed-002 part.
+        The type is sniffed from the bytes, never the name or declared type; each kind has its own size
+        limit, PDFs a page limit and audio a duration limit. Answers the record, a signed URL with its
+        expiry, what Iris learned (``pages`` and ``thumbnailUrl`` for a PDF, ``durationSeconds`` for
+        audio) and the file as a ready-to-send AG-UI 1.0 part and seed-002-style part.
         """
-        check_content_length(request.headers.get("content-length"), settings.max_image_bytes)
+        check_content_length(request.headers.get("content-length"), largest_upload(settings))
         boundary = multipart_boundary(request.headers.get("content-type"))
         return await receive_upload(
             request.stream(),

@@ -14,8 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.api.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
-from app.catalogue.views import reasoning_by_model
+from app.catalogue.views import media_by_model, reasoning_by_model
 from app.errors import Conflict, Unprocessable
+from app.media.uploads import upload_limits
 from app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
@@ -240,7 +241,9 @@ class RunController(Controller):
         registry: NamedDependency[ProviderRegistry],
         toolbox: NamedDependency[Toolbox],
     ) -> AgentCapabilities:
-        """AG-UI ``AgentCapabilities``: what ``POST /agent/runs`` honours (reasoning per enabled model)."""
+        """AG-UI ``AgentCapabilities``: what ``POST /agent/runs`` honours (reasoning per enabled model;
+        PDFs and audio where an enabled model reads them natively)."""
+        pdf, audio = await media_by_model(model_repo, registry)
         return agent_capabilities(
             version=version("iris"),
             server_tools=[
@@ -248,4 +251,7 @@ class RunController(Controller):
             ],
             max_iterations=settings.max_tool_iterations,
             reasoning=await reasoning_by_model(model_repo, registry),
+            upload_limits=upload_limits(settings),
+            pdf=pdf,
+            audio=audio,
         )

@@ -2,9 +2,12 @@
 /** The public JSON API, as any frontend calls it: bearer token, problem+json errors, SSE over fetch. */
 
 /** @typedef {{type: string, [key: string]: any}} AgUiEvent */
-/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean}} AgentModel */
+/** @typedef {{image?: boolean, pdf?: boolean, audio?: boolean}} ModelInput What a model reads besides text (``input`` on the models list; older servers: from ``type``). */
+/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean, input?: ModelInput}} AgentModel */
+/** @typedef {{acceptedTypes: string[], maxImageBytes: number, maxImagesPerMessage: number, maxDocumentBytes: number, maxDocumentPages: number, maxAudioBytes: number, maxAudioSeconds: number, maxDocumentsPerMessage: number, maxAudioPerMessage: number}} UploadLimits */
+/** @typedef {{id: string, url: string, kind: "image" | "document" | "audio", pages: number | null, durationSeconds: number | null, thumbnailUrl: string | null, parts: {chat: ChatPart}}} UploadOut */
 /** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string, pinned: boolean, archived: boolean}} SessionOut */
-/** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string} | {type: "reasoning", text: string, redacted?: boolean}} ChatPart */
+/** @typedef {{type: "text", text: string} | {type: "image", image: string, mimeType: string, name: string, expiresAt?: string} | {type: "document", document: string, mimeType: string, name: string, pages?: number, thumbnailUrl?: string, expiresAt?: string} | {type: "audio", audio: string, mimeType: string, name: string, durationSeconds?: number, expiresAt?: string} | {type: "reasoning", text: string, redacted?: boolean}} ChatPart */
 /** @typedef {{id: string, role: string, content: string, parts: ChatPart[], createdAt: string, siblings?: string[], siblingIndex?: number, toolCalls?: {id: string, name: string, arguments: string}[], usage?: Record<string, any>, toolCallId?: string, toolOutput?: import("./tools.js").ToolOutput}} ChatMessage */
 
 /** An error the API answered with (problem+json), or a failure to reach it. */
@@ -13,12 +16,14 @@ export class ApiError extends Error {
    * @param {string} detail
    * @param {string} code
    * @param {number} status
+   * @param {number | null} [retryAfter] seconds until a refused request may be tried again (429)
    */
-  constructor(detail, code, status) {
+  constructor(detail, code, status, retryAfter = null) {
     super(detail);
     this.detail = detail;
     this.code = code;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -42,12 +47,28 @@ function headers(extra = {}) {
   return out;
 }
 
+/**
+ * Seconds until a 429 may be retried: the problem's ``extra.retryAfterSeconds``, else ``Retry-After``.
+ * @param {any} body @param {string | null} header
+ */
+function retryAfterOf(body, header) {
+  const fromBody = body && body.extra && Number(body.extra.retryAfterSeconds);
+  if (fromBody && Number.isFinite(fromBody)) return fromBody;
+  const fromHeader = header === null ? NaN : Number(header);
+  return Number.isFinite(fromHeader) ? fromHeader : null;
+}
+
 /** @param {Response} response */
 async function problem(response) {
   const text = await response.text();
   try {
     const body = JSON.parse(text);
-    return new ApiError(body.detail || body.title || text, body.code || `http_${response.status}`, response.status);
+    return new ApiError(
+      body.detail || body.title || text,
+      body.code || `http_${response.status}`,
+      response.status,
+      retryAfterOf(body, response.headers.get("Retry-After")),
+    );
   } catch {
     return new ApiError(text || response.statusText, `http_${response.status}`, response.status);
   }
@@ -133,17 +154,17 @@ export async function* events(response) {
 }
 
 /**
- * Upload one image with progress (fetch cannot report upload progress; XMLHttpRequest can).
+ * Upload one image, PDF or audio file with progress (fetch cannot report upload progress; XMLHttpRequest can).
  * @param {File} file
  * @param {string} threadId
  * @param {(fraction: number) => void} onProgress
- * @returns {Promise<{id: string, url: string, parts: {chat: ChatPart}}>}
+ * @returns {Promise<UploadOut>}
  */
 export function upload(file, threadId, onProgress) {
   return new Promise((resolve, reject) => {
     const form = new FormData();
     form.append("threadId", threadId);
-    form.append("file", file, file.name || "pasted-image");
+    form.append("file", file, file.name || "pasted-file");
     const request = new XMLHttpRequest();
     request.open("POST", "/api/files");
     const bearer = token();
@@ -166,6 +187,7 @@ export function upload(file, threadId, onProgress) {
             (body && (body.detail || body.title)) || request.statusText,
             (body && body.code) || `http_${request.status}`,
             request.status,
+            retryAfterOf(body, request.getResponseHeader("Retry-After")),
           ),
         );
     };

@@ -5,6 +5,7 @@ import { clearAgents, loadAgents, watchAgentPicker } from "./agents.js";
 import { refocusSwitcher, showVersion, versionSwitcher } from "./branches.js";
 import { jumpTo, setUpSearch } from "./search.js";
 import { SessionList } from "./sessions.js";
+import { renderMarkdown } from "./markdown.js";
 import { callsById, historyTool, toolCard } from "./tools.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
@@ -12,12 +13,29 @@ import { callsById, historyTool, toolCard } from "./tools.js";
 /** @typedef {import("./api.js").ChatMessage} ChatMessage */
 /** @typedef {import("./api.js").ChatPart} ChatPart */
 /** @typedef {import("./api.js").SessionOut} SessionOut */
+/** @typedef {import("./api.js").UploadLimits} UploadLimits */
+/** @typedef {import("./api.js").UploadOut} UploadOut */
+/** @typedef {"image" | "document" | "audio"} Kind */
 /** @typedef {import("./tools.js").ToolView} ToolView */
 /** @typedef {{usage?: string, tool?: ToolView}} Extras */
-/** @typedef {{key: string, name: string, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, error?: string}} Attachment */
+/** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
+/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
 /** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
 
-const MAX_IMAGES = 4;
+/** What the server takes (``GET /agent/capabilities``, ``custom["iris/uploadLimits"]``); these stand in
+ * only until it answers. @type {UploadLimits} */
+const limits = {
+  acceptedTypes: ["image/png", "image/jpeg", "image/webp"],
+  maxImageBytes: 5 * 1024 * 1024,
+  maxImagesPerMessage: 4,
+  maxDocumentsPerMessage: 0,
+  maxAudioPerMessage: 0,
+  maxDocumentBytes: 0,
+  maxDocumentPages: 0,
+  maxAudioBytes: 0,
+  maxAudioSeconds: 0,
+};
+const NOUN = { image: "images", document: "PDFs", audio: "audio files" };
 const slugMatch = location.pathname.match(/^\/chat\/([^/]+)/);
 const slug = decodeURIComponent(slugMatch ? slugMatch[1] : "default");
 const base = `/api/agents/${encodeURIComponent(slug)}`;
@@ -53,6 +71,7 @@ const ui = {
   attachHint: $("attach-hint"),
   attachLabel: $("attach-label"),
   file: /** @type {HTMLInputElement} */ ($("file")),
+  attachText: $("attach-text"),
   text: /** @type {HTMLTextAreaElement} */ ($("text")),
   send: /** @type {HTMLButtonElement} */ ($("send")),
   stop: /** @type {HTMLButtonElement} */ ($("stop")),
@@ -86,11 +105,19 @@ function el(tag, attrs = {}, children = []) {
 /** @param {unknown} error */
 function showError(error) {
   if (error instanceof ApiError) {
-    ui.error.textContent = `${error.detail} (${error.code})`;
+    ui.error.textContent = `${error.detail} (${error.code})${retryText(error)}`;
     if (error.status === 401) signedOut();
   } else {
     ui.error.textContent = String(error);
   }
+}
+
+/** " Try again in 30 s (at 14:02:10)." for a 429 that says when; "" otherwise. @param {ApiError} error */
+function retryText(error) {
+  if (error.status !== 429) return "";
+  if (error.retryAfter === null) return " Try again later.";
+  const at = new Date(Date.now() + error.retryAfter * 1000).toLocaleTimeString();
+  return ` Try again in ${Math.ceil(error.retryAfter)} s (at ${at}).`;
 }
 
 function clearError() {
@@ -143,9 +170,52 @@ function currentModel() {
   return state.models.find((m) => m.id === ui.model.value) || null;
 }
 
-function visionOn() {
+/** Whether the chosen model reads ``kind`` (from its ``input``, or, on a server without it, its type). @param {Kind} kind */
+function reads(kind) {
   const model = currentModel();
-  return !model || model.type !== "text";
+  if (!model) return kind === "image";
+  if (model.input) return Boolean(kind === "document" ? model.input.pdf : model.input[kind]);
+  return kind === "image" ? model.type !== "text" : model.type === "multimodal";
+}
+
+function visionOn() {
+  return reads("image") || reads("document") || reads("audio");
+}
+
+/** The most ``kind`` files one message may carry. @param {Kind} kind */
+function perMessage(kind) {
+  if (kind === "image") return limits.maxImagesPerMessage;
+  return kind === "document" ? limits.maxDocumentsPerMessage : limits.maxAudioPerMessage;
+}
+
+/** What the browser says a file is: only a hint for friendly refusals (the server sniffs the bytes). @param {File} file @returns {Kind} */
+function kindOf(file) {
+  const name = (file.name || "").toLowerCase();
+  if (file.type === "application/pdf" || name.endsWith(".pdf")) return "document";
+  if (file.type.startsWith("audio/") || name.endsWith(".wav") || name.endsWith(".mp3")) return "audio";
+  return "image";
+}
+
+/** @param {number} bytes */
+function megabytes(bytes) {
+  return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+}
+
+/** @param {number} seconds */
+function duration(seconds) {
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+}
+
+async function loadLimits() {
+  try {
+    const answer = await json("/agent/capabilities");
+    const found = answer.custom && answer.custom["iris/uploadLimits"];
+    if (found) Object.assign(limits, found);
+  } catch {
+    // The stand-ins above hold until the server answers; uploads are checked there anyway.
+  }
+  modelChanged();
 }
 
 // -- sign-in ----------------------------------------------------------------------------------------
@@ -226,7 +296,11 @@ function modelChanged() {
   const model = currentModel();
   const on = visionOn();
   ui.attachLabel.hidden = !on;
-  ui.visionHint.textContent = on ? "" : `${model ? model.name : "This model"} reads text only: images cannot be attached.`;
+  ui.visionHint.textContent = on ? "" : `${model ? model.name : "This model"} reads text only: files cannot be attached.`;
+  const accepted = limits.acceptedTypes.filter((t) => reads(t.startsWith("image/") ? "image" : t === "application/pdf" ? "document" : "audio"));
+  ui.file.accept = accepted.join(",");
+  const kinds = /** @type {Kind[]} */ (["image", "document", "audio"]).filter((k) => reads(k));
+  ui.attachText.textContent = kinds.length === 1 && kinds[0] === "image" ? "Attach images" : "Attach files";
   ui.thinkLabel.hidden = !(model && model.reasoning);
   if (ui.thinkLabel.hidden) ui.think.checked = false;
   renderAttachments();
@@ -311,6 +385,55 @@ function imageButton(url, name) {
   return button;
 }
 
+/**
+ * A PDF as a chip: its first-page thumbnail (when known), name, page count; the name opens it.
+ * @param {{url: string, name: string, pages?: number | null, thumbnailUrl?: string | null}} doc
+ */
+function documentChip(doc) {
+  const link = el("a", { href: doc.url, target: "_blank", rel: "noopener noreferrer", class: "doc-name" }, [doc.name]);
+  const children = [];
+  if (doc.thumbnailUrl) children.push(el("img", { src: doc.thumbnailUrl, alt: `First page of ${doc.name}`, class: "thumbnail" }));
+  children.push(link);
+  if (doc.pages) children.push(el("span", { class: "facts" }, [`${doc.pages} ${doc.pages === 1 ? "page" : "pages"}`]));
+  return el("span", { class: "chip document", "aria-label": `PDF ${doc.name}` }, children);
+}
+
+/**
+ * An audio file as a chip: a player, its name and length.
+ * @param {{url: string, name: string, durationSeconds?: number | null}} clip
+ */
+function audioChip(clip) {
+  const player = el("audio", { controls: "", preload: "metadata", src: clip.url, "aria-label": `Play ${clip.name}` });
+  const children = [player, el("span", { class: "doc-name" }, [clip.name])];
+  if (clip.durationSeconds) children.push(el("span", { class: "facts" }, [duration(clip.durationSeconds)]));
+  return el("span", { class: "chip audio", "aria-label": `Audio ${clip.name}` }, children);
+}
+
+/**
+ * The attachments of a message, as history and a sent message show them (``facts`` by part, for parts
+ * just uploaded; history parts carry their own).
+ * @param {ChatPart[]} parts @param {Map<ChatPart, Facts>} [facts]
+ */
+function mediaOf(parts, facts = new Map()) {
+  return parts.flatMap((p) => {
+    const known = facts.get(p) || {};
+    if (p.type === "image") return [imageButton(p.image, p.name)];
+    if (p.type === "document") {
+      return [documentChip({ url: p.document, name: p.name, pages: p.pages ?? known.pages, thumbnailUrl: p.thumbnailUrl ?? known.thumbnailUrl })];
+    }
+    if (p.type === "audio") return [audioChip({ url: p.audio, name: p.name, durationSeconds: p.durationSeconds ?? known.durationSeconds })];
+    return [];
+  });
+}
+
+/** A history part as the chat surface takes it back (an edit re-sends it): only the fields it accepts. @param {ChatPart} p @returns {ChatPart | null} */
+function resendable(p) {
+  if (p.type === "image") return { type: "image", image: p.image, mimeType: p.mimeType, name: p.name };
+  if (p.type === "document") return { type: "document", document: p.document, mimeType: p.mimeType, name: p.name };
+  if (p.type === "audio") return { type: "audio", audio: p.audio, mimeType: p.mimeType, name: p.name };
+  return null;
+}
+
 function renderHistory() {
   const extras = state.sessionId ? extrasOf(state.sessionId) : {};
   const lastAssistant = [...state.history].reverse().find((m) => m.role === "assistant");
@@ -324,15 +447,18 @@ function renderHistory() {
     if (message.role === "tool") {
       item.append(toolBlock(message.toolOutput || !extra.tool ? historyTool(message, calls) : extra.tool));
     } else {
-      const images = message.parts.filter((p) => p.type === "image");
-      if (images.length) {
-        item.append(el("div", { class: "images" }, images.map((p) => (p.type === "image" ? imageButton(p.image, p.name) : ""))));
-      }
+      const media = mediaOf(message.parts);
+      if (media.length) item.append(el("div", { class: "images" }, media));
       for (const part of message.parts) {
         if (part.type === "reasoning") item.append(reasoningBlock(part.redacted ? null : part.text, false));
       }
       const text = message.parts.filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : "")).join("\n");
-      if (text) item.append(el("div", { class: "text" }, [text]));
+      if (text) {
+        const box = el("div", { class: "text" });
+        if (message.role === "assistant") renderMarkdown(box, text);
+        else box.textContent = text;
+        item.append(box);
+      }
     }
     if (usage) item.append(el("div", { class: "usage" }, [`Usage: ${usage}`]));
     const actions = el("div", { class: "actions" });
@@ -453,7 +579,7 @@ class LiveRun {
       }
       case "TEXT_MESSAGE_CONTENT": {
         const text = this.texts.get(event.messageId);
-        if (text) text.textContent += event.delta;
+        if (text) renderMarkdown(text, (text.dataset.markdown || "") + event.delta);
         scrollDown();
         break;
       }
@@ -624,24 +750,36 @@ function liveAttachments() {
   return state.attachments.filter((a) => a.status !== "failed");
 }
 
+/** @param {Kind} kind */
+function countOf(kind) {
+  return liveAttachments().filter((a) => a.kind === kind).length;
+}
+
 function renderAttachments() {
-  const full = liveAttachments().length >= MAX_IMAGES;
+  const kinds = /** @type {Kind[]} */ (["image", "document", "audio"]).filter((k) => reads(k));
+  const full = kinds.length > 0 && kinds.every((k) => countOf(k) >= perMessage(k));
+  const fullText = `At most ${kinds.map((k) => `${perMessage(k)} ${NOUN[k]}`).join(", ")} per message.`;
   ui.file.disabled = full;
   ui.attachLabel.classList.toggle("disabled", full);
   ui.attachLabel.setAttribute("aria-disabled", String(full));
-  if (full && !ui.attachHint.textContent) ui.attachHint.textContent = `At most ${MAX_IMAGES} images per message.`;
-  if (!full && ui.attachHint.textContent === `At most ${MAX_IMAGES} images per message.`) ui.attachHint.textContent = "";
+  if (full && !ui.attachHint.textContent) ui.attachHint.textContent = fullText;
+  if (!full && ui.attachHint.textContent === fullText) ui.attachHint.textContent = "";
   ui.attachments.replaceChildren(
     ...state.attachments.map((a) => {
       const item = el("li", { "aria-label": `Attachment ${a.name}` });
+      const part = a.status === "ready" ? a.part : undefined;
       if (a.status === "uploading") {
         item.append(el("progress", { max: "1", value: String(a.progress), "aria-label": `Uploading ${a.name}` }));
-      } else if (a.status === "ready" && a.part && a.part.type === "image") {
-        item.append(el("img", { src: a.part.image, alt: a.name }));
+        item.append(el("span", {}, [a.name]));
+      } else if (part && part.type === "image") {
+        item.append(el("img", { src: part.image, alt: a.name }), el("span", {}, [a.name]));
+      } else if (part && part.type === "document") {
+        item.append(documentChip({ url: part.document, name: a.name, ...a.facts }));
+      } else if (part && part.type === "audio") {
+        item.append(audioChip({ url: part.audio, name: a.name, ...a.facts }));
       } else {
-        item.append(el("span", { class: "failed" }, [`${a.name}: ${a.error}`]));
+        item.append(el("span", { class: "failed" }, [`${a.name}: ${a.error}`]), el("span", {}, [a.name]));
       }
-      item.append(el("span", {}, [a.name]));
       const remove = el("button", { type: "button", "aria-label": `Remove ${a.name}` }, ["Remove"]);
       remove.addEventListener("click", () => {
         state.attachments = state.attachments.filter((x) => x !== a);
@@ -651,30 +789,44 @@ function renderAttachments() {
       item.append(remove);
       return item;
     }),
-  );  scrollDown(); // the composer grew or shrank: keep the newest message in view
+  );
+  scrollDown(); // the composer grew or shrank: keep the newest message in view
+}
+
+/** Why ``file`` cannot be attached here, or null. @param {File} file @param {Kind} kind @param {string} how */
+function refusal(file, kind, how) {
+  const name = file.name || `the ${how} file`;
+  if (!reads(kind)) return `${name} was not added: this model does not read ${NOUN[kind]}.`;
+  if (countOf(kind) >= perMessage(kind)) return `At most ${perMessage(kind)} ${NOUN[kind]} per message: ${name} was not added.`;
+  const max = kind === "image" ? limits.maxImageBytes : kind === "document" ? limits.maxDocumentBytes : limits.maxAudioBytes;
+  if (max && file.size > max) return `${name} is larger than the ${megabytes(max)} limit for ${NOUN[kind]}.`;
+  return null;
 }
 
 /**
- * Start uploading images picked, pasted or dropped; beyond the cap or on a text-only model they are
- * refused here, visibly.
+ * Start uploading files picked, pasted or dropped; what the model cannot read, beyond the caps or over
+ * the size limits is refused here, visibly.
  * @param {File[]} files
  * @param {string} how
  */
 function addFiles(files, how) {
   if (!files.length) return;
   if (!visionOn()) {
-    ui.attachHint.textContent = `The ${how} image was ignored: this model reads text only.`;
+    const noun = files.every((f) => kindOf(f) === "image") ? "image" : "file";
+    ui.attachHint.textContent = `The ${how} ${noun} was ignored: this model reads text only.`;
     return;
   }
   if (!state.sessionId) state.sessionId = uuid4();
   const threadId = state.sessionId;
   for (const file of files) {
-    if (liveAttachments().length >= MAX_IMAGES) {
-      ui.attachHint.textContent = `At most ${MAX_IMAGES} images per message: ${file.name || "the image"} was not added.`;
+    const kind = kindOf(file);
+    const refused = refusal(file, kind, how);
+    if (refused) {
+      ui.attachHint.textContent = refused;
       continue;
     }
     /** @type {Attachment} */
-    const attachment = { key: uuid4(), name: file.name || "pasted image", status: "uploading", progress: 0 };
+    const attachment = { key: uuid4(), name: file.name || `pasted ${kind}`, kind, status: "uploading", progress: 0 };
     state.attachments.push(attachment);
     upload(file, threadId, (fraction) => {
       attachment.progress = fraction;
@@ -682,11 +834,13 @@ function addFiles(files, how) {
     })
       .then((answer) => {
         attachment.status = "ready";
+        attachment.kind = answer.kind || kind;
         attachment.part = answer.parts.chat;
+        attachment.facts = { pages: answer.pages, thumbnailUrl: answer.thumbnailUrl, durationSeconds: answer.durationSeconds };
       })
       .catch((error) => {
         attachment.status = "failed";
-        attachment.error = error instanceof ApiError ? `${error.detail} (${error.code})` : String(error);
+        attachment.error = error instanceof ApiError ? `${error.detail} (${error.code})${retryText(error)}` : String(error);
         showError(error);
       })
       .finally(renderAttachments);
@@ -701,7 +855,7 @@ ui.file.addEventListener("change", () => {
 
 ui.text.addEventListener("paste", (event) => {
   const files = Array.from(event.clipboardData ? event.clipboardData.items : [])
-    .filter((item) => item.kind === "file" && item.type.startsWith("image/"))
+    .filter((item) => item.kind === "file" && limits.acceptedTypes.includes(item.type))
     .map((item) => item.getAsFile())
     .filter((file) => file !== null);
   if (!files.length) return;
@@ -743,11 +897,13 @@ function startEdit(message) {
   state.editing = message.id;
   ui.editing.hidden = false;
   ui.text.value = message.parts.map((p) => (p.type === "text" ? p.text : "")).filter(Boolean).join("\n");
-  state.attachments = message.parts.flatMap((p) =>
-    p.type === "image"
-      ? [{ key: uuid4(), name: p.name, status: /** @type {const} */ ("ready"), progress: 1, part: { type: "image", image: p.image, mimeType: p.mimeType, name: p.name } }]
-      : [],
-  );
+  state.attachments = message.parts.flatMap((p) => {
+    const part = resendable(p);
+    if (!part || part.type === "text" || part.type === "reasoning") return [];
+    /** @type {Facts} */
+    const facts = p.type === "document" ? { pages: p.pages, thumbnailUrl: p.thumbnailUrl } : p.type === "audio" ? { durationSeconds: p.durationSeconds } : {};
+    return [{ key: uuid4(), name: part.name, kind: part.type, status: /** @type {const} */ ("ready"), progress: 1, part, facts }];
+  });
   ui.attachHint.textContent = "";
   renderAttachments();
   ui.text.focus();
@@ -760,12 +916,12 @@ function dropFrom(from) {
   renderHistory();
 }
 
-/** @param {ChatPart[]} parts */
-function showSent(parts) {
-  const images = parts.filter((p) => p.type === "image");
+/** @param {ChatPart[]} parts @param {Attachment[]} attachments the parts' uploads, for their chips */
+function showSent(parts, attachments) {
+  const media = mediaOf(parts, new Map(attachments.flatMap((a) => (a.part ? [[a.part, a.facts || {}]] : []))));
   const text = parts.map((p) => (p.type === "text" ? p.text : "")).join("");
   const item = el("li", { class: "msg user", "aria-label": "user message" });
-  if (images.length) item.append(el("div", { class: "images" }, images.map((p) => (p.type === "image" ? imageButton(p.image, p.name) : ""))));
+  if (media.length) item.append(el("div", { class: "images" }, media));
   if (text) item.append(el("div", { class: "text" }, [text]));
   ui.messages.append(item);
   scrollDown();
@@ -800,7 +956,7 @@ ui.composer.addEventListener("submit", async (event) => {
   }
   const saved = { text: ui.text.value, attachments: state.attachments, editing };
   resetComposer();
-  showSent(parts);
+  showSent(parts, saved.attachments);
   const ok = await run(body);
   if (!ok) {
     // Nothing was sent: give the user their message back.
@@ -869,6 +1025,7 @@ setUpSearch({
 async function start() {
   watchAgentPicker();
   await loadModels();
+  await loadLimits();
   const jump = new URLSearchParams(location.search); // a search hit in another agent's chat
   if (jump.get("session")) stored.set(keys.session(), jump.get("session"));
   if (location.search) history.replaceState(null, "", location.pathname);

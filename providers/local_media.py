@@ -1,0 +1,122 @@
+"""What the local test model reads in a PDF or an audio clip, so ``local/multimodal`` proves they arrived.
+
+Providers never import ``app``, so this does not reuse the upload side's parsers: PDFs are opened with
+pypdfium2 directly (PDFium is not thread-safe, so every call holds one lock), and audio is measured by a
+few header reads (WAV's ``fmt``/``data`` chunks; MP3's frame headers, walked to the end), which is all a
+deterministic test model needs. The core has sniffed, bounded and measured the bytes already; a file
+that still does not parse is described as such, never an error.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+
+import pypdfium2 as pdfium
+
+from providers.messages import AudioPart, DocumentPart
+
+_PDFIUM = threading.Lock()
+TEXT_PAGES = 5
+"""How many pages the model looks through for a first line of text (a scan has none)."""
+
+
+def describe_document(part: DocumentPart, index: int) -> str:
+    """Its page count and the first line of its text: the proof that the document reached the model."""
+    label = f"Document {index}" + (f" ({part.name})" if part.name else "")
+    try:
+        pages, line = _read_pdf(part.data)
+    except pdfium.PdfiumError as exc:
+        return f"{label}: a PDF I could not open ({exc})."
+    said = f'first line: "{line}"' if line else "no text on its first pages"
+    return f"{label}: PDF, {pages} page{'s' if pages != 1 else ''}, {said}."
+
+
+def _read_pdf(data: bytes) -> tuple[int, str]:
+    with _PDFIUM:
+        pdf = pdfium.PdfDocument(data)
+        try:
+            pages = len(pdf)
+            for number in range(min(pages, TEXT_PAGES)):
+                page = pdf[number]
+                text = page.get_textpage()
+                try:
+                    content = text.get_text_bounded()
+                finally:
+                    text.close()
+                    page.close()
+                line = next((ln.strip() for ln in content.splitlines() if ln.strip()), "")
+                if line:
+                    return pages, line[:200]
+            return pages, ""
+        finally:
+            pdf.close()
+
+
+def describe_audio(part: AudioPart, index: int) -> str:
+    """Its format and duration, measured from the bytes themselves."""
+    label = f"Audio {index}" + (f" ({part.name})" if part.name else "")
+    if part.data[:4] == b"RIFF" and part.data[8:12] == b"WAVE":
+        facts = _wav(part.data)
+        fmt = "WAV"
+    else:
+        facts = _mp3(part.data)
+        fmt = "MP3"
+    if facts is None:
+        return f"{label}: audio I could not read ({part.mime_type})."
+    seconds, detail = facts
+    return f"{label}: {fmt}, {seconds:.2f} seconds, {detail}."
+
+
+def _wav(data: bytes) -> tuple[float, str] | None:
+    """Seconds from the ``data`` chunk's size over the byte rate (never more than the bytes present)."""
+    position, byte_rate, channels, rate = 12, 0, 0, 0
+    while position + 8 <= len(data):
+        chunk_id, size = data[position : position + 4], struct.unpack_from("<I", data, position + 4)[0]
+        body = position + 8
+        if chunk_id == b"fmt " and size >= 16 and body + 16 <= len(data):
+            channels, rate, byte_rate = struct.unpack_from("<HII", data, body + 2)
+        elif chunk_id == b"data" and byte_rate:
+            present = min(size, len(data) - body)
+            return present / byte_rate, f"{rate} Hz, {channels} channel{'s' if channels != 1 else ''}"
+        position = body + size + (size & 1)
+    return None
+
+
+_MP3_BITRATES = {  # kbit/s by bitrate index: MPEG-1 Layer III, and MPEG-2/2.5 Layer III
+    1: (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320),
+    2: (0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160),
+}
+_XING = (b"Xing", b"Info")
+_MP3_RATES = {3: (44100, 48000, 32000), 2: (22050, 24000, 16000), 0: (11025, 12000, 8000)}
+
+
+def _mp3(data: bytes) -> tuple[float, str] | None:
+    """Seconds as the sum of every Layer III frame's samples, walking frame header to frame header."""
+    position = 0
+    if data[:3] == b"ID3" and len(data) >= 10:  # skip the tag: its size is four 7-bit bytes
+        size = data[6] << 21 | data[7] << 14 | data[8] << 7 | data[9]
+        position = 10 + size
+    start = position
+    seconds, frames, rate, bitrates = 0.0, 0, 0, set()
+    while position + 4 <= len(data):
+        header = struct.unpack_from(">I", data, position)[0]
+        version, layer = (header >> 19) & 3, (header >> 17) & 3
+        bitrate_index, rate_index = (header >> 12) & 15, (header >> 10) & 3
+        if header >> 21 != 0x7FF or version == 1 or layer != 1 or bitrate_index in (0, 15) or rate_index == 3:
+            break  # not a Layer III frame: the audio ends here (a trailing tag, or junk)
+        rate = _MP3_RATES[version][rate_index]
+        kbps = _MP3_BITRATES[1 if version == 3 else 2][bitrate_index]
+        samples = 1152 if version == 3 else 576
+        length = samples // 8 * kbps * 1000 // rate + ((header >> 9) & 1)
+        first = position == start
+        position += length
+        if first and any(tag in data[position - length : position - length + 64] for tag in _XING):
+            continue  # the Xing/Info frame describes the stream and holds no audio
+        seconds += samples / rate
+        frames += 1
+        bitrates.add(kbps)
+    if not frames:
+        return None
+    kind = f"{bitrates.pop()} kbit/s" if len(bitrates) == 1 else "variable bitrate"
+    return seconds, f"{rate} Hz, {kind}"
