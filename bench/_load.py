@@ -210,7 +210,8 @@ async def _work(worker: int, job: Job, barrier: Any) -> Report:
     async with httpx.AsyncClient(timeout=TIMEOUT, limits=limits) as client:
         if job.warm:
             await _send_all(client, job, job.warm, None)
-        await asyncio.to_thread(barrier.wait, BARRIER_SECONDS)
+        await asyncio.to_thread(barrier.wait, BARRIER_SECONDS)  # all warm: the parent reads the server
+        await asyncio.to_thread(barrier.wait, BARRIER_SECONDS)  # then every worker starts at once
         cpu, start = time.process_time(), time.perf_counter()
         deadline = None if job.seconds is None else start + job.seconds
         outcomes = await _send_all(client, job, job.bodies, deadline)
@@ -252,7 +253,9 @@ def run(jobs: Sequence[Job], server_cpu: Callable[[], float]) -> Load:
         child.start()
     try:
         barrier.wait(BARRIER_SECONDS)
-        cpu, start = server_cpu(), time.monotonic()
+        cpu = server_cpu()
+        barrier.wait(BARRIER_SECONDS)
+        start = time.monotonic()
         reports: list[Report] = []
         for _ in children:
             got = results.get(timeout=BARRIER_SECONDS)
