@@ -107,7 +107,7 @@ def started(command: list[str], env: dict[str, str], log: Path) -> Iterator[subp
                 process.wait()
 
 
-def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: float = 120) -> None:
+def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: float = 300) -> None:
     """Wait up to ``startup`` s for ``health`` to answer 200 (RuntimeError with the log's tail if not).
     Generous: a fresh process imports every provider before it serves (LiteLLM alone takes ~7 s on an
     idle machine, several times that on a loaded one)."""
@@ -126,7 +126,7 @@ def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: f
 
 @contextmanager
 def running(
-    command: list[str], env: dict[str, str], log: Path, health: str, startup: float = 120
+    command: list[str], env: dict[str, str], log: Path, health: str, startup: float = 300
 ) -> Iterator[int]:
     """Start a server process, wait for ``health`` to answer 200, yield its pid, stop it."""
     with started(command, env, log) as process:

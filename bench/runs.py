@@ -1,19 +1,29 @@
 """Agent-run latency and load: `POST /agent/runs` against a running Iris, next to a bare Litestar SSE stream.
 
-Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir) and, with the offline
-`local/vision` model, one uploaded image and a 185-word prompt (about 200 streamed content events):
-- 30 sequential runs (after 3 warm-ups): time to first event (TTFE) and total run time, p50/p99;
-- the same 30 requests against a bare Litestar app (defined here, run as `--baseline-server`, uvicorn,
+Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir; then the same on a
+throwaway PostgreSQL cluster, skipped visibly without initdb) and, with the offline `local/vision` model,
+one uploaded image and a 185-word prompt (about 200 streamed content events):
+- 30 sequential runs (after 3 warm-ups): time to first event (TTFE) and total run time, p50/p99, and the
+  server's CPU per run;
+- the same requests against a bare Litestar app (defined here, run as `--baseline-server`, uvicorn,
   one process, like Iris) streaming the same number of LF-framed events of the same shape, and the
   Iris/baseline ratios (target: total run time p50 ratio <= 2.0: the agent machinery - auth, image
   fetch, persistence, event translation - may at most double the cost of a bare SSE stream);
-- 500 runs started at once, each on its own thread with its own upload: errors (non-200, RUN_ERROR,
+- 500 runs started at once (100 on PostgreSQL), each on its own thread with its own upload, sent from
+  separate client processes (`_load.py`): elapsed time, server CPU per run (issue 26: half of the figure
+  when the issue was filed), the client's CPU and whether it was saturated, errors (non-200, RUN_ERROR,
   no terminal event, exceptions) and lost messages (a run that finished but whose thread history is not
-  exactly one user and one assistant message). Targets: 0 errors, 0 lost messages, all in <= 4 s.
-- cross-process follow lag on PostgreSQL (a throwaway cluster, skipped visibly without initdb): two
-  Iris processes share the database; runs stream on A while B follows each from the event log; for
-  every event B receives live, the time after A received it. Target: p99 <= 50 ms.
-Exits non-zero on any error or lost message (a missed ratio target is reported, not fatal).
+  exactly one user and one assistant message). Targets: 0 errors, 0 lost messages, all in <= 4 s;
+- closed loops of c=16 and c=32 (text runs on fresh threads) on SQLite and on PostgreSQL with one and
+  two Iris processes sharing the database and one port (`_reuseport.py`): runs/s, CPU per run, 0 lost;
+  PostgreSQL's CPU per run <= 1.3x SQLite's, two processes >= 1.7x one at c=32;
+- memory: 10,000 runs at c=16 on SQLite, RSS after every tenth (no growth: <= 5 %), peak RSS, and what a
+  fresh process's memory is (`_memory.py`);
+- cross-process follow lag on PostgreSQL: two Iris processes share the database; runs stream on A while
+  B follows each from the event log; for every event B receives live, the time after A received it.
+  Target: p99 <= 50 ms.
+Prints issue 26's targets as a table. Exits non-zero on any error or lost message (a missed ratio target
+is reported, not fatal). Flags set counts and concurrency (`--help`).
 """
 
 from __future__ import annotations
