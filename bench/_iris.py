@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -107,7 +107,7 @@ def started(command: list[str], env: dict[str, str], log: Path) -> Iterator[subp
                 process.wait()
 
 
-def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: float = 120) -> None:
+def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: float = 300) -> None:
     """Wait up to ``startup`` s for ``health`` to answer 200 (RuntimeError with the log's tail if not).
     Generous: a fresh process imports every provider before it serves (LiteLLM alone takes ~7 s on an
     idle machine, several times that on a loaded one)."""
@@ -126,7 +126,7 @@ def wait_up(process: subprocess.Popen[bytes], log: Path, health: str, startup: f
 
 @contextmanager
 def running(
-    command: list[str], env: dict[str, str], log: Path, health: str, startup: float = 120
+    command: list[str], env: dict[str, str], log: Path, health: str, startup: float = 300
 ) -> Iterator[int]:
     """Start a server process, wait for ``health`` to answer 200, yield its pid, stop it."""
     with started(command, env, log) as process:
@@ -149,6 +149,43 @@ def iris(
     argv = [sys.executable, *(command or ("-m", "app", "serve"))]
     with running(argv, env, Path(tmp) / "iris.log", f"{base}/healthz") as pid:
         yield base, token, pid
+
+
+@contextmanager
+def iris_processes(
+    tmp: str, count: int, environ: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, str, str, list[int]]]:
+    """``count`` Iris processes on one port (``_reuseport.py``: the kernel spreads connections over them),
+    sharing one data dir and ``environ``'s database: ``(base URL, dev token, admin token, pids)``."""
+    port = free_port()
+    env = iris_env(f"{tmp}/data", port, {"IRIS_JWT_SECRET": os.urandom(32).hex(), **(environ or {})})
+    token, admin = dev_token(env), dev_token(env, "root", "admin")
+    base = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, str(Path(__file__).resolve().parent / "_reuseport.py")]
+    with ExitStack() as stack:
+        processes = [
+            stack.enter_context(started(argv, env, Path(tmp) / f"iris-{i}.log")) for i in range(count)
+        ]
+        for i, process in enumerate(processes):
+            wait_up(process, Path(tmp) / f"iris-{i}.log", f"{base}/healthz")
+        yield base, token, admin, [p.pid for p in processes]
+
+
+def fresh_database(url: str, name: str) -> str:
+    """A new, empty database ``name`` on the PostgreSQL server of ``url``; its URL."""
+    import asyncio
+
+    import asyncpg
+
+    async def create() -> None:
+        connection = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            await connection.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await connection.close()
+
+    asyncio.run(create())
+    return url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def add_model(base: str, admin: str, model: Mapping[str, object], agent: str = "default") -> str:

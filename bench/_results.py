@@ -4,7 +4,9 @@ one file per script per run, so two runs (two commits, two machines) can be comp
 Each script records the figures it prints (``figure(...)``) and calls :meth:`Results.write` at the end;
 the file is ``bench/results/{script}-{UTC time}.json``:
 ``{"script", "startedAt", "finishedAt", "commit", "uncommittedChanges", "python", "figures": {name:
-{"value", "unit", "target"?, "met"?}}}``.
+{"value", "unit", "target"?, "met"?}}, "details"?: {name: any JSON}}``. Every figure with a target is
+also printed as one row of a table, ``figure | measured | target | met`` (:func:`targets_table`), by the
+script and again, for every script of the run, by ``bench/run_all.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import platform
 import statistics
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ class Results:
         self.directory = directory
         self.started = dt.datetime.now(dt.UTC)
         self.figures: dict[str, dict[str, Any]] = {}
+        self.details: dict[str, Any] = {}
 
     def figure(
         self, name: str, value: float | None, unit: str, *, target: str | None = None, met: bool | None = None
@@ -61,6 +64,14 @@ class Results:
         if met is not None:
             entry["met"] = met
         self.figures[name] = entry
+
+    def detail(self, name: str, value: Any) -> None:
+        """Something measured beside the figures (a per-phase table, load averages), JSON-able."""
+        self.details[name] = value
+
+    def print_targets(self) -> None:
+        """The figures that have a target, one row each, beside their targets."""
+        print(targets_table(self.figures, f"{self.script}: targets"))
 
     def write(self) -> Path:
         """Write the file and say where it went; returns its path."""
@@ -76,6 +87,38 @@ class Results:
             "python": platform.python_version(),
             "figures": self.figures,
         }
+        if self.details:
+            document["details"] = self.details
         path.write_text(json.dumps(document, indent=2) + "\n")
         print(f"figures written to {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
         return path
+
+
+def _measured(value: Any, unit: str) -> str:
+    if value is None:
+        return "not measured"
+    if isinstance(value, float):
+        value = f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+    return f"{value} {unit}".strip()
+
+
+def _verdict(met: Any) -> str:
+    return "n/a" if met is None else ("met" if met else "NOT met")
+
+
+def targets_table(figures: Mapping[str, Mapping[str, Any]], title: str) -> str:
+    """``figure | measured | target | met`` for every figure with a target (Markdown, so it pastes)."""
+    rows = [
+        (name, _measured(entry.get("value"), str(entry.get("unit", ""))), str(entry["target"]),
+         _verdict(entry.get("met")))
+        for name, entry in figures.items()
+        if "target" in entry
+    ]  # fmt: skip
+    header = ("figure", "measured", "target", "met")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+    lines = [
+        title,
+        *(" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in [header, *rows]),
+    ]
+    lines.insert(2, "-+-".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)

@@ -7,11 +7,31 @@ timed tests. Each script is standalone: `python bench/<name>.py`.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from _results import RESULTS, targets_table
 
 HERE = Path(__file__).resolve().parent
+
+
+def targets_of_this_run(since: dt.datetime) -> dict[str, dict[str, Any]]:
+    """Every figure with a target that a script wrote since ``since``, named ``script: figure``."""
+    figures: dict[str, dict[str, Any]] = {}
+    for path in sorted(RESULTS.glob("*.json")):
+        try:
+            document = json.loads(path.read_text())
+            if dt.datetime.fromisoformat(document["startedAt"]) < since:
+                continue
+            named = document["figures"].items()
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # an older format or a half-written file: not this run's
+        figures |= {f"{document['script']}: {name}": entry for name, entry in named if "target" in entry}
+    return figures
 
 
 def main() -> int:
@@ -19,10 +39,13 @@ def main() -> int:
     if not scripts:
         print("no benchmarks yet: bench/<name>.py scripts appear with the issues that set speed targets")
         return 0
+    since = dt.datetime.now(dt.UTC)
     failed = 0
     for script in scripts:
         print(f"== {script.name}", flush=True)
         failed += subprocess.run([sys.executable, str(script)], check=False).returncode != 0
+    print()
+    print(targets_table(targets_of_this_run(since), "== every target of this run"))
     return 1 if failed else 0
 
 

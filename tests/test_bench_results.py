@@ -44,3 +44,37 @@ def test_one_json_file_per_script_run_with_its_figures(tmp_path: Path) -> None:
 
 def test_results_are_git_ignored() -> None:
     assert "bench/results/" in (REPO_ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_details_are_written_beside_the_figures_only_when_there_are_some(tmp_path: Path) -> None:
+    module = _results_module()
+    plain = module.Results("plain", directory=tmp_path / "plain")
+    plain.figure("x", 1.0, "ms")
+    detailed = module.Results("detailed", directory=tmp_path / "detailed")
+    detailed.detail("loop iris", {"req_per_s": 40.5, "client_saturated": False})
+
+    assert "details" not in json.loads(plain.write().read_text())
+    assert json.loads(detailed.write().read_text())["details"] == {
+        "loop iris": {"req_per_s": 40.5, "client_saturated": False}
+    }
+
+
+def test_the_targets_table_has_one_row_per_figure_with_a_target() -> None:
+    module = _results_module()
+    figures = {
+        "ratio_total_p50": {"value": 2.41, "unit": "x", "target": "<= 2.0", "met": False},
+        "concurrent_errors": {"value": 0, "unit": "of 500", "target": "0", "met": True},
+        "peak RSS ÷ LiteLLM's": {"value": None, "unit": "x", "target": "<= 0.25"},
+        "baseline_cpu_per_request": {"value": 2.0, "unit": "ms"},
+    }
+
+    lines = module.targets_table(figures, "runs: targets").splitlines()
+
+    assert lines[0] == "runs: targets"
+    assert [cell.strip() for cell in lines[1].split("|")] == ["figure", "measured", "target", "met"]
+    rows = [[cell.strip() for cell in line.split("|")] for line in lines[3:]]
+    assert rows == [
+        ["ratio_total_p50", "2.41 x", "<= 2.0", "NOT met"],
+        ["concurrent_errors", "0 of 500", "0", "met"],
+        ["peak RSS ÷ LiteLLM's", "not measured", "<= 0.25", "n/a"],
+    ]
