@@ -28,6 +28,7 @@ from app.persistence.db import session_scope
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import ModelRow
 from app.persistence.repositories import CooldownRepository, ModelRepository
+from app.runs.attachments import check_new_attachments
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
 from app.runs.knobs import check_parameters
@@ -120,7 +121,7 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 Suits = Callable[[RunnableModel], ReasoningControl]
-"""Checks a fallback against the run's request as the first model was checked (images, tools, knobs,
+"""Checks a fallback against the run's request as the first model was checked (images, audio, tools, knobs,
 reasoning, request size), raising the same :class:`~app.errors.IrisError` when it does not suit; its
 reasoning request when it does."""
 
@@ -135,6 +136,8 @@ class Request:
     tools: Sequence[ToolSpec]
     new_images: Sequence[str]
     """MIME types of the images in the run's new messages (checked as for the first model)."""
+    new_messages: Sequence[MessageRow]
+    """The run's new messages: audio in them needs a fallback that hears it (documents always go)."""
     first_capabilities: Capabilities
     """The first model's: when its request shows the thread's images, a text model would lose them."""
     options: RequestOptions
@@ -149,6 +152,7 @@ class Request:
             if not caps.vision and sent_images(self.history, self.first_capabilities, self.deleted):
                 raise Unprocessable(f"{ref} cannot see the thread's images.", code="model_lacks_vision")
             check_images(caps, self.new_images, model_ref=ref)
+            check_new_attachments(self.new_messages, caps, model_ref=ref)
             if self.tools and not caps.tools:
                 raise Unprocessable(f"{ref} cannot call tools.", code="model_lacks_tools")
             check_parameters(caps, self.options, model_ref=ref)

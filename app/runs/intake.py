@@ -249,6 +249,7 @@ async def prepare_run(
         system=system,
         tools=offered_tools,
         new_images=[p["mimeType"] for row in new_rows for p in image_parts(row.parts)],
+        new_messages=new_rows,
         first_capabilities=model.capabilities,
         options=NO_OPTIONS,
         wants_reasoning=reasoning.request is not None,

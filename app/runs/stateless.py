@@ -137,6 +137,7 @@ async def stateless_run(
         system=system,
         tools=tools,
         new_images=[p["mimeType"] for m in history for p in image_parts(m.parts)],
+        new_messages=history,
         first_capabilities=caps,
         options=request,
         wants_reasoning=control.request is not None,

@@ -1,6 +1,6 @@
 """Retries and fallbacks against OpenAI's loopback fake: a 429 tried again, a 503 answered by the model's
 fallback, a failure after the first chunk that never switches, a text-only fallback skipped for an
-image, a fallback the agent does not offer skipped, ``Retry-After`` beyond the first-token deadline,
+image, one that cannot hear skipped for audio, a fallback the agent does not offer skipped, ``Retry-After`` beyond the first-token deadline,
 cool-downs shared by two app instances on one database, and the stateless endpoint doing the same."""
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, of_type, run, run_input, upload, user_message
 from tests.support.agents import offer
 from tests.support.agui import check_stream
+from tests.support.documents import wav_bytes
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 
@@ -191,6 +192,30 @@ async def test_a_text_only_fallback_is_skipped_for_an_image_message(
         fake.server_error()  # a text message: the text model suits it, and comes first
         events = await run(client, alice, run_input(str(uuid.uuid4()), user_message("just text"), model=GPT))
         assert finished(events)["iris/model"] == "local/text"
+
+
+async def test_a_fallback_that_cannot_hear_is_skipped_for_an_audio_message(
+    settings: Settings, openai: tuple[FakeOpenAI, str], admin: dict[str, str], alice: dict[str, str]
+) -> None:
+    fake, base = openai
+    thread = str(uuid.uuid4())
+    async with iris(
+        settings,
+        base,
+        admin,
+        fallbacks=["local/vision", "local/multimodal"],
+        retryAttempts=1,
+        type="multimodal",
+        options={"audio": True},
+    ) as client:
+        await offer(client, admin, "local/multimodal")
+        clip = await upload(client, alice, thread, data=wav_bytes(1.0), name="note.wav")
+        fake.server_error()
+        events = await run(
+            client, alice, run_input(thread, user_message("listen", clip["parts"]["agui"]), model=GPT)
+        )
+    assert finished(events)["iris/model"] == "local/multimodal"  # local/vision, which cannot hear, skipped
+    assert "Audio 1 (note.wav): WAV, 1.00 seconds" in answer_text(events)
 
 
 async def test_a_fallback_the_agent_does_not_offer_is_skipped(
