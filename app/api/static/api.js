@@ -2,8 +2,7 @@
 /** The public JSON API, as any frontend calls it: bearer token, problem+json errors, SSE over fetch. */
 
 /** @typedef {{type: string, [key: string]: any}} AgUiEvent */
-/** @typedef {{image?: boolean, pdf?: boolean, audio?: boolean}} ModelInput What a model reads besides text (``input`` on the models list; older servers: from ``type``). */
-/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean, input?: ModelInput}} AgentModel */
+/** @typedef {{id: string, name: string, modelId: string, provider: string, type: string, supportsTools: boolean, reasoning?: boolean, pdf?: boolean, audio?: string[]}} AgentModel ``pdf``: reads PDFs natively; ``audio``: the audio types it hears (older servers send neither: then ``type`` says). */
 /** @typedef {{acceptedTypes: string[], maxImageBytes: number, maxImagesPerMessage: number, maxDocumentBytes: number, maxDocumentPages: number, maxAudioBytes: number, maxAudioSeconds: number, maxDocumentsPerMessage: number, maxAudioPerMessage: number}} UploadLimits */
 /** @typedef {{id: string, url: string, kind: "image" | "document" | "audio", pages: number | null, durationSeconds: number | null, thumbnailUrl: string | null, parts: {chat: ChatPart}}} UploadOut */
 /** @typedef {{id: string, title?: string, lastActivityAt: string, modelId?: string, pinned: boolean, archived: boolean}} SessionOut */

@@ -170,11 +170,12 @@ function currentModel() {
   return state.models.find((m) => m.id === ui.model.value) || null;
 }
 
-/** Whether the chosen model reads ``kind`` (from its ``input``, or, on a server without it, its type). @param {Kind} kind */
+/** Whether the chosen model reads ``kind`` (from its ``pdf`` and ``audio``, or, on a server without them, its type). @param {Kind} kind */
 function reads(kind) {
   const model = currentModel();
   if (!model) return kind === "image";
-  if (model.input) return Boolean(kind === "document" ? model.input.pdf : model.input[kind]);
+  if (kind === "document" && model.pdf !== undefined) return model.pdf;
+  if (kind === "audio" && model.audio !== undefined) return model.audio.length > 0;
   return kind === "image" ? model.type !== "text" : model.type === "multimodal";
 }
 
