@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -72,8 +73,16 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def create_alchemy_config(
     settings: Settings, *, write_wait: Callable[[float], None] | None = None
 ) -> SQLAlchemyAsyncConfig:
-    """advanced-alchemy's config: engine lifespan, one session per request, commit on 2xx."""
+    """advanced-alchemy's config: engine lifespan, one session per request, commit on 2xx.
+
+    Its state keys are this config's own: advanced-alchemy keeps every key it has seen in a class-level
+    registry and makes a repeated key unique by recursing once per earlier config, so a process that
+    builds many apps (the test suite builds over a thousand) would hit the recursion limit."""
+    suffix = uuid.uuid4().hex
     return SQLAlchemyAsyncConfig(
+        session_scope_key=f"_iris_db_session_{suffix}",
+        engine_app_state_key=f"iris_db_engine_{suffix}",
+        session_maker_app_state_key=f"iris_session_maker_{suffix}",
         engine_instance=create_engine(
             settings.effective_database_url,
             sqlite_lock_timeout=settings.sqlite_lock_timeout_seconds,
