@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 
 from app.errors import IrisError, Unprocessable
-from app.media.documents import render_pdf_pages
+from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES, render_pdf_pages
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import Upload
 from app.runs.usage import attachment_estimate
@@ -38,9 +39,19 @@ KINDS = ("document", "audio")
 PAGE_IMAGE_EDGE_PX = 1568
 """The longest edge of a rendered page (a letter page at ~190 dpi, legible; what Anthropic and OpenAI
 read at full detail without scaling), or the model's own edge limit when smaller."""
-RENDER_TIMEOUT_SECONDS = 20.0
-"""The page-rendering worker's deadline (as ``IRIS_PDF_TIMEOUT_SECONDS``' default for uploads): a page
-that does not render in time is told as "no text" instead; it never fails the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageRendering:
+    """The PDF worker's bounds when the fallback renders scanned pages: uploads' settings
+    (``IRIS_PDF_TIMEOUT_SECONDS``, ``IRIS_PDF_WORKER_MEMORY_BYTES``). A page that does not render
+    within them is told as "no text" instead; it never fails the run."""
+
+    timeout_seconds: float = 20.0
+    memory_bytes: int = DEFAULT_WORKER_MEMORY_BYTES
+
+
+DEFAULT_PAGE_RENDERING = PageRendering()
 
 
 def document_part(upload: Upload) -> dict[str, Any]:
@@ -112,18 +123,20 @@ def check_new_attachments(rows: Iterable[MessageRow], caps: Capabilities, *, mod
 
 
 async def mark_delivery(
-    rows: Iterable[MessageRow], model: ModelSpec, caps: Capabilities, storage: Storage
+    rows: Sequence[MessageRow], model: ModelSpec, caps: Capabilities, storage: Storage, *, request_room: int
 ) -> None:
     """Record on each new attachment what this run's model is sent: for a document sent as its text,
     ``iris/documentFallback`` (``text``, or ``text+images`` with the ``imagePages`` a vision model sees
-    rendered); for one sent natively, its token estimate (``tokenEstimate``)."""
-    for row in rows:
-        room = image_room(row, caps)
+    rendered, as :func:`model_attachments` picks them); for one sent natively, its token estimate
+    (``tokenEstimate``). ``request_room``: the images the request has room for beside the stored ones."""
+    for row in reversed(rows):
+        room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
             how = delivery(part, caps)
             if part["type"] == "document" and how == "text":
                 pages = image_pages(await page_texts(part, storage), caps, room) if room else []
                 room -= len(pages)
+                request_room -= len(pages)
                 fallback: dict[str, Any] = {"sent": "text", "pages": int(part.get("pages", 0))}
                 if pages:
                     fallback |= {"sent": "text+images", "imagePages": pages}
@@ -176,16 +189,23 @@ def notices(history: Sequence[MessageRow], caps: Capabilities, *, model_ref: str
 
 
 async def model_attachments(
-    history: Sequence[MessageRow], storage: Storage, caps: Capabilities, deleted: frozenset[str]
+    history: Sequence[MessageRow],
+    storage: Storage,
+    caps: Capabilities,
+    deleted: frozenset[str],
+    rendering: PageRendering,
+    *,
+    request_room: int,
 ) -> dict[int, list[Part]]:
     """The parts the model gets for each stored attachment of the thread's user messages (by ``id`` of
     the stored part), read from storage now: bytes for native delivery, page texts for the fallback
-    (with the pages without text rendered, for a vision model)."""
+    (with the pages without text rendered, for a vision model: within each message's room and the
+    request's ``request_room`` beside its stored images, newest message first)."""
     out: dict[int, list[Part]] = {}
-    for row in history:
+    for row in reversed(history):
         if row.role != "user":
             continue
-        room = image_room(row, caps)
+        room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
             name = str(part.get("name") or "unnamed")
             if part.get("uploadId") in deleted:
@@ -196,8 +216,9 @@ async def model_attachments(
                 out[id(part)] = [TextPart(text=f"[audio left out: {name}; this model cannot hear it]")]
             elif how == "text":
                 texts = await page_texts(part, storage)
-                images = await _page_images(part, storage, caps, image_pages(texts, caps, room))
+                images = await _page_images(part, storage, caps, image_pages(texts, caps, room), rendering)
                 room -= len(images)
+                request_room -= len(images)
                 out[id(part)] = [TextPart(text=_document_text(part, texts, images)), *images.values()]
             elif part["type"] == "document":
                 data = await storage.read(str(part["path"]))
@@ -215,7 +236,11 @@ async def model_attachments(
 
 
 async def _page_images(
-    part: Mapping[str, Any], storage: Storage, caps: Capabilities, pages: Sequence[int]
+    part: Mapping[str, Any],
+    storage: Storage,
+    caps: Capabilities,
+    pages: Sequence[int],
+    rendering: PageRendering,
 ) -> dict[int, ImagePart]:
     """``pages`` (1-based) of the stored PDF as PNG parts, each within the model's edge and bytes; a
     page that does not render (or is too big) is left out, and told as "no text" (history never fails
@@ -228,7 +253,8 @@ async def _page_images(
             await storage.read(str(part["path"])),
             [n - 1 for n in pages],
             max_edge_px=edge,
-            timeout=RENDER_TIMEOUT_SECONDS,
+            timeout=rendering.timeout_seconds,
+            memory_bytes=rendering.memory_bytes,
         )
     except IrisError:
         return {}

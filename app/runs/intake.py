@@ -303,7 +303,9 @@ async def prepare_run(
     for row in new_rows:
         row.run_id = run.id
         estimate_images(row, model.provider.id, spec, model.capabilities)
-    await mark_delivery(new_rows, spec, model.capabilities, storage)
+    caps = model.capabilities
+    room = max(caps.max_images - len(sent_images(history, caps, deleted)), 0) if caps.vision else 0
+    await mark_delivery(new_rows, spec, caps, storage, request_room=room)
     repos.messages.add_at(session.id, new_rows, position)
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []

@@ -27,6 +27,7 @@ from tests.support.agents import offer
 from tests.support.documents import IMAGE_CONTENT, build_pdf, text_content
 from tests.support.fake_ollama import FakeOllama
 from tests.support.http_server import serve_asgi
+from tests.support.images import image_bytes
 
 Client = AsyncTestClient[Litestar]
 SCANNED = build_pdf([text_content(["Typed cover page"]), IMAGE_CONTENT, IMAGE_CONTENT])
@@ -148,3 +149,31 @@ async def test_the_model_image_count_bounds_the_rendered_pages(
     (row, _) = await stored.messages(thread)
     document = next(p for p in row.parts or () if p["type"] == "document")
     assert document["iris/documentFallback"]["imagePages"] == [1, 2]
+
+
+async def test_earlier_images_of_the_thread_count_against_the_rendered_pages(
+    client: Client, ollama: FakeOllama, alice: dict[str, str], stored: Stored
+) -> None:
+    """The request carries the thread's 3 earlier images: one page of a scan sent next fits beside them."""
+    thread = str(uuid.uuid4())
+    images = [
+        (await upload(client, alice, thread, data=image_bytes("PNG", (40 + n, 30)), name=f"{n}.png"))[
+            "parts"
+        ]["agui"]
+        for n in range(3)
+    ]
+    ollama.text("Three squares.")
+    await run(client, alice, run_input(thread, user_message("Look.", *images), model="ollama/llava"))
+    pdf = await upload(client, alice, thread, data=build_pdf([IMAGE_CONTENT] * 3), name="three.pdf")
+    ollama.text("ok")
+
+    body = run_input(thread, user_message("And this?", pdf["parts"]["agui"]), model="ollama/llava")
+    await run(client, alice, body)
+
+    sent = [m for m in ollama.requests[-1].json["messages"] if m["role"] == "user"]
+    assert [len(m.get("images") or []) for m in sent] == [3, 1]
+    assert "[page 1: no text; sent as an image after this text]" in sent[-1]["content"]
+    assert "[page 2: no text (an image or scan)]" in sent[-1]["content"]
+    (*_, row, _) = await stored.messages(thread)
+    document = next(p for p in row.parts or () if p["type"] == "document")
+    assert document["iris/documentFallback"]["imagePages"] == [1]
