@@ -41,6 +41,7 @@ from app.media.variants import VariantCache
 from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config
 from app.persistence.migrations import SchemaGate
+from app.runs.attachments import PageRendering
 from app.runs.deadlines import Deadlines
 from app.runs.fallbacks import Cooldowns
 from app.runs.live import FollowerLimits
@@ -214,6 +215,10 @@ def create_app(
                     ),
                 ),
                 url_ttl_seconds=settings.signed_url_ttl_seconds,
+                page_rendering=PageRendering(
+                    timeout_seconds=settings.pdf_timeout_seconds,
+                    memory_bytes=settings.pdf_worker_memory_bytes,
+                ),
             ),
             heartbeat_seconds=settings.run_heartbeat_seconds,
             stale_seconds=settings.run_stale_seconds,

@@ -6,8 +6,8 @@ Starts a real server (`python -m app serve`, SQLite + local storage in a temp di
   page's text and renders the first-page thumbnail, storage, the row;
 - the worker's peak RSS (``VmHWM``, sampled every 2 ms while it lives), against the
   ``IRIS_PDF_WORKER_MEMORY_BYTES`` cap it runs under.
-The time to first text for a run with one PDF (:func:`first_text_seconds`) comes with the run side of
-issue 22.
+- the time to first text of a run on ``local/multimodal`` that carries that PDF (a ``document`` part,
+  url source), against the same run without it (:func:`first_text_seconds`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _iris import iris, load, process_tree
@@ -30,6 +31,7 @@ from tests.support.documents import text_pdf  # noqa: E402
 
 ROUNDS = 5
 PAGES = 100
+MODEL = "local/multimodal"  # the seeded offline model that reads PDFs natively
 
 
 def worker_hwm_bytes(server_pid: int) -> int | None:
@@ -80,11 +82,59 @@ async def measure(base: str, token: str, data: bytes, pid: int) -> list[tuple[fl
         return [await upload_once(client, base, token, data, pid) for _ in range(ROUNDS)]
 
 
-def first_text_seconds(base: str, token: str, data: bytes) -> float | None:
-    """Time to the first text of a run that carries one PDF: measured once runs take document parts
-    (the run side of issue 22); ``None`` until then."""
-    del base, token, data
-    return None
+def run_body(thread_id: str, part: dict[str, Any] | None) -> dict[str, Any]:
+    """One AG-UI run on ``local/multimodal``: the prompt, and the PDF's part when there is one."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": "What is in this report?"}]
+    if part is not None:
+        content.append(part)
+    return {
+        "threadId": thread_id,
+        "runId": str(uuid.uuid4()),
+        "messages": [{"id": str(uuid.uuid4()), "role": "user", "content": content}],
+        "forwardedProps": {"modelId": MODEL},
+    }
+
+
+async def time_to_first_text(client: httpx.AsyncClient, base: str, token: str, body: dict[str, Any]) -> float:
+    """From sending the run to its first ``TEXT_MESSAGE_CONTENT`` (the stream is read to its end)."""
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    first: float | None = None
+    start = time.perf_counter()
+    async with client.stream("POST", f"{base}/agent/runs", json=body, headers=headers) as response:
+        if response.status_code != 200:
+            raise RuntimeError(f"/agent/runs answered {response.status_code}: {await response.aread()!r}")
+        async for line in response.aiter_lines():
+            if first is None and line.startswith("data:") and '"TEXT_MESSAGE_CONTENT"' in line:
+                first = time.perf_counter() - start
+    if first is None:
+        raise RuntimeError("the run streamed no text")
+    return first
+
+
+async def first_text_seconds(base: str, token: str, data: bytes) -> tuple[list[float], list[float]]:
+    """Times to first text of ``ROUNDS`` runs that carry the PDF (uploaded to a fresh thread beforehand,
+    not timed) and of ``ROUNDS`` same runs without it, alternating: the run side of a PDF (URL check,
+    the stored bytes read back, the model reading them) against a plain run."""
+    with_pdf: list[float] = []
+    without: list[float] = []
+    async with httpx.AsyncClient(timeout=120) as client:
+        for round_ in range(ROUNDS + 1):
+            thread = str(uuid.uuid4())
+            uploaded = await client.post(
+                f"{base}/api/files",
+                files={"file": ("report.pdf", data, "application/pdf")},
+                data={"threadId": thread},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            uploaded.raise_for_status()
+            pdf = await time_to_first_text(
+                client, base, token, run_body(thread, uploaded.json()["parts"]["agui"])
+            )
+            plain = await time_to_first_text(client, base, token, run_body(str(uuid.uuid4()), None))
+            if round_:  # round 0 warms up: first run, first imports
+                with_pdf.append(pdf)
+                without.append(plain)
+    return with_pdf, without
 
 
 def main() -> int:
@@ -94,24 +144,27 @@ def main() -> int:
     data = text_pdf(pages)
     with tempfile.TemporaryDirectory(prefix="iris-bench-") as tmp, iris(tmp) as (base, token, pid):
         rounds = asyncio.run(measure(base, token, data, pid))
-        first_text = first_text_seconds(base, token, data)
+        with_pdf, without = asyncio.run(first_text_seconds(base, token, data))
     times = [t for t, _ in rounds]
     median, worst = statistics.median(times), max(times)
     peak_mb = max(p for _, p in rounds) / 1e6
     print(f"PDF: {PAGES} pages, {len(data) / 1e3:.0f} kB; {ROUNDS} uploads one after another (load {load()})")
     print(f"upload time: median {median:.3f} s, worst {worst:.3f} s (no target)")
     print(f"PDF worker peak RSS: {peak_mb:.1f} MB (cap: IRIS_PDF_WORKER_MEMORY_BYTES, 1 GiB address space)")
+    pdf_median, plain_median = statistics.median(with_pdf), statistics.median(without)
     print(
-        "time to first text with one PDF:",
-        "not measured yet" if first_text is None else f"{first_text:.3f} s",
+        f"time to first text ({MODEL}, {ROUNDS} runs each): with the PDF median {pdf_median:.3f} s"
+        f" (worst {max(with_pdf):.3f} s), without it {plain_median:.3f} s (worst {max(without):.3f} s)"
+        f" (load {load()}; no target)"
     )
     results = Results("documents")
     results.figure("pdf_upload_seconds_median", median, "s")
     results.figure("pdf_upload_seconds_worst", worst, "s")
     results.figure("pdf_worker_peak_rss", peak_mb, "MB")
+    results.figure("pdf_run_first_text_seconds_median", pdf_median, "s")
+    results.figure("pdf_run_first_text_seconds_worst", max(with_pdf), "s")
+    results.figure("plain_run_first_text_seconds_median", plain_median, "s")
     results.figure("load_average", load(), "")
-    if first_text is not None:
-        results.figure("pdf_run_first_text_seconds", first_text, "s")
     results.write()
     return 0
 

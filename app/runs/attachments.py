@@ -5,7 +5,8 @@ here is made from data before any I/O. For the run's model each part is one of:
 
 - ``native``: its bytes, as a :class:`~providers.DocumentPart` or :class:`~providers.AudioPart`;
 - ``text`` (a document a model cannot read natively: Ollama, a text model, one over its page cap): its
-  text page by page, each page labelled, as a text part;
+  text page by page, each page labelled, as a text part; for a vision model, its pages without text (a
+  scan) also as rendered page images, within the model's image count and bytes (``text+images``);
 - ``omitted`` (audio a model cannot hear): a one-line note. A new message with such audio is refused
   (422 ``unsupported_part``); an earlier one (the model changed mid-conversation) never fails the run:
   it is left out, and ``RUN_STARTED`` says so (``iris/attachmentNotices``).
@@ -13,17 +14,20 @@ here is made from data before any I/O. For the run's model each part is one of:
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 
-from app.errors import Unprocessable
+from app.errors import IrisError, Unprocessable
+from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES, render_pdf_pages
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import Upload
 from app.runs.usage import attachment_estimate
 from app.storage.base import Storage
-from providers import AudioPart, Capabilities, DocumentPart, ModelSpec, TextPart
+from providers import AudioPart, Capabilities, DocumentPart, ImagePart, ModelSpec, TextPart
 from providers.messages import Part
 
 Delivery = Literal["native", "text", "omitted"]
@@ -32,6 +36,22 @@ NOTICES_KEY = "iris/attachmentNotices"
 FALLBACK_KEY = "iris/documentFallback"
 """On a stored document part: what a model that cannot read it natively was sent instead."""
 KINDS = ("document", "audio")
+PAGE_IMAGE_EDGE_PX = 1568
+"""The longest edge of a rendered page (a letter page at ~190 dpi, legible; what Anthropic and OpenAI
+read at full detail without scaling), or the model's own edge limit when smaller."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageRendering:
+    """The PDF worker's bounds when the fallback renders scanned pages: uploads' settings
+    (``IRIS_PDF_TIMEOUT_SECONDS``, ``IRIS_PDF_WORKER_MEMORY_BYTES``). A page that does not render
+    within them is told as "no text" instead; it never fails the run."""
+
+    timeout_seconds: float = 20.0
+    memory_bytes: int = DEFAULT_WORKER_MEMORY_BYTES
+
+
+DEFAULT_PAGE_RENDERING = PageRendering()
 
 
 def document_part(upload: Upload) -> dict[str, Any]:
@@ -102,16 +122,50 @@ def check_new_attachments(rows: Iterable[MessageRow], caps: Capabilities, *, mod
                 )
 
 
-def mark_delivery(rows: Iterable[MessageRow], model: ModelSpec, caps: Capabilities) -> None:
+async def mark_delivery(
+    rows: Sequence[MessageRow], model: ModelSpec, caps: Capabilities, storage: Storage, *, request_room: int
+) -> None:
     """Record on each new attachment what this run's model is sent: for a document sent as its text,
-    ``iris/documentFallback``; for one sent natively, its token estimate (``tokenEstimate``)."""
-    for row in rows:
+    ``iris/documentFallback`` (``text``, or ``text+images`` with the ``imagePages`` a vision model sees
+    rendered, as :func:`model_attachments` picks them); for one sent natively, its token estimate
+    (``tokenEstimate``). ``request_room``: the images the request has room for beside the stored ones."""
+    for row in reversed(rows):
+        room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
             how = delivery(part, caps)
             if part["type"] == "document" and how == "text":
-                part[FALLBACK_KEY] = {"sent": "text", "pages": int(part.get("pages", 0))}
+                pages = image_pages(await page_texts(part, storage), caps, room) if room else []
+                room -= len(pages)
+                request_room -= len(pages)
+                fallback: dict[str, Any] = {"sent": "text", "pages": int(part.get("pages", 0))}
+                if pages:
+                    fallback |= {"sent": "text+images", "imagePages": pages}
+                part[FALLBACK_KEY] = fallback
             elif how == "native" and (estimate := attachment_estimate(part, model.provider, model)):
                 part["tokenEstimate"] = estimate
+
+
+def image_room(row: MessageRow, caps: Capabilities) -> int:
+    """How many rendered pages a message's documents may add: the model's image count less the
+    message's own images (0 for a model that does not see, or does not take PNG)."""
+    if not caps.vision or "image/png" not in caps.image_mime_types:
+        return 0
+    images = sum(1 for p in row.parts or () if p.get("type") == "image")
+    return max(caps.max_images - images, 0)
+
+
+def image_pages(texts: Sequence[str], caps: Capabilities, room: int) -> list[int]:
+    """The pages (1-based) without text that a vision model gets rendered: the first ``room``."""
+    if room <= 0 or not caps.vision:
+        return []
+    return [number for number, text in enumerate(texts, start=1) if not text.strip()][:room]
+
+
+async def page_texts(part: Mapping[str, Any], storage: Storage) -> list[str]:
+    """A stored document's page texts (``""`` for a page without text)."""
+    if not part.get("textPath"):
+        return []
+    return msgspec.json.decode(await storage.read(str(part["textPath"])), type=list[str])
 
 
 def notices(history: Sequence[MessageRow], caps: Capabilities, *, model_ref: str) -> list[dict[str, Any]]:
@@ -135,14 +189,23 @@ def notices(history: Sequence[MessageRow], caps: Capabilities, *, model_ref: str
 
 
 async def model_attachments(
-    history: Sequence[MessageRow], storage: Storage, caps: Capabilities, deleted: frozenset[str]
+    history: Sequence[MessageRow],
+    storage: Storage,
+    caps: Capabilities,
+    deleted: frozenset[str],
+    rendering: PageRendering,
+    *,
+    request_room: int,
 ) -> dict[int, list[Part]]:
     """The parts the model gets for each stored attachment of the thread's user messages (by ``id`` of
-    the stored part), read from storage now: bytes for native delivery, page texts for the fallback."""
+    the stored part), read from storage now: bytes for native delivery, page texts for the fallback
+    (with the pages without text rendered, for a vision model: within each message's room and the
+    request's ``request_room`` beside its stored images, newest message first)."""
     out: dict[int, list[Part]] = {}
-    for row in history:
+    for row in reversed(history):
         if row.role != "user":
             continue
+        room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
             name = str(part.get("name") or "unnamed")
             if part.get("uploadId") in deleted:
@@ -152,7 +215,11 @@ async def model_attachments(
             if how == "omitted":
                 out[id(part)] = [TextPart(text=f"[audio left out: {name}; this model cannot hear it]")]
             elif how == "text":
-                out[id(part)] = [TextPart(text=await _document_text(part, storage))]
+                texts = await page_texts(part, storage)
+                images = await _page_images(part, storage, caps, image_pages(texts, caps, room), rendering)
+                room -= len(images)
+                request_room -= len(images)
+                out[id(part)] = [TextPart(text=_document_text(part, texts, images)), *images.values()]
             elif part["type"] == "document":
                 data = await storage.read(str(part["path"]))
                 pages = int(part.get("pages", 0))
@@ -168,16 +235,54 @@ async def model_attachments(
     return out
 
 
-async def _document_text(part: Mapping[str, Any], storage: Storage) -> str:
-    """The document's text, page by page and labelled, as a model without native PDF reading gets it."""
+async def _page_images(
+    part: Mapping[str, Any],
+    storage: Storage,
+    caps: Capabilities,
+    pages: Sequence[int],
+    rendering: PageRendering,
+) -> dict[int, ImagePart]:
+    """``pages`` (1-based) of the stored PDF as PNG parts, each within the model's edge and bytes; a
+    page that does not render (or is too big) is left out, and told as "no text" (history never fails
+    a run)."""
+    if not pages:
+        return {}
+    edge = min(PAGE_IMAGE_EDGE_PX, caps.max_image_edge_px or PAGE_IMAGE_EDGE_PX)
+    try:
+        rendered = await render_pdf_pages(
+            await storage.read(str(part["path"])),
+            [n - 1 for n in pages],
+            max_edge_px=edge,
+            timeout=rendering.timeout_seconds,
+            memory_bytes=rendering.memory_bytes,
+        )
+    except IrisError:
+        return {}
     name = str(part.get("name") or "document.pdf")
-    texts: list[str] = []
-    if part.get("textPath"):
-        texts = msgspec.json.decode(await storage.read(str(part["textPath"])), type=list[str])
-    pages = [
-        f"[page {number}]\n{_lines(text)}" if text.strip() else f"[page {number}: no text (an image or scan)]"
-        for number, text in enumerate(texts, start=1)
-    ]
+    out: dict[int, ImagePart] = {}
+    for number, png in zip(pages, rendered, strict=True):
+        if caps.max_image_bytes and len(png) > caps.max_image_bytes:
+            continue
+        width, height = struct.unpack(">II", png[16:24])  # the PNG's IHDR
+        out[number] = ImagePart(
+            mime_type="image/png", width=width, height=height, data=png, name=f"{name}, page {number}"
+        )
+    return out
+
+
+def _document_text(part: Mapping[str, Any], texts: Sequence[str], images: Mapping[int, ImagePart]) -> str:
+    """The document's text, page by page and labelled, as a model without native PDF reading gets it;
+    a page sent as an image says so (the images follow the text, in page order)."""
+    name = str(part.get("name") or "document.pdf")
+
+    def page(number: int, text: str) -> str:
+        if text.strip():
+            return f"[page {number}]\n{_lines(text)}"
+        if number in images:
+            return f"[page {number}: no text; sent as an image after this text]"
+        return f"[page {number}: no text (an image or scan)]"
+
+    pages = [page(number, text) for number, text in enumerate(texts, start=1)]
     header = f'[document "{name}", {len(texts)} page{"s" if len(texts) != 1 else ""}, sent as its text]'
     return "\n".join([header, *pages, f'[end of "{name}"]'])
 

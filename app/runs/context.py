@@ -17,7 +17,7 @@ import msgspec
 
 from app.media.pipeline import ImageDelivery, ImageRef, image_budget
 from app.persistence.models import Message as MessageRow
-from app.runs.attachments import model_attachments
+from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering, model_attachments
 from app.runs.parts import deleted_note, image_parts
 from app.runs.reasoning import reasoning_from_stored
 from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
@@ -54,7 +54,7 @@ def sent_images(
     (older ones become notes)."""
     images = _model_images(history, deleted)
     keep = caps.max_images if caps.vision else 0
-    return images[len(images) - keep :] if keep else []
+    return images[max(len(images) - keep, 0) :] if keep else []
 
 
 def reserved_bytes(history: Sequence[MessageRow], system: str | None, tools: Sequence[ToolSpec]) -> int:
@@ -86,6 +86,7 @@ async def model_messages(
     deleted: Set[str] = frozenset(),
     with_tools: bool = True,
     reserved_bytes: int = 0,
+    rendering: PageRendering = DEFAULT_PAGE_RENDERING,
 ) -> list[Message]:
     """The thread as the model receives it. Deleted images become a note; a tool call that never got
     an answer gets an error result, since vendors refuse a call without one. When this run offers no
@@ -110,7 +111,10 @@ async def model_messages(
             share = None if budget is None else budget * len(group) // len(kept)
             delivered = await delivery.parts([image_ref(p) for p in group], caps, by_url=inline, budget=share)
             by_id |= {id(part): image for part, image in zip(group, delivered, strict=True)}
-    attachments = await model_attachments(history, delivery.cache.storage, caps, frozenset(deleted))
+    room = max(caps.max_images - len(kept), 0) if caps.vision else 0
+    attachments = await model_attachments(
+        history, delivery.cache.storage, caps, frozenset(deleted), rendering, request_room=room
+    )
 
     out: list[Message] = []
     unanswered: dict[str, str] = {}

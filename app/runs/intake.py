@@ -62,6 +62,7 @@ from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
+from app.storage.base import Storage
 from app.threads import check_thread_id
 from providers import Capabilities, ModelSpec, Provider, RequestOptions, ToolSpec
 from providers.registry import ProviderRegistry
@@ -155,6 +156,7 @@ async def prepare_run(
     settings: Settings,
     policy: UrlPolicy,
     toolbox: Toolbox,
+    storage: Storage,
     rewind: Rewind | None = None,
 ) -> RunPlan:
     """Check the run (every query comes first), then add its new messages and its run row to the
@@ -301,7 +303,9 @@ async def prepare_run(
     for row in new_rows:
         row.run_id = run.id
         estimate_images(row, model.provider.id, spec, model.capabilities)
-    mark_delivery(new_rows, spec, model.capabilities)
+    caps = model.capabilities
+    room = max(caps.max_images - len(sent_images(history, caps, deleted)), 0) if caps.vision else 0
+    await mark_delivery(new_rows, spec, caps, storage, request_room=room)
     repos.messages.add_at(session.id, new_rows, position)
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []

@@ -8,6 +8,7 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
 from app.media.pipeline import ImageDelivery
 from app.media.tool_media import MediaStore
+from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering
 from app.runs.deadlines import Deadlines
 from app.runs.fallbacks import Cooldowns
 from app.runs.toolbox import Toolbox
@@ -35,3 +36,5 @@ class RunServices:
     """The shared record of models that keep failing (``None``: no cool-downs)."""
     url_ttl_seconds: int = 3600
     """Lifetime of the signed URLs a tool result's media carry in its event."""
+    page_rendering: PageRendering = DEFAULT_PAGE_RENDERING
+    """The PDF worker's bounds when scanned pages are rendered for a vision model (the fallback)."""

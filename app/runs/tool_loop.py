@@ -98,6 +98,7 @@ class ToolLoop:
                     deleted=plan.deleted_uploads,
                     with_tools=bool(offered_all),
                     reserved_bytes=self._reserved,
+                    rendering=self.services.page_rendering,
                 )
             return place_images([*cache[url], *extra], plan.capabilities)
 

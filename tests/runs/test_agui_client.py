@@ -1,6 +1,7 @@
 """The AG-UI reference client (`@ag-ui/client` 1.0, under Node) through an approval interrupt and a
 resume built with its own ``buildResumeArray``, then a run that reasons, and an MCP tool call whose
-result is an image, live and replayed from history: no `[ag-ui]` warning, no rejected stream."""
+result is an image, live and replayed from history, and a run with a PDF and a WAV: no `[ag-ui]`
+warning, no rejected stream."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.runs.conftest import Stored
+from tests.support.documents import text_pdf, wav_bytes
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.mcp_servers import stdio_entry
@@ -34,13 +36,14 @@ CLIENT_VERSION = "1.0.0"
 FLOW = Path(__file__).with_name("agui_client_flow.cjs")
 ROUND_TRIP = Path(__file__).with_name("agui_history_roundtrip.cjs")
 MCP_IMAGE = Path(__file__).with_name("agui_mcp_image.cjs")
+DOCUMENTS_AUDIO = Path(__file__).with_name("agui_documents_audio.cjs")
 
 
 @pytest.fixture(scope="session")
 def agui_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A temp dir with `@ag-ui/client` installed from npm; skipped (with the reason) without Node."""
     where = npm_install(tmp_path_factory, "@ag-ui/client", f"@ag-ui/client@{CLIENT_VERSION}")
-    for script in (FLOW, ROUND_TRIP, MCP_IMAGE):
+    for script in (FLOW, ROUND_TRIP, MCP_IMAGE, DOCUMENTS_AUDIO):
         shutil.copy(script, where / script.name)
     return where
 
@@ -212,4 +215,72 @@ def test_the_reference_client_runs_an_mcp_tool_whose_result_is_an_image(
     (again,) = [p for p in replayed if p["type"] == "image"]
     assert again["uploadId"] == image["uploadId"]
     assert_chart(iris_url, again["url"])
+    assert report["next"][-1] == "RUN_FINISHED"
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+def test_the_reference_client_sends_a_document_and_audio_and_reads_them_back(
+    agui_client: Path, iris_url: str
+) -> None:
+    """AG-UI 1.0 ``document`` and ``audio`` parts (url sources: the uploads' signed URLs) to
+    ``local/multimodal``, which reads both; the history replays them as the same parts with fresh URLs,
+    and the client takes the live run, the history and a run on top of it with 0 warnings."""
+    token = issue_token(JWT_SECRET, "alice")
+    headers = {"Authorization": f"Bearer {token}"}
+    thread = str(uuid.uuid4())
+    uploads = []
+    for name, data, mime in (
+        ("report.pdf", text_pdf(["Quarterly report\nRevenue rose.", "Costs fell."]), "application/pdf"),
+        ("note.wav", wav_bytes(2.0), "audio/wav"),
+    ):
+        uploaded = httpx.post(
+            f"{iris_url}/api/files",
+            files={"file": (name, data, mime)},
+            data={"threadId": thread},
+            headers=headers,
+            timeout=REQUEST_SECONDS,
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        uploads.append(uploaded.json())
+    document, audio = (u["parts"]["agui"] for u in uploads)
+    assert (document["type"], audio["type"]) == ("document", "audio")
+    assert document["source"]["type"] == audio["source"]["type"] == "url"
+
+    result = subprocess.run(
+        [
+            "node",
+            DOCUMENTS_AUDIO.name,
+            iris_url,
+            token,
+            thread,
+            "local/multimodal",
+            json.dumps(document),
+            json.dumps(audio),
+        ],
+        cwd=agui_client,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_SECONDS,
+        check=False,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "error" not in report, report
+    assert report["warnings"] == []
+    assert report["live"][0] == "RUN_STARTED"
+    assert report["live"][-1] == "RUN_FINISHED"
+    answer = report["liveMessages"][-1]["content"]
+    assert 'Document 1 (report.pdf): PDF, 2 pages, first line: "Quarterly report".' in answer
+    assert "Audio 1 (note.wav): WAV, 2.00 seconds" in answer
+
+    user = next(m for m in report["history"] if m["role"] == "user")
+    replayed = {p["type"]: p for p in user["content"] if p["type"] in {"document", "audio"}}
+    assert replayed.keys() == {"document", "audio"}
+    for part, sent in ((replayed["document"], document), (replayed["audio"], audio)):
+        assert part["source"]["type"] == "url"
+        assert part["source"]["mimeType"] == sent["source"]["mimeType"]
+        assert part["metadata"]["filename"] == sent["metadata"]["filename"]
+        path = urlsplit(part["source"]["value"])
+        fetched = httpx.get(f"{iris_url}{path.path}?{path.query}", timeout=REQUEST_SECONDS)
+        assert fetched.status_code == 200
+        assert fetched.content[:4] in {b"%PDF", b"RIFF"}
     assert report["next"][-1] == "RUN_FINISHED"

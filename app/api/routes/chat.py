@@ -103,6 +103,7 @@ class ChatController(Controller):
                     settings=settings,
                     policy=url_policy,
                     toolbox=run_manager.services.toolbox,
+                    storage=run_manager.services.storage,
                     rewind=rewind,
                 )
             except IrisError as exc:

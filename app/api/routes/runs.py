@@ -128,6 +128,7 @@ class RunController(Controller):
                 settings=settings,
                 policy=url_policy,
                 toolbox=run_manager.services.toolbox,
+                storage=run_manager.services.storage,
             )
             return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 
