@@ -13,7 +13,7 @@ APPS = 1_200
 
 
 def test_more_configs_than_the_recursion_limit_can_be_built(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path)
+    settings = Settings(data_dir=str(tmp_path))
     configs = [create_alchemy_config(settings) for _ in range(APPS)]
     keys = {config.engine_app_state_key for config in configs}
     assert len(keys) == APPS  # each app's state keys are its own
