@@ -9,7 +9,7 @@ telemetry, measured side by side.
 - ``all``: the same with every run traced (``always_on``), for the record.
 
 ``--before REF`` adds ``sampled@REF`` and ``all@REF``: the same set-ups served by the code of an
-earlier commit (its ``app``, ``providers`` and ``tools``, from ``git archive``), in the same rotation,
+earlier commit (its ``app``, ``providers``, ``tools`` and migrations, from ``git archive``), in the same rotation,
 so a change's before and after are measured side by side under the same load.
 
 Each round sends one run (the offline ``local/vision`` model, a short text prompt, no image) to each
@@ -78,11 +78,11 @@ def serve_collector(port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-PACKAGES = ("app", "providers", "tools")
+PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
 
 
 def checkout(ref: str, into: Path) -> Path:
-    """The Python packages of commit ``ref``, extracted into ``into``."""
+    """The packages and migrations of commit ``ref``, extracted into ``into``."""
     into.mkdir()
     archive = subprocess.run(
         ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True

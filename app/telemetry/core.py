@@ -298,15 +298,18 @@ class ChatTelemetry:
                 self.run.telemetry.tracer,
                 f"chat {self.model_id}",
                 SpanKind.CLIENT,
-                lambda: {
-                    gen_ai.OPERATION: "chat",
-                    gen_ai.PROVIDER: self.provider,
-                    gen_ai.REQUEST_MODEL: self.model_id,
-                    gen_ai.CONVERSATION: self.run.thread_id,
-                    "gen_ai.request.stream": True,
-                },
+                self._attributes,
             )
         return self
+
+    def _attributes(self) -> dict[str, Any]:
+        return {
+            gen_ai.OPERATION: "chat",
+            gen_ai.PROVIDER: self.provider,
+            gen_ai.REQUEST_MODEL: self.model_id,
+            gen_ai.CONVERSATION: self.run.thread_id,
+            "gen_ai.request.stream": True,
+        }
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
         error = None if exc is None or isinstance(exc, asyncio.CancelledError) else gen_ai.error_type(exc)
@@ -393,14 +396,17 @@ class ToolTelemetry:
                 self.run.telemetry.tracer,
                 f"execute_tool {self.label}",
                 SpanKind.INTERNAL,
-                lambda: {
-                    gen_ai.OPERATION: "execute_tool",
-                    gen_ai.TOOL_NAME: self.name,
-                    gen_ai.TOOL_CALL_ID: self.call_id,
-                    gen_ai.TOOL_TYPE: "function",
-                },
+                self._attributes,
             )
         return self
+
+    def _attributes(self) -> dict[str, Any]:
+        return {
+            gen_ai.OPERATION: "execute_tool",
+            gen_ai.TOOL_NAME: self.name,
+            gen_ai.TOOL_CALL_ID: self.call_id,
+            gen_ai.TOOL_TYPE: "function",
+        }
 
     def __exit__(self, *exc_info: object) -> None:
         metrics = self.run.telemetry.metrics
