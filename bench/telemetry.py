@@ -9,8 +9,8 @@ telemetry, measured side by side.
 - ``all``: the same with every run traced (``always_on``), for the record.
 
 ``--before REF`` adds ``sampled@REF`` and ``all@REF``: the same set-ups served by the code of an
-earlier commit (its ``app``, ``providers``, ``tools`` and migrations, from ``git archive``), in the same rotation,
-so a change's before and after are measured side by side under the same load.
+earlier commit (its ``app``, ``providers``, ``tools`` and migrations, from ``git archive``), in the
+same rotation, so a change's before and after are measured side by side under the same load.
 
 Each round sends one run (the offline ``local/vision`` model, a short text prompt, no image) to each
 server in turn, in a rotating order; after warm-up, 300 rounds. Per server: the client-side time of a
@@ -172,7 +172,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp, ExitStack() as stack:
         endpoint = stack.enter_context(collector(tmp))
         servers = {}
-        setups = [(name, variables, None) for name, variables in SETUPS.items()]
+        setups: list[tuple[str, Callable[[str], dict[str, str]], tuple[str, ...] | None]] = [
+            (name, variables, None) for name, variables in SETUPS.items()
+        ]
         if args.before:
             source = served_from(checkout(args.before, Path(tmp) / "before"))
             setups += [(f"{name}@{args.before}", SETUPS[name], source) for name in ("sampled", "all")]

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.enums import ScopeType
 from litestar.middleware.base import DefineMiddleware
 from litestar.plugins.prometheus import PrometheusConfig
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPScope, Message, Receive, Scope, Send
 from opentelemetry import context, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -54,7 +55,7 @@ class RequestSpans:
         self.tracer = tracer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in UNTRACED:
+        if scope["type"] != ScopeType.HTTP or scope["path"] in UNTRACED:
             await self.app(scope, receive, send)
             return
         carrier = {
@@ -91,7 +92,7 @@ class RequestSpans:
             span.end()
 
 
-def request_attributes(scope: Scope) -> dict[str, str | int]:
+def request_attributes(scope: HTTPScope) -> dict[str, str | int]:
     """A recorded request span's attributes (stable HTTP semantic conventions); the query string and
     headers are left out, as the conventions advise for what may hold secrets."""
     attributes: dict[str, str | int] = {

@@ -1,7 +1,8 @@
 """Retries and fallbacks against OpenAI's loopback fake: a 429 tried again, a 503 answered by the model's
 fallback, a failure after the first chunk that never switches, a text-only fallback skipped for an
-image, one that cannot hear skipped for audio, a fallback the agent does not offer skipped, ``Retry-After`` beyond the first-token deadline,
-cool-downs shared by two app instances on one database, and the stateless endpoint doing the same."""
+image, one that cannot hear skipped for audio, a fallback the agent does not offer skipped,
+``Retry-After`` beyond the first-token deadline, cool-downs shared by two app instances on one
+database, and the stateless endpoint doing the same."""
 
 from __future__ import annotations
 
