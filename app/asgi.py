@@ -53,7 +53,7 @@ from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage
 from app.telemetry import Telemetry, build_telemetry
-from app.telemetry.http import http_middleware, http_plugins, name_request_span
+from app.telemetry.http import http_middleware, name_request_span
 from app.telemetry.listener import MetricsListener
 from app.telemetry.logs import litestar_logging
 from app.telemetry.metrics import process_exited
@@ -286,7 +286,7 @@ def create_app(
             *([MetricsController] if settings.metrics and not settings.metrics_address else []),
         ],
         cors_config=cors_config(settings),
-        plugins=[SQLAlchemyPlugin(config=alchemy), *http_plugins(telemetry)],
+        plugins=[SQLAlchemyPlugin(config=alchemy)],
         middleware=http_middleware(telemetry),
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,

@@ -8,6 +8,10 @@ telemetry, measured side by side.
   targets are for;
 - ``all``: the same with every run traced (``always_on``), for the record.
 
+``--before REF`` adds ``sampled@REF`` and ``all@REF``: the same set-ups served by the code of an
+earlier commit (its ``app``, ``providers``, ``tools`` and migrations, from ``git archive``), in the
+same rotation, so a change's before and after are measured side by side under the same load.
+
 Each round sends one run (the offline ``local/vision`` model, a short text prompt, no image) to each
 server in turn, in a rotating order; after warm-up, 300 rounds. Per server: the client-side time of a
 whole run (request to last byte), p50, and its CPU per run (the server process and its threads,
@@ -22,6 +26,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -71,6 +76,28 @@ def serve_collector(port: int) -> None:
         await send({"type": "http.response.body", "body": b""})
 
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
+
+
+def checkout(ref: str, into: Path) -> Path:
+    """The packages and migrations of commit ``ref``, extracted into ``into``."""
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def served_from(source: Path) -> tuple[str, ...]:
+    """``python -m app serve`` with the packages of ``source`` first on the path."""
+    code = (
+        f"import runpy, sys; sys.path.insert(0, {str(source)!r}); sys.argv = ['app', 'serve']; "
+        "runpy.run_module('app', run_name='__main__', alter_sys=True)"
+    )
+    return ("-c", code)
 
 
 @contextmanager
@@ -137,6 +164,7 @@ async def measure(servers: dict[str, tuple[str, str, int]]) -> dict[str, dict[st
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--collector", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--before", metavar="REF", help="also serve sampled and all from commit REF")
     args = parser.parse_args()
     if args.collector:
         serve_collector(args.collector)
@@ -144,27 +172,33 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp, ExitStack() as stack:
         endpoint = stack.enter_context(collector(tmp))
         servers = {}
-        for name, variables in SETUPS.items():
-            os.makedirs(f"{tmp}/{name}", exist_ok=True)
-            servers[name] = stack.enter_context(iris(f"{tmp}/{name}", variables(endpoint)))
+        setups: list[tuple[str, Callable[[str], dict[str, str]], tuple[str, ...] | None]] = [
+            (name, variables, None) for name, variables in SETUPS.items()
+        ]
+        if args.before:
+            source = served_from(checkout(args.before, Path(tmp) / "before"))
+            setups += [(f"{name}@{args.before}", SETUPS[name], source) for name in ("sampled", "all")]
+        for index, (name, variables, command) in enumerate(setups):
+            os.makedirs(f"{tmp}/{index}", exist_ok=True)
+            servers[name] = stack.enter_context(iris(f"{tmp}/{index}", variables(endpoint), command=command))
         load_before = load()
         measured = asyncio.run(measure(servers))
         load_after = load()
     off = measured["off"]
     print(f"{ROUNDS} runs per set-up after {WARMUP} warm-up, load average {load_before} -> {load_after}")
-    print(f"{'set-up':<10}{'run p50':>12}{'CPU per run':>14}{'added (paired p50)':>22}{'added CPU':>12}")
+    print(f"{'set-up':<18}{'run p50':>12}{'CPU per run':>14}{'added (paired p50)':>22}{'added CPU':>12}")
     for name, row in measured.items():
         added = statistics.median(t - o for t, o in zip(row["times"], off["times"], strict=True)) * 1000
         added_cpu = (row["cpu_ms"] - off["cpu_ms"]) / off["cpu_ms"]
         print(
-            f"{name:<10}{row['p50_ms']:>10.2f} ms{row['cpu_ms']:>11.2f} ms"
+            f"{name:<18}{row['p50_ms']:>10.2f} ms{row['cpu_ms']:>11.2f} ms"
             + ("" if name == "off" else f"{added:>19.3f} ms{added_cpu * 100:>10.1f} %")
         )
         RESULTS.figure(f"{name}.run_p50", round(row["p50_ms"], 3), "ms")
         RESULTS.figure(f"{name}.cpu_per_run", round(row["cpu_ms"], 3), "ms")
         if name == "off":
             continue
-        targeted = name == "sampled"
+        targeted = name.startswith("sampled")
         RESULTS.figure(
             f"{name}.added_time",
             round(added, 3),

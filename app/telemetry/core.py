@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
@@ -155,16 +155,21 @@ class Telemetry:
 
 
 def opened(
-    stack: contextlib.ExitStack, tracer: Tracer, name: str, kind: SpanKind, attributes: dict[str, Any]
+    stack: contextlib.ExitStack,
+    tracer: Tracer,
+    name: str,
+    kind: SpanKind,
+    attributes: Callable[[], dict[str, Any]],
 ) -> Span | None:
     """A span under the current one, current itself until ``stack`` closes (then it ends). None when
     the current one is not recorded: its trace was not sampled, and every sampler Iris offers decides a
-    trace's spans alike, so an unsampled run costs no spans of its own. Exceptions are not recorded as
-    span events: ``error.type`` holds the stable code instead."""
+    trace's spans alike, so an unsampled run costs no spans of its own, and its ``attributes`` are never
+    built (they are asked for only once the span will record). Exceptions are not recorded as span
+    events: ``error.type`` holds the stable code instead."""
     parent = trace.get_current_span()
     if parent.get_span_context().is_valid and not parent.is_recording():
         return None
-    span = tracer.start_span(name, kind=kind, attributes=attributes)
+    span = tracer.start_span(name, kind=kind, attributes=attributes())
     stack.enter_context(trace.use_span(span, end_on_exit=True, record_exception=False))
     return span
 
@@ -209,24 +214,27 @@ class RunTelemetry:
             labelled(metrics.runs_started, self.model_ref).inc()
             metrics.active_runs.inc()
         if tracer is not None:
-            attributes = {
-                gen_ai.OPERATION: "invoke_agent",
-                gen_ai.CONVERSATION: self.thread_id,
-                gen_ai.PROVIDER: gen_ai.provider_name(self.provider_id),
-                gen_ai.REQUEST_MODEL: self.model_id,
-                "iris.run.id": self.run_id,
-                "iris.model": self.model_ref,
-            }
-            if self.agent is not None:
-                attributes[gen_ai.AGENT_NAME] = self.agent
             name = "invoke_agent" if self.agent is None else f"invoke_agent {self.agent}"
             self._trace = trace.get_current_span().get_span_context()
-            self.span = opened(self._stack, tracer, name, SpanKind.INTERNAL, attributes)
+            self.span = opened(self._stack, tracer, name, SpanKind.INTERNAL, self._attributes)
             if self.span is not None:
                 self._trace = self.span.get_span_context()
         trace_id = self.trace_ids.get("traceId")
         self._stack.enter_context(run_context(RunIds(self.run_id, self.thread_id, trace_id)))
         return self
+
+    def _attributes(self) -> dict[str, Any]:
+        attributes = {
+            gen_ai.OPERATION: "invoke_agent",
+            gen_ai.CONVERSATION: self.thread_id,
+            gen_ai.PROVIDER: gen_ai.provider_name(self.provider_id),
+            gen_ai.REQUEST_MODEL: self.model_id,
+            "iris.run.id": self.run_id,
+            "iris.model": self.model_ref,
+        }
+        if self.agent is not None:
+            attributes[gen_ai.AGENT_NAME] = self.agent
+        return attributes
 
     def __exit__(self, *exc_info: object) -> None:
         if self.telemetry.metrics is not None:
@@ -290,15 +298,18 @@ class ChatTelemetry:
                 self.run.telemetry.tracer,
                 f"chat {self.model_id}",
                 SpanKind.CLIENT,
-                {
-                    gen_ai.OPERATION: "chat",
-                    gen_ai.PROVIDER: self.provider,
-                    gen_ai.REQUEST_MODEL: self.model_id,
-                    gen_ai.CONVERSATION: self.run.thread_id,
-                    "gen_ai.request.stream": True,
-                },
+                self._attributes,
             )
         return self
+
+    def _attributes(self) -> dict[str, Any]:
+        return {
+            gen_ai.OPERATION: "chat",
+            gen_ai.PROVIDER: self.provider,
+            gen_ai.REQUEST_MODEL: self.model_id,
+            gen_ai.CONVERSATION: self.run.thread_id,
+            "gen_ai.request.stream": True,
+        }
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
         error = None if exc is None or isinstance(exc, asyncio.CancelledError) else gen_ai.error_type(exc)
@@ -385,14 +396,17 @@ class ToolTelemetry:
                 self.run.telemetry.tracer,
                 f"execute_tool {self.label}",
                 SpanKind.INTERNAL,
-                {
-                    gen_ai.OPERATION: "execute_tool",
-                    gen_ai.TOOL_NAME: self.name,
-                    gen_ai.TOOL_CALL_ID: self.call_id,
-                    gen_ai.TOOL_TYPE: "function",
-                },
+                self._attributes,
             )
         return self
+
+    def _attributes(self) -> dict[str, Any]:
+        return {
+            gen_ai.OPERATION: "execute_tool",
+            gen_ai.TOOL_NAME: self.name,
+            gen_ai.TOOL_CALL_ID: self.call_id,
+            gen_ai.TOOL_TYPE: "function",
+        }
 
     def __exit__(self, *exc_info: object) -> None:
         metrics = self.run.telemetry.metrics

@@ -1,7 +1,7 @@
 """Building the app's tracer provider from the ``OTEL_*`` settings, and instrumenting what it owns.
 
 Only called when tracing is configured: with it off, nothing here is imported and no span exists.
-The provider is the app's own, passed explicitly to every instrumentation (Litestar's HTTP
+The provider is the app's own, passed explicitly to every instrumentation (the request-span
 middleware, the vendor HTTP client, the database engine); it is not installed as OpenTelemetry's
 global provider, so several apps in one process (tests, an embedding host) keep theirs apart and a
 host's own global provider is left alone.
