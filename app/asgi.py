@@ -25,7 +25,7 @@ from app.api.json_depth import refuse_deep_json
 from app.api.loop_monitor import LoopMonitor
 from app.api.openapi import IrisOpenAPIConfig
 from app.api.problems import EXCEPTION_HANDLERS
-from app.api.routes import ROUTE_HANDLERS
+from app.api.routes import route_handlers
 from app.api.routes.debug import DebugController
 from app.api.routes.metrics import MetricsController
 from app.api.routes.web import static_routers, swagger_plugin
@@ -280,7 +280,7 @@ def create_app(
 
     return Litestar(
         route_handlers=[
-            *ROUTE_HANDLERS,
+            *route_handlers(settings),
             *static_routers(),
             *([DebugController] if settings.debug else []),
             *([MetricsController] if settings.metrics and not settings.metrics_address else []),

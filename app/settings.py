@@ -200,6 +200,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
     max_request_bytes: int = 1024 * 1024
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
+    max_run_request_bytes: int = 48 * 1024 * 1024
+    """Largest ``/agent/runs`` body, where documents and audio may come inline as base64: room for one
+    PDF at the default 32 MiB limit (IRIS_MAX_RUN_REQUEST_BYTES)."""
     max_document_bytes: int = 32 * 1024 * 1024
     """Largest accepted PDF upload, in bytes (IRIS_MAX_DOCUMENT_BYTES)."""
     max_document_pages: int = 100

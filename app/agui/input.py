@@ -5,7 +5,8 @@ and strict where it does not: a known field with the wrong type is a 422 naming 
 the part shapes SPEC §3 refuses (``image_url``, inline bytes, ``file`` handles, video, types
 that are not accepted uploads) each get their own ``code``. Images, documents (PDF) and audio (WAV,
 MP3) arrive as AG-UI 1.0 ``image``/``document``/``audio`` parts with a ``url`` source, or as the
-legacy ``binary`` part. Only parsing happens here; URLs and upload
+legacy ``binary`` part; documents and audio may also come inline (a ``data`` source, ``binary``
+``data``), images may not. Only parsing happens here; URLs and upload
 ids are resolved against storage and the database by :mod:`app.runs.parts`.
 """
 
@@ -121,14 +122,18 @@ AttachmentKind = Literal["image", "document", "audio"]
 
 @dataclass(frozen=True, slots=True)
 class InboundAttachment:
-    """An image, document or audio clip a user message names: a signed URL of our storage, or an upload
-    id (legacy binary). ``kind`` is what the part said it is; the upload it resolves to must agree."""
+    """An image, document or audio clip a user message names: a signed URL of our storage, an upload
+    id (legacy binary), or — documents and audio only — its bytes as base64 ``data`` with the
+    ``mime_type`` the part declares (still undecoded: :mod:`app.media.inline_uploads` checks them).
+    ``kind`` is what the part said it is; the upload it resolves to must agree."""
 
     field: str
     url: str | None = None
     upload_id: str | None = None
     filename: str | None = None
     kind: AttachmentKind = "image"
+    data: str | None = None
+    mime_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +169,11 @@ _KIND_BY_MIME: dict[str, AttachmentKind] = {
     **dict.fromkeys(ACCEPTED_AUDIO, "audio"),
 }
 """Every type a user message may carry, and the kind of part it is."""
+_WANTED: dict[AttachmentKind, str] = {
+    "image": "image type (PNG, JPEG or WebP)",
+    "document": "document type (PDF)",
+    "audio": "audio type (WAV or MP3)",
+}
 
 
 def check_protocol_version(version: str | None) -> None:
@@ -245,8 +255,24 @@ def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | 
 def _media(part: _ImagePart, field: str, kind: AttachmentKind) -> InboundAttachment:
     """An ``image``, ``document`` or ``audio`` part; ``metadata.filename`` is kept as its name."""
     source = part.source
+    filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
     if source.type == "data":
-        raise _inline(f"{field}.source")
+        if kind == "image":
+            raise inline_data_unsupported(f"{field}.source")
+        if source.mime_type is None:
+            raise Unprocessable(
+                f"A 'data' source needs its 'mimeType': an {_WANTED[kind]}.",
+                code="validation_failed",
+                field=f"{field}.source.mimeType",
+            )
+        _check_mime(source.mime_type, f"{field}.source.mimeType", kind)
+        return InboundAttachment(
+            field=f"{field}.source.value",
+            data=source.value,
+            mime_type=source.mime_type,
+            filename=_str_or_none(filename),
+            kind=kind,
+        )
     if source.type == "file":
         raise Unprocessable(
             f"A provider's file handle cannot be read here: upload the {kind} (POST /api/files) and send"
@@ -262,7 +288,6 @@ def _media(part: _ImagePart, field: str, kind: AttachmentKind) -> InboundAttachm
         )
     if source.mime_type is not None:
         _check_mime(source.mime_type, f"{field}.source.mimeType", kind)
-    filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
     return InboundAttachment(
         field=f"{field}.source.value", url=source.value, filename=_str_or_none(filename), kind=kind
     )
@@ -271,7 +296,11 @@ def _media(part: _ImagePart, field: str, kind: AttachmentKind) -> InboundAttachm
 def _binary(part: _BinaryPart, field: str) -> InboundAttachment:
     kind = _check_mime(part.mime_type, f"{field}.mimeType")
     if part.data is not None:
-        raise _inline(f"{field}.data")
+        if kind == "image":
+            raise inline_data_unsupported(f"{field}.data")
+        return InboundAttachment(
+            field=f"{field}.data", data=part.data, mime_type=part.mime_type, filename=part.filename, kind=kind
+        )
     if part.url is not None:
         return InboundAttachment(field=f"{field}.url", url=part.url, filename=part.filename, kind=kind)
     if part.id is not None:
@@ -285,19 +314,17 @@ def _check_mime(mime_type: str, field: str, kind: AttachmentKind | None = None) 
     """The kind of part this type belongs to; 422 for a type Iris does not take (or another kind's)."""
     found = _KIND_BY_MIME.get(mime_type.lower())
     if found is None or (kind is not None and found != kind):
-        wanted = {
-            "image": "image type (PNG, JPEG or WebP)",
-            "document": "document type (PDF)",
-            "audio": "audio type (WAV or MP3)",
-        }[kind or "image"]
+        wanted = _WANTED[kind or "image"]
         accepted = f"an accepted {wanted}" if kind else "an accepted type (PNG, JPEG, WebP, PDF, WAV or MP3)"
         raise Unprocessable(f"{mime_type!r} is not {accepted}.", code="unsupported_media_type", field=field)
     return found
 
 
-def _inline(field: str) -> Unprocessable:
+def inline_data_unsupported(field: str) -> Unprocessable:
+    """Inline bytes where they are not taken: images (SPEC §3: upload first) and surfaces without a
+    thread to store a document or audio clip in."""
     return Unprocessable(
-        "Inline bytes are not accepted: upload the file (POST /api/files) and send its URL.",
+        "Inline bytes are not accepted here: upload the file (POST /api/files) and send its URL.",
         code="inline_data_unsupported",
         field=field,
     )

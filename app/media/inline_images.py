@@ -6,15 +6,14 @@ bytes live as long as the request, and the pipeline normalises them from memory.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import re
 from dataclasses import dataclass
 
 import anyio
 
-from app.errors import IrisError, PayloadTooLarge, Unprocessable
+from app.errors import IrisError, Unprocessable
+from app.media.base64_data import decode_base64
 from app.media.images import inspect_image
 
 _DATA_URL = re.compile(r"^data:(?P<type>[^;,]*)(?P<params>(?:;[^;,]*)*),(?P<data>.*)$", re.DOTALL)
@@ -42,18 +41,9 @@ def decode_data_url(url: str, *, max_bytes: int, field: str) -> bytes:
             code="invalid_data_url",
             field=field,
         )
-    encoded = match["data"].strip()
-    if len(encoded) * 3 // 4 > max_bytes + 2:  # refused before decoding a byte of it
-        raise _too_large(max_bytes, field)
-    try:
-        data = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        raise Unprocessable(
-            "The data URL's base64 does not decode.", code="invalid_data_url", field=field
-        ) from None
-    if len(data) > max_bytes:
-        raise _too_large(max_bytes, field)
-    return data
+    return decode_base64(
+        match["data"], max_bytes=max_bytes, field=field, noun="image", invalid_code="invalid_data_url"
+    )
 
 
 async def inspect_inline(
@@ -74,10 +64,4 @@ async def inspect_inline(
         height=info.height,
         sha256=hashlib.sha256(data).hexdigest(),
         name=name or f"image.{info.extension}",
-    )
-
-
-def _too_large(max_bytes: int, field: str) -> PayloadTooLarge:
-    return PayloadTooLarge(
-        f"The image is larger than the {max_bytes}-byte limit.", code="file_too_large", field=field
     )

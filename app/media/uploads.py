@@ -149,7 +149,8 @@ def sniff(head: bytes) -> Sniffed:
     return "audio" if sniff_audio(head) is not None else "image"
 
 
-def _check_size(kind: Sniffed, size: int, settings: Settings) -> None:
+def check_size(kind: Sniffed, size: int, settings: Settings, field: str = "file") -> None:
+    """413 ``file_too_large`` when ``size`` is over the limit of the kind the bytes are."""
     limit = {
         "document": settings.max_document_bytes,
         "audio": settings.max_audio_bytes,
@@ -158,11 +159,11 @@ def _check_size(kind: Sniffed, size: int, settings: Settings) -> None:
     if size > limit:
         noun = {"document": "PDF", "audio": "audio file", "image": "image"}[kind]
         raise PayloadTooLarge(
-            f"The {noun} is larger than the {limit}-byte limit.", code="file_too_large", field="file"
+            f"The {noun} is larger than the {limit}-byte limit.", code="file_too_large", field=field
         )
 
 
-class _Facts(msgspec.Struct, frozen=True, kw_only=True):
+class Facts(msgspec.Struct, frozen=True, kw_only=True):
     """What the kind-specific inspection learned, in the row's terms."""
 
     mime_type: str
@@ -175,18 +176,24 @@ class _Facts(msgspec.Struct, frozen=True, kw_only=True):
 
 async def _inspect(
     file: SpooledFile, kind: Sniffed, settings: Settings, limiter: anyio.CapacityLimiter
-) -> _Facts:
+) -> Facts:
     if kind == "image":
         image: ImageInfo = await anyio.to_thread.run_sync(
             lambda: inspect_image(file.path, max_pixels=settings.max_image_pixels), limiter=limiter
         )
-        return _Facts(mime_type=image.mime_type, width=image.width, height=image.height)
-    data = await anyio.Path(file.path).read_bytes()
+        return Facts(mime_type=image.mime_type, width=image.width, height=image.height)
+    return await inspect_bytes(await anyio.Path(file.path).read_bytes(), kind, settings, limiter)
+
+
+async def inspect_bytes(
+    data: bytes, kind: Literal["document", "audio"], settings: Settings, limiter: anyio.CapacityLimiter
+) -> Facts:
+    """Parse a PDF (in the bounded worker) or audio (in a worker thread) as an upload's are."""
     if kind == "audio":
         audio: AudioFacts = await anyio.to_thread.run_sync(
             lambda: inspect_audio(data, max_seconds=settings.max_audio_seconds), limiter=limiter
         )
-        return _Facts(mime_type=audio.mime_type, duration_seconds=round(audio.duration_seconds, 3))
+        return Facts(mime_type=audio.mime_type, duration_seconds=round(audio.duration_seconds, 3))
     async with limiter:
         pdf = await inspect_pdf(
             data,
@@ -194,26 +201,26 @@ async def _inspect(
             timeout=settings.pdf_timeout_seconds,
             memory_bytes=settings.pdf_worker_memory_bytes,
         )
-    return _Facts(mime_type="application/pdf", pages=pdf.pages, pdf=pdf)
+    return Facts(mime_type="application/pdf", pages=pdf.pages, pdf=pdf)
 
 
-async def _store_derived(storage: Storage, path: str, pdf: PdfFacts) -> tuple[str | None, str]:
+async def store_derived(storage: Storage, path: str, pdf: PdfFacts) -> tuple[str | None, str]:
     """Store a PDF's thumbnail and page texts; their paths (no thumbnail path when none was made)."""
     thumbnail_path, text_path = derived_paths(path)
     await storage.put(
-        text_path, _once(json.dumps(list(pdf.page_texts)).encode()), content_type="application/json"
+        text_path, once(json.dumps(list(pdf.page_texts)).encode()), content_type="application/json"
     )
     if pdf.thumbnail_png is None:
         return None, text_path
-    await storage.put(thumbnail_path, _once(pdf.thumbnail_png), content_type="image/png")
+    await storage.put(thumbnail_path, once(pdf.thumbnail_png), content_type="image/png")
     return thumbnail_path, text_path
 
 
-async def _once(data: bytes) -> AsyncIterable[bytes]:
+async def once(data: bytes) -> AsyncIterable[bytes]:
     yield data
 
 
-async def _remove(storage: Storage, paths: list[str]) -> None:
+async def remove_objects(storage: Storage, paths: list[str]) -> None:
     for path in paths:
         try:
             await storage.delete(path)
@@ -285,7 +292,7 @@ async def receive_upload(
             raise Unprocessable("Send the file in the 'file' field.", code="file_missing", field="file")
         async with await anyio.open_file(file.path, "rb") as handle:
             kind = sniff(await handle.read(SNIFF_BYTES))
-        _check_size(kind, file.size, settings)
+        check_size(kind, file.size, settings)
         # Counted once received (decoding costs, whatever the outcome), committed before storage is touched.
         await admit_upload(db, principal, settings, file.size)
         await db.commit()
@@ -303,7 +310,7 @@ async def receive_upload(
             thumbnail_path = text_path = None
             if facts.pdf is not None:
                 stored += derived_paths(path)
-                thumbnail_path, text_path = await _store_derived(storage, path, facts.pdf)
+                thumbnail_path, text_path = await store_derived(storage, path, facts.pdf)
             upload = await uploads.add(
                 Upload(
                     owner_id=principal.user_id,
@@ -325,7 +332,7 @@ async def receive_upload(
             await db.commit()
         except BaseException:
             await db.rollback()
-            await _remove(storage, stored)
+            await remove_objects(storage, stored)
             raise
         signed = await storage.sign(
             [path, *([thumbnail_path] if thumbnail_path else [])], settings.signed_url_ttl_seconds

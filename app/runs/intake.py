@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agui.input import RunAgentInput, check_protocol_version, parse_messages
 from app.catalogue.views import model_spec
 from app.errors import Conflict, NotFound, Unprocessable
+from app.media.inline_uploads import InlineUploads
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import (
@@ -158,9 +159,12 @@ async def prepare_run(
     toolbox: Toolbox,
     storage: Storage,
     rewind: Rewind | None = None,
+    inline: InlineUploads | None = None,
 ) -> RunPlan:
     """Check the run (every query comes first), then add its new messages and its run row to the
-    intake's session without writing them: the intake's commit does, while the model is asked."""
+    intake's session without writing them: the intake's commit does, while the model is asked.
+    ``inline`` takes the documents and audio sent as bytes: checked with the messages, counted and
+    stored only once the run is accepted (their rows join the intake's transaction)."""
     check_protocol_version(body.protocol_version)
     thread_id = check_thread_id(body.thread_id)
     run_id = _client_id(body.run_id, "runId")
@@ -214,6 +218,7 @@ async def prepare_run(
         uploads=repos.uploads,
         settings=settings,
         policy=policy,
+        inline=inline,
     )
     check_images(
         model.capabilities,
@@ -277,7 +282,11 @@ async def prepare_run(
             "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
         )
     position = await repos.messages.next_position(session.id) if session is not None else 0
+    if inline is not None:
+        await inline.admit(repos.runs.session, principal)
     await admit_run(repos.runs.session, principal, settings)  # last check: refusals use no quota
+    if inline is not None:  # accepted: the inline files are stored (the intake removes them on failure)
+        await inline.store(repos.uploads)
 
     # Accepted. Nothing below queries: these rows are written by the intake's commit, which runs while
     # the model is being asked (app.runs.streaming). A unique key that a concurrent request took first

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.agui.input import InboundMessage, InboundTool, InboundUser, RunAgentInput
 from app.errors import Unprocessable
+from app.media.inline_uploads import InlineUploads
 from app.persistence.models import Message, Run
 from app.persistence.repositories import UploadRepository, utcnow
 from app.runs.context import pending_calls
@@ -35,6 +36,7 @@ async def new_messages(
     uploads: UploadRepository,
     settings: Settings,
     policy: UrlPolicy,
+    inline: InlineUploads | None = None,
 ) -> list[Message]:
     """Rows for the messages the thread does not hold yet: user messages (canonical parts) and the
     client's answers to its frontend tool calls. Assistant and system messages are never taken."""
@@ -50,6 +52,7 @@ async def new_messages(
                 uploads=uploads,
                 limits=PartLimits.of(settings),
                 field=message.field,
+                inline=inline,
             )
             rows.append(
                 Message(role="user", content=_text_of(parts), parts=parts, meta={}, external_id=message.id)

@@ -1,7 +1,8 @@
 """Inbound user content → canonical stored parts (SPEC §3).
 
 Every attachment (image, document, audio) is resolved to a recorded upload of the caller and this
-thread — through the attachment URL policy for URLs, by owner and thread for legacy upload ids — and
+thread — through the attachment URL policy for URLs, by owner and thread for legacy upload ids, or
+made one from its inline bytes (:mod:`app.media.inline_uploads`) — and
 stored by bucket/path/type/size, never as the signed URL it arrived with. The upload must be of the
 kind the part said (a ``document`` part naming an image is refused).
 """
@@ -12,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.agui.input import AttachmentKind, InboundAttachment
+from app.agui.input import AttachmentKind, InboundAttachment, inline_data_unsupported
 from app.errors import Unprocessable
+from app.media.inline_uploads import InlineUploads
 from app.media.uploads import upload_kind
 from app.persistence.models import Message, Upload
 from app.persistence.repositories import UploadRepository, parse_uuid
@@ -88,8 +90,12 @@ async def canonical_user_parts(
     uploads: UploadRepository,
     limits: PartLimits,
     field: str,
+    inline: InlineUploads | None = None,
 ) -> list[dict[str, Any]]:
-    """Text and resolved attachments, in order. 422 for an empty message or too many of a kind."""
+    """Text and resolved attachments, in order. 422 for an empty message or too many of a kind.
+    Inline documents and audio (``data``) are checked by ``inline``, which stores them once the run is
+    accepted; without it (a surface with no thread to keep them in) they are 422
+    ``inline_data_unsupported``."""
     attachments = [p for p in content if isinstance(p, InboundAttachment)]
     for kind, most, noun in (
         ("image", limits.image, "images"),
@@ -113,7 +119,14 @@ async def canonical_user_parts(
             if part:
                 out.append({"type": "text", "text": part})
             continue
-        upload = await _resolve(part, user_id=user_id, thread_id=thread_id, policy=policy, uploads=uploads)
+        if part.data is not None:
+            if inline is None:
+                raise inline_data_unsupported(part.field)
+            upload = await inline.take(part, user_id=user_id, thread_id=thread_id)
+        else:
+            upload = await _resolve(
+                part, user_id=user_id, thread_id=thread_id, policy=policy, uploads=uploads
+            )
         out.append(_canonical(upload, part.kind, part.field))
     return out
 

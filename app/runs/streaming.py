@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.sse import HEADERS, FrameSource, relay
 from app.errors import Unprocessable
+from app.media.inline_uploads import InlineUploads
 from app.persistence.db import session_scope
 from app.persistence.models import Run
 from app.persistence.repositories import RunEventRepository
@@ -23,6 +24,7 @@ from app.runs.intake import Repositories, RunPlan
 from app.runs.live import LoggedFrames
 from app.runs.manager import RunManager
 from app.runs.outputs import TRACEPARENT_KEY
+from app.settings import Settings
 from app.telemetry import Telemetry
 
 
@@ -33,12 +35,16 @@ class Intake:
     :func:`start_stream` hands it to the run, which starts the commit once the model is being asked
     (the flush and commit then overlap the vendor's latency instead of preceding it); the event store
     writes nothing before that commit, and a commit that fails ends the run with one ``RUN_ERROR``
-    (:class:`~app.runs.event_store.IntakeNotStored`) and nothing stored.
+    (:class:`~app.runs.event_store.IntakeNotStored`) and nothing stored. The run's inline documents
+    and audio (``inline``) are stored as objects just before the hand-over; a refusal or a failed
+    commit removes them again.
     """
 
-    def __init__(self, manager: RunManager) -> None:
-        self.session: AsyncSession = manager.services.alchemy.create_session_maker()()
+    def __init__(self, manager: RunManager, settings: Settings) -> None:
+        services = manager.services
+        self.session: AsyncSession = services.alchemy.create_session_maker()()
         self.repos = Repositories.on(self.session)
+        self.inline = InlineUploads(services.storage, services.media.limiter, settings)
         self._handed_over = False
         self._commit: asyncio.Future[None] | None = None
 
@@ -51,12 +57,13 @@ class Intake:
                 await self.session.rollback()
             finally:
                 await self.session.close()
+                await self.inline.discard()
 
     def start_commit(self) -> asyncio.Future[None]:
         """Start the commit (the first call; later ones return the same future), which fails with
         :class:`IntakeNotStored` and then stores nothing."""
         if self._commit is None:
-            self._commit = asyncio.ensure_future(_commit(self.session))
+            self._commit = asyncio.ensure_future(_commit(self.session, self.inline))
         return self._commit
 
     def hand_over(self) -> None:
@@ -64,11 +71,12 @@ class Intake:
         self._handed_over = True
 
 
-async def _commit(session: AsyncSession) -> None:
+async def _commit(session: AsyncSession, inline: InlineUploads) -> None:
     try:
         await session.commit()
     except Exception as exc:  # the database failed, or a concurrent request took a unique key first
         await session.rollback()
+        await inline.discard()
         raise IntakeNotStored(
             "run_not_stored",
             "The run could not be recorded, so nothing was stored; try again with a new runId.",

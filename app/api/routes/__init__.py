@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from litestar import Router
+from litestar.types import ControllerRouterHandler
+
 from app.api.openai.routes import OpenAIController
 from app.api.routes.agents import AgentController, AgentPickerController
 from app.api.routes.auth import AuthController
@@ -16,6 +19,7 @@ from app.api.routes.runs import RunController
 from app.api.routes.sessions import SearchController, SessionController
 from app.api.routes.storage import StorageController
 from app.api.routes.web import ChatPageController
+from app.settings import Settings
 
 ROUTE_HANDLERS = [
     HealthController,
@@ -28,7 +32,6 @@ ROUTE_HANDLERS = [
     AgentPickerController,
     FileController,
     StorageController,
-    RunController,
     ChatController,
     SessionController,
     SearchController,
@@ -36,3 +39,14 @@ ROUTE_HANDLERS = [
     OpenAIController,
     ChatPageController,
 ]
+
+
+def route_handlers(settings: Settings) -> list[ControllerRouterHandler]:
+    """Every controller. ``/agent/runs`` takes larger bodies than the rest (``IRIS_MAX_RUN_REQUEST_BYTES``):
+    AG-UI clients send documents and audio inline, as base64, and resend the conversation each turn."""
+    runs = Router(
+        path="/",
+        route_handlers=[RunController],
+        request_max_body_size=max(settings.max_request_bytes, settings.max_run_request_bytes),
+    )
+    return [*ROUTE_HANDLERS, runs]

@@ -93,7 +93,7 @@ class ChatController(Controller):
         carries the session id. ``editMessageId`` replaces a message and answers again from there;
         ``regenerate`` answers the last message again, with its original images."""
         run_input, rewind = chat_run_input(slug, data)
-        async with Intake(run_manager) as intake:
+        async with Intake(run_manager, settings) as intake:
             try:
                 plan = await prepare_run(
                     run_input,

@@ -119,7 +119,7 @@ class RunController(Controller):
                 code="resume_required",
                 field="resume",
             )
-        async with Intake(run_manager) as intake:
+        async with Intake(run_manager, settings) as intake:
             plan = await prepare_run(
                 data,
                 principal=principal,
@@ -129,6 +129,7 @@ class RunController(Controller):
                 policy=url_policy,
                 toolbox=run_manager.services.toolbox,
                 storage=run_manager.services.storage,
+                inline=intake.inline,
             )
             return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 

@@ -29,6 +29,11 @@ class UploadRepository(SQLAlchemyAsyncRepository[Upload]):
         """The upload if ``owner_id`` made it."""
         return await self.get_one_or_none(id=upload_id, owner_id=owner_id)
 
+    def add_unflushed(self, upload: Upload) -> None:
+        """Add an upload whose primary key is set, written by the transaction's commit (a run's
+        intake: its rows are written together, or none is)."""
+        self.session.add(upload)
+
     async def get_by_path(self, owner_id: str, thread_id: str, bucket: str, path: str) -> Upload | None:
         """The upload stored at ``bucket/path`` by this owner for this thread."""
         values = {"owner_id": owner_id, "thread_id": thread_id, "bucket": bucket, "path": path}

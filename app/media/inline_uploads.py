@@ -1,0 +1,143 @@
+"""Documents and audio a run's request carries inline (an AG-UI ``document``/``audio`` part with a
+``data`` source, or a legacy ``binary`` part with ``data``): checked exactly as ``POST /api/files``
+checks an upload, then stored as an upload of the run's thread, so history, replay and later turns
+treat them like any uploaded file.
+
+The checks come first and store nothing: the base64 is refused by its length before it is decoded,
+the kind is sniffed from the bytes (the declared ``mimeType`` must be what they are), and the PDF
+worker or the audio parser reads them within the upload limits. Only once the whole run is accepted
+does the intake count them against the caller's upload quotas (:meth:`InlineUploads.admit`, in the
+intake's transaction) and store them (:meth:`InlineUploads.store`): objects first, their rows added
+to the intake's transaction. A run refused or not committed after that removes the objects again
+(:meth:`InlineUploads.discard`), so no half state is left: no row without its object, and no object
+without its row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+from uuid_utils.compat import uuid7
+
+from app.agui.input import InboundAttachment
+from app.errors import IrisError, Unprocessable
+from app.media.base64_data import decode_base64
+from app.media.documents import PdfFacts
+from app.media.uploads import (
+    SNIFF_BYTES,
+    clean_filename,
+    derived_paths,
+    inspect_bytes,
+    once,
+    remove_objects,
+    sniff,
+    store_derived,
+    upload_path,
+)
+from app.mime import UPLOAD_EXTENSION_BY_MIME
+from app.persistence.models import Upload
+from app.persistence.repositories import UploadRepository
+from app.security.auth import Principal
+from app.security.quotas import Db, admit_upload
+from app.settings import Settings
+from app.storage.base import Storage
+
+_NOUN = {"document": "PDF", "audio": "audio file"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    upload: Upload
+    data: bytes
+    pdf: PdfFacts | None
+
+
+class InlineUploads:
+    """One run intake's inline documents and audio: checked by :meth:`take`, then counted, stored and
+    (when the run is not stored after all) removed again."""
+
+    def __init__(self, storage: Storage, limiter: anyio.CapacityLimiter, settings: Settings) -> None:
+        self._storage = storage
+        self._limiter = limiter
+        self._settings = settings
+        self._pending: list[_Pending] = []
+        self._stored: list[str] = []
+
+    async def take(self, part: InboundAttachment, *, user_id: str, thread_id: str) -> Upload:
+        """Check ``part``'s bytes as an upload's are; the upload row they will be (not added yet)."""
+        if part.data is None or part.kind == "image":
+            raise ValueError("only a document or audio part with data is taken inline")
+        kind: Literal["document", "audio"] = part.kind
+        settings = self._settings
+        limit = settings.max_document_bytes if kind == "document" else settings.max_audio_bytes
+        data = decode_base64(
+            part.data, max_bytes=limit, field=part.field, noun=_NOUN[kind], invalid_code="invalid_base64"
+        )
+        declared = (part.mime_type or "").lower()
+        try:
+            found = sniff(data[:SNIFF_BYTES])
+            if found != kind:
+                raise _lying(declared, f"a {found} file", part.field)
+            facts = await inspect_bytes(data, kind, settings, self._limiter)
+        except IrisError as exc:
+            exc.field = part.field
+            raise
+        if facts.mime_type != declared:
+            raise _lying(declared, facts.mime_type, part.field)
+        extension = UPLOAD_EXTENSION_BY_MIME[facts.mime_type]
+        path = upload_path(user_id, thread_id, extension)
+        thumbnail_path, text_path = derived_paths(path) if facts.pdf is not None else (None, None)
+        upload = Upload(
+            id=uuid7(),
+            owner_id=user_id,
+            thread_id=thread_id,
+            bucket=self._storage.bucket,
+            path=path,
+            mime_type=facts.mime_type,
+            name=clean_filename(part.filename or "", extension),
+            size=len(data),
+            width=0,
+            height=0,
+            sha256=hashlib.sha256(data).hexdigest(),
+            pages=facts.pages,
+            duration_seconds=facts.duration_seconds,
+            thumbnail_path=thumbnail_path if facts.pdf and facts.pdf.thumbnail_png is not None else None,
+            text_path=text_path,
+        )
+        self._pending.append(_Pending(upload=upload, data=data, pdf=facts.pdf))
+        return upload
+
+    async def admit(self, db: Db, principal: Principal) -> None:
+        """Count each inline file against the caller's upload quotas, in the intake's transaction (a
+        refusal — 429 ``quota_exceeded`` — rolls the count back with the rest of the run)."""
+        for pending in self._pending:
+            await admit_upload(db, principal, self._settings, pending.upload.size)
+
+    async def store(self, uploads: UploadRepository) -> None:
+        """Store each object (and a PDF's thumbnail and page texts), then add its row to the intake's
+        transaction. What was stored is remembered for :meth:`discard`."""
+        for pending in self._pending:
+            upload = pending.upload
+            self._stored.append(upload.path)
+            await self._storage.put(upload.path, once(pending.data), content_type=upload.mime_type)
+            if pending.pdf is not None:
+                self._stored += [p for p in (upload.text_path, upload.thumbnail_path) if p]
+                await store_derived(self._storage, upload.path, pending.pdf)
+            uploads.add_unflushed(upload)
+        self._pending.clear()  # the bytes are in storage now; the run reads them from there
+
+    async def discard(self) -> None:
+        """Remove every object :meth:`store` stored: the run that carried them was not stored."""
+        stored, self._stored = self._stored, []
+        await remove_objects(self._storage, stored)
+
+
+def _lying(declared: str, found: str, field: str) -> Unprocessable:
+    return Unprocessable(
+        f"The part says {declared!r} but its bytes are {found}: send the type the file is.",
+        code="unsupported_media_type",
+        field=field,
+    )
