@@ -10,13 +10,13 @@ from uuid import UUID
 
 import httpx
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.asgi import create_app
 from app.catalogue.agents import create_agent, current_definition, save_changes
 from app.persistence.db import create_engine
-from app.persistence.models import ChatSession, Message, Run, RunEvent
+from app.persistence.models import ChatSession, Message, Run, RunEvent, Upload
 from app.persistence.repositories import AgentRepository, MessageRepository, ModelRepository
 from app.settings import Settings
 from tests.support.agents import offer_sync
@@ -146,6 +146,12 @@ class Stored:
             ]
         return (totals[0] or 0, totals[1] or 0, totals[2] or 0, totals[3] or 0)
 
+    async def uploads(self, thread_id: str) -> Sequence[Upload]:
+        """The upload rows of a thread, oldest first."""
+        async with self._session() as db:
+            stmt = select(Upload).where(Upload.thread_id == thread_id).order_by(Upload.created_at)
+            return (await db.scalars(stmt)).all()
+
     async def run_external_id(self, run_pk: UUID) -> str:
         async with self._session() as db:
             value = await db.scalar(select(Run.external_id).where(Run.id == run_pk))
@@ -185,3 +191,30 @@ def base_url(settings: Settings, auth: Callable[..., dict[str, str]]) -> Iterato
         assert created.status_code == 201, created.text
         offer_sync(base, auth("root", role="admin"), "local/slow")
         yield base
+
+
+SQLITE_DOOM = (
+    "CREATE TABLE doomed (run TEXT REFERENCES runs(external_id) DEFERRABLE INITIALLY DEFERRED)",
+    "CREATE TRIGGER doom AFTER INSERT ON runs WHEN NEW.external_id LIKE 'doomed-%' "
+    "BEGIN INSERT INTO doomed(run) VALUES ('no such run'); END",
+)
+POSTGRES_DOOM = (
+    "CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN RAISE EXCEPTION 'doomed run %', NEW.external_id; END $$",
+    "CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+    "WHEN (NEW.external_id LIKE 'doomed-%') EXECUTE FUNCTION doom()",
+)
+
+
+@pytest.fixture
+async def doomed_commits(database_url: str, engine_name: str) -> None:
+    """The database refuses the commit of a run whose id starts with ``doomed-``: a check deferred to
+    COMMIT (SQLite: a deferred foreign key that a trigger breaks; PostgreSQL: a deferred constraint
+    trigger that raises). Every statement of the intake succeeds; only its commit fails."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            for statement in SQLITE_DOOM if engine_name == "sqlite" else POSTGRES_DOOM:
+                await connection.execute(text(statement))
+    finally:
+        await engine.dispose()

@@ -1,8 +1,8 @@
 """A run starts while its intake commits; a commit that fails ends it with one RUN_ERROR, nothing stored.
 
-The database itself refuses the commit: a check deferred to COMMIT (SQLite: a deferred foreign key that
-a trigger breaks; PostgreSQL: a deferred constraint trigger that raises) for runs whose id starts with
-``doomed-``. Every statement of the intake succeeds; only its commit fails, after the stream started.
+The database itself refuses the commit (the ``doomed_commits`` fixture of tests/runs/conftest.py) for
+runs whose id starts with ``doomed-``. Every statement of the intake succeeds; only its commit fails,
+after the stream started.
 """
 
 from __future__ import annotations
@@ -13,36 +13,11 @@ from collections.abc import Callable
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from sqlalchemy import text
 
-from app.persistence.db import create_engine
 from tests.runs.conftest import Stored
 from tests.runs.helpers import of_type, run, run_input, user_message
 
 Client = AsyncTestClient[Litestar]
-
-SQLITE_DOOM = (
-    "CREATE TABLE doomed (run TEXT REFERENCES runs(external_id) DEFERRABLE INITIALLY DEFERRED)",
-    "CREATE TRIGGER doom AFTER INSERT ON runs WHEN NEW.external_id LIKE 'doomed-%' "
-    "BEGIN INSERT INTO doomed(run) VALUES ('no such run'); END",
-)
-POSTGRES_DOOM = (
-    "CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS "
-    "$$ BEGIN RAISE EXCEPTION 'doomed run %', NEW.external_id; END $$",
-    "CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
-    "WHEN (NEW.external_id LIKE 'doomed-%') EXECUTE FUNCTION doom()",
-)
-
-
-@pytest.fixture
-async def doomed_commits(database_url: str, engine_name: str) -> None:
-    engine = create_engine(database_url)
-    try:
-        async with engine.begin() as connection:
-            for statement in SQLITE_DOOM if engine_name == "sqlite" else POSTGRES_DOOM:
-                await connection.execute(text(statement))
-    finally:
-        await engine.dispose()
 
 
 @pytest.mark.usefixtures("doomed_commits")

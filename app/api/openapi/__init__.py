@@ -21,8 +21,15 @@ The machinery: :mod:`~app.api.openapi.document` (the component schemas and
 :mod:`~app.api.openapi.codes` (the problem codes). Routes and ``asgi`` import from this package.
 """
 
-from app.api.openapi.codes import AGUI_INPUT_CODES, RUN_CHECKS, STATELESS_CHECKS
+from app.api.openapi.codes import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, STATELESS_CHECKS
 from app.api.openapi.document import IrisOpenAPIConfig
 from app.api.openapi.operations import documented
 
-__all__ = ["AGUI_INPUT_CODES", "RUN_CHECKS", "STATELESS_CHECKS", "IrisOpenAPIConfig", "documented"]
+__all__ = [
+    "AGUI_INPUT_CODES",
+    "INLINE_MEDIA_CHECKS",
+    "RUN_CHECKS",
+    "STATELESS_CHECKS",
+    "IrisOpenAPIConfig",
+    "documented",
+]

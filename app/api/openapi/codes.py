@@ -30,6 +30,21 @@ AGUI_INPUT_CODES = (
 )
 """Part shapes ``RunAgentInput`` messages may not carry (:mod:`app.agui.input`)."""
 
+INLINE_MEDIA_CHECKS: dict[int, tuple[str, ...]] = {
+    413: ("file_too_large",),
+    415: ("unsupported_media_type",),
+    422: (
+        "audio_too_long",
+        "audio_undecodable",
+        "document_encrypted",
+        "document_too_many_pages",
+        "document_undecodable",
+        "invalid_base64",
+    ),
+}
+"""What a document or audio clip sent inline (``data``) is checked for, as an upload is
+(:mod:`app.media.inline_uploads`); 415 is a polyglot."""
+
 _DEADLINE_CODES = tuple(DEADLINE_MESSAGES)
 
 _IMAGE_CHECKS = (

@@ -58,6 +58,14 @@ class InputContentUrlSource(WireStruct, tag_field="type", tag="url", kw_only=Tru
     mime_type: str | None = None
 
 
+class InputContentDataSource(WireStruct, tag_field="type", tag="data", kw_only=True):
+    """The file itself, as standard base64 (documents and audio only): checked like an upload (sniffed;
+    ``mimeType`` must be what the bytes are; the upload limits) and stored as an upload of the thread."""
+
+    value: str
+    mime_type: str
+
+
 class ImageInputMetadata(WireStruct, kw_only=True):
     """Open: other keys are allowed and ignored."""
 
@@ -65,20 +73,40 @@ class ImageInputMetadata(WireStruct, kw_only=True):
 
 
 class ImageInputContent(WireStruct, tag_field="type", tag="image", kw_only=True):
+    """An image: a signed URL only (inline ``data`` is 422 ``inline_data_unsupported``: upload first)."""
+
     source: InputContentUrlSource
     metadata: ImageInputMetadata | None = None
 
 
-class BinaryInputContent(WireStruct, tag_field="type", tag="binary", kw_only=True):
-    """Seed 000's image block: an upload ``id`` or a signed ``url`` (inline ``data`` is refused)."""
+class DocumentInputContent(WireStruct, tag_field="type", tag="document", kw_only=True):
+    """A PDF: a signed URL of an upload, or its bytes (``mimeType`` ``application/pdf``)."""
 
-    mime_type: Literal["image/png", "image/jpeg", "image/webp"]
+    source: InputContentUrlSource | InputContentDataSource
+    metadata: ImageInputMetadata | None = None
+
+
+class AudioInputContent(WireStruct, tag_field="type", tag="audio", kw_only=True):
+    """A WAV or MP3 clip: a signed URL of an upload, or its bytes (``audio/wav``, ``audio/mpeg``)."""
+
+    source: InputContentUrlSource | InputContentDataSource
+    metadata: ImageInputMetadata | None = None
+
+
+class BinaryInputContent(WireStruct, tag_field="type", tag="binary", kw_only=True):
+    """Seed 000's block: an upload ``id`` or a signed ``url``; inline ``data`` (base64) for PDFs and
+    audio only (for an image it is 422 ``inline_data_unsupported``)."""
+
+    mime_type: Literal["image/png", "image/jpeg", "image/webp", "application/pdf", "audio/wav", "audio/mpeg"]
     id: str | None = None
     url: str | None = None
+    data: str | None = None
     filename: str | None = None
 
 
-InputContent = TextInputContent | ImageInputContent | BinaryInputContent
+InputContent = (
+    TextInputContent | ImageInputContent | DocumentInputContent | AudioInputContent | BinaryInputContent
+)
 
 
 class FunctionCall(WireStruct):

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
-from app.api.openapi import AGUI_INPUT_CODES, RUN_CHECKS, documented
+from app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
 from app.catalogue.views import media_by_model, reasoning_by_model
 from app.errors import Conflict, Unprocessable
 from app.media.uploads import upload_limits
@@ -80,9 +80,12 @@ class RunController(Controller):
             problems={
                 **RUN_CHECKS,
                 409: (*RUN_CHECKS[409], "thread_agent_mismatch"),
+                413: INLINE_MEDIA_CHECKS[413],
+                415: INLINE_MEDIA_CHECKS[415],
                 422: (
                     *RUN_CHECKS[422],
                     *AGUI_INPUT_CODES,
+                    *INLINE_MEDIA_CHECKS[422],
                     "invalid_id",
                     "invalid_thread_id",
                     "messages_diverge",
