@@ -1,11 +1,13 @@
 """The AG-UI reference client (`@ag-ui/client` 1.0, under Node) through an approval interrupt and a
 resume built with its own ``buildResumeArray``, then a run that reasons, and an MCP tool call whose
-result is an image, live and replayed from history, and a run with a PDF and a WAV: no `[ag-ui]`
+result is an image, live and replayed from history, and a run with a PDF and a WAV (uploaded, and
+inline as ``data`` sources): no `[ag-ui]`
 warning, no rejected stream."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import shutil
@@ -13,6 +15,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -246,6 +249,14 @@ def test_the_reference_client_sends_a_document_and_audio_and_reads_them_back(
     assert (document["type"], audio["type"]) == ("document", "audio")
     assert document["source"]["type"] == audio["source"]["type"] == "url"
 
+    _documents_and_audio_round_trip(agui_client, iris_url, token, thread, document, audio)
+
+
+def _documents_and_audio_round_trip(
+    agui_client: Path, iris_url: str, token: str, thread: str, document: dict[str, Any], audio: dict[str, Any]
+) -> None:
+    """The client sends ``document`` and ``audio`` to ``local/multimodal``, reads the history back and
+    runs once more on top of it: 0 warnings, both read, both replayed as url parts that fetch."""
     result = subprocess.run(
         [
             "node",
@@ -284,3 +295,23 @@ def test_the_reference_client_sends_a_document_and_audio_and_reads_them_back(
         assert fetched.status_code == 200
         assert fetched.content[:4] in {b"%PDF", b"RIFF"}
     assert report["next"][-1] == "RUN_FINISHED"
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+def test_the_reference_client_sends_a_document_and_audio_as_data(agui_client: Path, iris_url: str) -> None:
+    """The same flow with the files inline (``data`` sources): Iris keeps them as uploads of the thread,
+    so the history replays them as url parts and the next run (which re-sends them) goes on."""
+    token = issue_token(JWT_SECRET, "alice")
+    pdf = text_pdf(["Quarterly report\nRevenue rose.", "Costs fell."])
+    document, audio = (
+        {
+            "type": kind,
+            "source": {"type": "data", "value": base64.b64encode(data).decode(), "mimeType": mime},
+            "metadata": {"filename": name},
+        }
+        for kind, name, data, mime in (
+            ("document", "report.pdf", pdf, "application/pdf"),
+            ("audio", "note.wav", wav_bytes(2.0), "audio/wav"),
+        )
+    )
+    _documents_and_audio_round_trip(agui_client, iris_url, token, str(uuid.uuid4()), document, audio)
