@@ -54,16 +54,24 @@ class PageRendering:
 DEFAULT_PAGE_RENDERING = PageRendering()
 
 
-def document_part(upload: Upload) -> dict[str, Any]:
-    """The canonical part of a stored PDF."""
+def stored_fields(kind: str, upload: Upload) -> dict[str, Any]:
+    """The fields every canonical attachment part starts with, in this order (stored JSON keeps it):
+    its kind and where the upload is, its type, name and size."""
     return {
-        "type": "document",
+        "type": kind,
         "uploadId": str(upload.id),
         "bucket": upload.bucket,
         "path": upload.path,
         "mimeType": upload.mime_type,
         "name": upload.name,
         "size": upload.size,
+    }
+
+
+def document_part(upload: Upload) -> dict[str, Any]:
+    """The canonical part of a stored PDF."""
+    return {
+        **stored_fields("document", upload),
         "sha256": upload.sha256,
         "pages": upload.pages or 0,
         "textPath": upload.text_path,
@@ -74,13 +82,7 @@ def document_part(upload: Upload) -> dict[str, Any]:
 def audio_part(upload: Upload) -> dict[str, Any]:
     """The canonical part of a stored audio clip."""
     return {
-        "type": "audio",
-        "uploadId": str(upload.id),
-        "bucket": upload.bucket,
-        "path": upload.path,
-        "mimeType": upload.mime_type,
-        "name": upload.name,
-        "size": upload.size,
+        **stored_fields("audio", upload),
         "sha256": upload.sha256,
         "durationSeconds": upload.duration_seconds or 0.0,
     }

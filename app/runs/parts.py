@@ -19,7 +19,7 @@ from app.media.inline_uploads import InlineUploads
 from app.media.uploads import upload_kind
 from app.persistence.models import Message, Upload
 from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.attachments import audio_part, document_part
+from app.runs.attachments import audio_part, document_part, stored_fields
 from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
 from app.settings import Settings
 
@@ -44,13 +44,7 @@ class PartLimits:
 def image_part(upload: Upload) -> dict[str, Any]:
     """The canonical part of a stored image."""
     return {
-        "type": "image",
-        "uploadId": str(upload.id),
-        "bucket": upload.bucket,
-        "path": upload.path,
-        "mimeType": upload.mime_type,
-        "name": upload.name,
-        "size": upload.size,
+        **stored_fields("image", upload),
         "width": upload.width,
         "height": upload.height,
         "sha256": upload.sha256,
