@@ -140,7 +140,17 @@ def test_run_input_and_chat_bodies_are_typed(document: dict[str, Any]) -> None:
         "tool",
     }
     user = schemas["UserMessage"]["properties"]["content"]["anyOf"][1]["items"]
-    assert set(user["discriminator"]["mapping"]) == {"text", "image", "binary"}
+    assert set(user["discriminator"]["mapping"]) == {"text", "image", "document", "audio", "binary"}
+    image_source = schemas["ImageInputContent"]["properties"]["source"]
+    assert image_source == {"$ref": "#/components/schemas/InputContentUrlSource"}  # images: upload first
+    for kind in ("DocumentInputContent", "AudioInputContent"):
+        source = schemas[kind]["properties"]["source"]
+        assert set(source["discriminator"]["mapping"]) == {"url", "data"}, kind
+    data = schemas["InputContentDataSource"]
+    assert set(data["required"]) == {"type", "value", "mimeType"}
+    binary = schemas["BinaryInputContent"]["properties"]
+    assert "data" in binary
+    assert "application/pdf" in binary["mimeType"]["enum"]
     props = resolve(document, run["forwardedProps"]["anyOf"][0])
     assert {"modelId", "agent", "enableTools"} <= set(props["properties"])
     assert props["additionalProperties"] == {"$ref": "#/components/schemas/JsonValue"}
