@@ -32,27 +32,33 @@ class InlineImage:
     name: str
 
 
-def decode_data_url(url: str, *, max_bytes: int, field: str) -> bytes:
+def decode_data_url(
+    url: str, *, max_bytes: int, field: str, noun: str = "image", example: str = "data:image/png;base64,…"
+) -> bytes:
     """The bytes of a base64 ``data:`` URL (its declared type is not trusted: the bytes are sniffed
     later); 413 ``file_too_large`` past ``max_bytes``, 422 ``invalid_data_url`` when it is not one."""
     match = _DATA_URL.match(url)
     if match is None or ";base64" not in match["params"].lower():
         raise Unprocessable(
-            "An inline image must be a base64 data URL (data:image/png;base64,…).",
-            code="invalid_data_url",
-            field=field,
+            f"An inline {noun} must be a base64 data URL ({example}).", code="invalid_data_url", field=field
         )
-    encoded = match["data"].strip()
+    return decode_base64(match["data"], max_bytes=max_bytes, field=field, noun=noun, code="invalid_data_url")
+
+
+def decode_base64(
+    encoded: str, *, max_bytes: int, field: str, noun: str, code: str = "invalid_base64"
+) -> bytes:
+    """Strict base64, refused by its length before a byte of it is decoded when it would exceed
+    ``max_bytes`` (413 ``file_too_large``); 422 ``code`` when it does not decode."""
+    encoded = encoded.strip()
     if len(encoded) * 3 // 4 > max_bytes + 2:  # refused before decoding a byte of it
-        raise _too_large(max_bytes, field)
+        raise _too_large(noun, max_bytes, field)
     try:
         data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
-        raise Unprocessable(
-            "The data URL's base64 does not decode.", code="invalid_data_url", field=field
-        ) from None
+        raise Unprocessable(f"The {noun}'s base64 does not decode.", code=code, field=field) from None
     if len(data) > max_bytes:
-        raise _too_large(max_bytes, field)
+        raise _too_large(noun, max_bytes, field)
     return data
 
 
@@ -77,7 +83,7 @@ async def inspect_inline(
     )
 
 
-def _too_large(max_bytes: int, field: str) -> PayloadTooLarge:
+def _too_large(noun: str, max_bytes: int, field: str) -> PayloadTooLarge:
     return PayloadTooLarge(
-        f"The image is larger than the {max_bytes}-byte limit.", code="file_too_large", field=field
+        f"The {noun} is larger than the {max_bytes}-byte limit.", code="file_too_large", field=field
     )
