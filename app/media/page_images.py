@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES, render_pdf_pages
+from app.media import documents
+from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
 from app.media.uploads import derived_base
 from app.storage.base import ObjectNotFound, Storage, StorageError
 
@@ -49,7 +50,7 @@ async def page_pngs(
     missing = [page for page in pages if page not in found]
     if not missing:
         return found
-    rendered = await render_pdf_pages(
+    rendered = await documents.render_pdf_pages(
         await load(),
         [page - 1 for page in missing],
         max_edge_px=edge_px,

@@ -269,7 +269,8 @@ def test_what_cannot_be_taken_is_a_bad_request_before_the_vendor(multimodal: Gat
         with pytest.raises(openai.BadRequestError) as raised:
             ask(sdk, model, part, stream=False)
         assert (raised.value.code, raised.value.param) == (code, param), name
-    assert multimodal.openai.requests == multimodal.anthropic.requests == []
+    assert multimodal.openai.requests == []
+    assert multimodal.anthropic.requests == []
 
 
 def test_more_documents_than_a_message_may_carry_are_refused_before_any_is_read(multimodal: Gateway) -> None:
