@@ -36,6 +36,7 @@ from tests.support.documents import (
     wav_bytes,
 )
 from tests.support.images import image_bytes
+from tests.support.openapi import document as served_document
 from tests.support.waits import REQUEST_SECONDS
 
 pytestmark = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
@@ -282,3 +283,14 @@ def test_more_documents_than_a_message_may_carry_are_refused_before_any_is_read(
     with pytest.raises(openai.BadRequestError) as raised:
         ask(client(multimodal), "openai/gpt-4o-audio-preview", audio_part(), audio_part(), stream=True)
     assert raised.value.code == "too_many_audio"
+
+
+def test_the_openapi_document_describes_the_parts_and_their_refusals(engine_name: str) -> None:
+    document = served_document()
+    user = document["components"]["schemas"]["OpenAIUserMessage"]["properties"]["content"]["anyOf"][1]
+    assert {"file", "input_audio"} <= set(user["items"]["discriminator"]["mapping"])
+    answer = document["paths"]["/v1/chat/completions"]["post"]["responses"]["400"]
+    (_, shape) = answer["content"]["application/json"]["schema"]["allOf"]
+    documented = set(shape["properties"]["error"]["properties"]["code"]["enum"])
+    provoked = {code for _, _, code, _ in REFUSED.values()} | {"too_many_document", "too_many_audio"}
+    assert provoked <= documented
