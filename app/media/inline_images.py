@@ -31,18 +31,18 @@ class InlineImage:
     name: str
 
 
-def decode_data_url(url: str, *, max_bytes: int, field: str) -> bytes:
+def decode_data_url(
+    url: str, *, max_bytes: int, field: str, noun: str = "image", example: str = "data:image/png;base64,…"
+) -> bytes:
     """The bytes of a base64 ``data:`` URL (its declared type is not trusted: the bytes are sniffed
     later); 413 ``file_too_large`` past ``max_bytes``, 422 ``invalid_data_url`` when it is not one."""
     match = _DATA_URL.match(url)
     if match is None or ";base64" not in match["params"].lower():
         raise Unprocessable(
-            "An inline image must be a base64 data URL (data:image/png;base64,…).",
-            code="invalid_data_url",
-            field=field,
+            f"An inline {noun} must be a base64 data URL ({example}).", code="invalid_data_url", field=field
         )
     return decode_base64(
-        match["data"], max_bytes=max_bytes, field=field, noun="image", invalid_code="invalid_data_url"
+        match["data"], max_bytes=max_bytes, field=field, noun=noun, invalid_code="invalid_data_url"
     )
 
 

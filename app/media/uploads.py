@@ -61,10 +61,16 @@ def upload_path(user_id: str, thread_id: str, extension: str) -> str:
     return f"agent-inputs/{user_id}/{thread_segment(thread_id)}/uploads/{uuid.uuid4()}.{extension}"
 
 
+def derived_base(path: str) -> str:
+    """``derived/documents/{uuid}``: where what Iris derives from a PDF upload lives, outside
+    ``agent-inputs/``, so no inbound URL can name it."""
+    return f"derived/documents/{PurePosixPath(path).stem}"
+
+
 def derived_paths(path: str) -> tuple[str, str]:
-    """Where a PDF upload's first-page thumbnail and its page texts (a JSON array of strings) live:
-    ``derived/documents/{uuid}/…``, outside ``agent-inputs/``, so no inbound URL can name them."""
-    base = f"derived/documents/{PurePosixPath(path).stem}"
+    """Where a PDF upload's first-page thumbnail and its page texts (a JSON array of strings) live
+    (under :func:`derived_base`)."""
+    base = derived_base(path)
     return f"{base}/thumbnail.png", f"{base}/pages.json"
 
 

@@ -22,7 +22,8 @@ from typing import Any, Literal
 import msgspec
 
 from app.errors import IrisError, Unprocessable
-from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES, render_pdf_pages
+from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
+from app.media.page_images import page_pngs
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import Upload
 from app.runs.usage import attachment_estimate
@@ -164,10 +165,19 @@ def image_pages(texts: Sequence[str], caps: Capabilities, room: int) -> list[int
 
 
 async def page_texts(part: Mapping[str, Any], storage: Storage) -> list[str]:
-    """A stored document's page texts (``""`` for a page without text)."""
+    """A document's page texts (``""`` for a page without text): stored beside it, or carried by a
+    part sent inline (the OpenAI gateway's ``file``)."""
+    if "pageTexts" in part:
+        return list(part["pageTexts"])
     if not part.get("textPath"):
         return []
     return msgspec.json.decode(await storage.read(str(part["textPath"])), type=list[str])
+
+
+async def attachment_bytes(part: Mapping[str, Any], storage: Storage) -> bytes:
+    """A document's or clip's bytes: read from storage, or those of a part sent inline (never stored)."""
+    data = part.get("data")
+    return data if isinstance(data, bytes) else await storage.read(str(part["path"]))
 
 
 def notices(history: Sequence[MessageRow], caps: Capabilities, *, model_ref: str) -> list[dict[str, Any]]:
@@ -223,13 +233,13 @@ async def model_attachments(
                 request_room -= len(images)
                 out[id(part)] = [TextPart(text=_document_text(part, texts, images)), *images.values()]
             elif part["type"] == "document":
-                data = await storage.read(str(part["path"]))
+                data = await attachment_bytes(part, storage)
                 pages = int(part.get("pages", 0))
                 out[id(part)] = [
                     DocumentPart(mime_type=str(part["mimeType"]), data=data, name=name, pages=pages)
                 ]
             else:
-                data = await storage.read(str(part["path"]))
+                data = await attachment_bytes(part, storage)
                 seconds = float(part.get("durationSeconds", 0.0))
                 out[id(part)] = [
                     AudioPart(mime_type=str(part["mimeType"]), data=data, name=name, seconds=seconds)
@@ -244,17 +254,19 @@ async def _page_images(
     pages: Sequence[int],
     rendering: PageRendering,
 ) -> dict[int, ImagePart]:
-    """``pages`` (1-based) of the stored PDF as PNG parts, each within the model's edge and bytes; a
-    page that does not render (or is too big) is left out, and told as "no text" (history never fails
-    a run)."""
+    """``pages`` (1-based) of the PDF as PNG parts, each within the model's edge and bytes, rendered once
+    per stored document and size (:mod:`app.media.page_images`); a page that does not render (or is
+    too big) is left out, and told as "no text" (history never fails a run)."""
     if not pages:
         return {}
     edge = min(PAGE_IMAGE_EDGE_PX, caps.max_image_edge_px or PAGE_IMAGE_EDGE_PX)
     try:
-        rendered = await render_pdf_pages(
-            await storage.read(str(part["path"])),
-            [n - 1 for n in pages],
-            max_edge_px=edge,
+        rendered = await page_pngs(
+            storage,
+            "" if isinstance(part.get("data"), bytes) else str(part["path"]),
+            lambda: attachment_bytes(part, storage),
+            pages,
+            edge_px=edge,
             timeout=rendering.timeout_seconds,
             memory_bytes=rendering.memory_bytes,
         )
@@ -262,7 +274,7 @@ async def _page_images(
         return {}
     name = str(part.get("name") or "document.pdf")
     out: dict[int, ImagePart] = {}
-    for number, png in zip(pages, rendered, strict=True):
+    for number, png in rendered.items():
         if caps.max_image_bytes and len(png) > caps.max_image_bytes:
             continue
         width, height = struct.unpack(">II", png[16:24])  # the PNG's IHDR

@@ -35,7 +35,7 @@ from app.runs.fallbacks import AttemptLog, retry_after, retryable_code
 from app.runs.intake import RunPlan
 from app.runs.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
 from app.runs.reasoning import ProviderReasoningEvent, ReasoningStream
-from app.runs.usage import Counts, billable, request_image_tokens
+from app.runs.usage import Counts, billable, request_attachment_tokens, request_image_tokens
 from app.telemetry import ChatTelemetry, RunTelemetry
 from providers import (
     Finish,
@@ -178,6 +178,10 @@ class ModelTurns:
         async def measured(url: bool) -> Sequence[Message]:
             messages = await build(url)
             turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
+            (
+                turn.counts.estimated_document_tokens,
+                turn.counts.estimated_audio_tokens,
+            ) = request_attachment_tokens(messages, plan.provider.id)
             chat.request(messages, options.system)
             self.store.commit_intake()  # while the vendor thinks
             return messages

@@ -2,7 +2,8 @@
 
 AG-UI's ``TokenUsage`` is closed, so it carries only what it defines (input, output, total, reasoning,
 cached input); the fuller :class:`BillableUsage` — image tokens (as the vendor reported them, and as
-estimated from the images sent), and a ``cost`` from the model's ``options.pricing`` (per million
+estimated from the images sent), the estimates for the PDF pages and audio seconds sent natively, and a
+``cost`` from the model's ``options.pricing`` (per million
 tokens) — rides in ``WorkerAgentOutput.usage`` and in ``RUN_FINISHED.metadata["iris/usage"]``, and is
 what the run row stores and the session usage endpoint sums.
 """
@@ -36,10 +37,14 @@ class BillableUsage(TokenUsage, omit_defaults=True, kw_only=True):
     """AG-UI's counts for one provider+model and what it has no room for; unknown counts are absent,
     never 0. ``inputTokens`` and ``outputTokens`` are totals: cached and image tokens are part of the
     input, reasoning of the output. ``estimatedImageTokens`` sums the published-formula estimate of
-    every image sent (each request)."""
+    every image sent (each request); ``estimatedDocumentTokens`` and ``estimatedAudioTokens`` the
+    per-page and per-second estimates of every PDF and audio clip sent natively (each request; absent
+    when none was, or the vendor has no published figure). All three are parts of the input."""
 
     image_tokens: int | None = None
     estimated_image_tokens: int | None = None
+    estimated_document_tokens: int | None = None
+    estimated_audio_tokens: int | None = None
     cost: Cost | None = None
 
 
@@ -57,6 +62,8 @@ class Counts:
     cached_input_tokens: int | None = None
     image_tokens: int | None = None
     estimated_image_tokens: int | None = None
+    estimated_document_tokens: int | None = None
+    estimated_audio_tokens: int | None = None
 
     def report(self, usage: Usage) -> None:
         """A provider's ``Usage`` event (the last report of a turn wins)."""
@@ -73,6 +80,8 @@ class Counts:
         self.cached_input_tokens = _add(self.cached_input_tokens, other.cached_input_tokens)
         self.image_tokens = _add(self.image_tokens, other.image_tokens)
         self.estimated_image_tokens = _add(self.estimated_image_tokens, other.estimated_image_tokens)
+        self.estimated_document_tokens = _add(self.estimated_document_tokens, other.estimated_document_tokens)
+        self.estimated_audio_tokens = _add(self.estimated_audio_tokens, other.estimated_audio_tokens)
 
     @property
     def empty(self) -> bool:
@@ -85,6 +94,8 @@ class Counts:
                 self.cached_input_tokens,
                 self.image_tokens,
                 self.estimated_image_tokens,
+                self.estimated_document_tokens,
+                self.estimated_audio_tokens,
             )
         )
 
@@ -124,6 +135,8 @@ def _billable_usage(
         cached_input_tokens=counts.cached_input_tokens,
         image_tokens=counts.image_tokens,
         estimated_image_tokens=counts.estimated_image_tokens,
+        estimated_document_tokens=counts.estimated_document_tokens,
+        estimated_audio_tokens=counts.estimated_audio_tokens,
         cost=spent,
     )
 
@@ -220,21 +233,47 @@ AUDIO_SECOND_TOKENS = {"gemini": 32, "local": 32}
 """Input tokens per second of audio: Gemini's published 32 per second; OpenAI publishes no rate."""
 
 
+def attachment_tokens(kind: str, provider: str, count: float) -> int | None:
+    """The estimate for ``count`` pages of a PDF or seconds of audio (``kind``: ``document`` or
+    ``audio``) sent natively to ``provider`` (``None``: no published figure)."""
+    rates = PDF_PAGE_TOKENS if kind == "document" else AUDIO_SECOND_TOKENS
+    return round(rates[provider] * count) if provider in rates else None
+
+
 def attachment_estimate(part: Mapping[str, Any], provider: str, model: ModelSpec) -> dict[str, Any] | None:
     """What a stored document or audio part sent natively will cost this model (``None``: no figure)."""
-    if part.get("type") == "document" and provider in PDF_PAGE_TOKENS:
-        per, unit, count = PDF_PAGE_TOKENS[provider], "page", float(part.get("pages") or 0)
-    elif part.get("type") == "audio" and provider in AUDIO_SECOND_TOKENS:
-        per, unit, count = AUDIO_SECOND_TOKENS[provider], "second", float(part.get("durationSeconds") or 0)
+    kind = part.get("type")
+    if kind == "document":
+        unit, count = "page", float(part.get("pages") or 0)
+    elif kind == "audio":
+        unit, count = "second", float(part.get("durationSeconds") or 0)
     else:
         return None
+    tokens = attachment_tokens(kind, provider, count)
+    if tokens is None:
+        return None
+    rates = PDF_PAGE_TOKENS if kind == "document" else AUDIO_SECOND_TOKENS
     return {
         "provider": provider,
         "model": model.model_id,
         "per": unit,
-        "rate": per,
-        "tokens": round(per * count),
+        "rate": rates[provider],
+        "tokens": tokens,
     }
+
+
+def request_attachment_tokens(messages: Sequence[Message], provider: str) -> tuple[int | None, int | None]:
+    """The estimates for every PDF and every audio clip one request carries natively, by kind, each the
+    sum of what its parts' ``tokenEstimate`` says (``None`` for a kind the request carries none of, or
+    whose vendor has no figure)."""
+    documents = [p.pages for m in messages for p in m.documents]
+    clips = [p.seconds for m in messages for p in m.audio]
+    return _summed("document", provider, documents), _summed("audio", provider, clips)
+
+
+def _summed(kind: str, provider: str, counts: Sequence[float]) -> int | None:
+    estimates = [attachment_tokens(kind, provider, count) for count in counts]
+    return sum(e for e in estimates if e is not None) if counts and None not in estimates else None
 
 
 class SessionUsage(WireStruct, kw_only=True):
@@ -264,6 +303,8 @@ def session_usage(session_id: str, recorded: Sequence[Mapping[str, Any]]) -> Ses
                     cached_input_tokens=entry.get("cachedInputTokens"),
                     image_tokens=entry.get("imageTokens"),
                     estimated_image_tokens=entry.get("estimatedImageTokens"),
+                    estimated_document_tokens=entry.get("estimatedDocumentTokens"),
+                    estimated_audio_tokens=entry.get("estimatedAudioTokens"),
                 )
             )
             spent = entry.get("cost")

@@ -1,14 +1,15 @@
 """Scanned pages for a model without native PDF reading, on the Ollama loopback fake: a vision model gets
 the document's text with its pages without text rendered as page images (natively, in the message's
 ``images``), recorded as ``iris/documentFallback`` ``text+images`` and shown in history; a text model
-keeps the labelled "no text" line; the model's image count bounds how many pages go as images."""
+keeps the labelled "no text" line; the model's image count bounds how many pages go as images; pages are
+rendered once and kept, and later turns send the kept bytes."""
 
 from __future__ import annotations
 
 import base64
 import io
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -19,8 +20,11 @@ from ollama import Message as OllamaMessage
 from PIL import Image
 
 from app.asgi import create_app
+from app.media import documents
+from app.media.page_images import page_image_path
 from app.runs.attachments import PAGE_IMAGE_EDGE_PX
 from app.settings import Settings
+from app.storage.factory import create_storage
 from tests.runs.conftest import Stored
 from tests.runs.helpers import run, run_input, upload, user_message
 from tests.support.agents import offer
@@ -177,3 +181,42 @@ async def test_earlier_images_of_the_thread_count_against_the_rendered_pages(
     (*_, row, _) = await stored.messages(thread)
     document = next(p for p in row.parts or () if p["type"] == "document")
     assert document["iris/documentFallback"]["imagePages"] == [1]
+
+
+async def test_rendered_pages_are_kept_and_a_later_turn_in_another_process_does_not_render_again(
+    client: Client,
+    ollama: FakeOllama,
+    alice: dict[str, str],
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Turn 1 renders the scan's pages once and keeps them under ``derived/documents/``; turn 2, served by a
+    second app on the same database and storage (another process, as far as Iris can tell), starts no
+    PDF worker and sends the very same bytes."""
+    renders: list[Sequence[int]] = []
+    real = documents.render_pdf_pages
+
+    async def counted(data: bytes, pages: Sequence[int], **bounds: Any) -> list[bytes]:
+        renders.append(tuple(pages))
+        return await real(data, pages, **bounds)
+
+    monkeypatch.setattr(documents, "render_pdf_pages", counted)
+    thread = str(uuid.uuid4())
+    pdf = await upload(client, alice, thread, data=SCANNED, name="scan.pdf")
+    ollama.text("A cover and two scans.")
+    await run(
+        client, alice, run_input(thread, user_message("Read it.", pdf["parts"]["agui"]), model="ollama/llava")
+    )
+    first = sent_user_message(ollama)["images"]
+    assert renders == [(1, 2)]  # pages 2 and 3, 0-based, in one worker job
+    storage = create_storage(settings)
+    kept = [await storage.read(page_image_path(pdf["path"], n, PAGE_IMAGE_EDGE_PX)) for n in (2, 3)]
+    assert [base64.b64encode(png).decode() for png in kept] == first
+
+    ollama.text("Still two scans.")
+    async with AsyncTestClient(app=create_app(settings, environ={})) as other:
+        await run(other, alice, run_input(thread, user_message("Once more?"), model="ollama/llava"))
+
+    assert renders == [(1, 2)]  # not rendered again
+    earlier = next(m for m in ollama.requests[-1].json["messages"] if m["role"] == "user")
+    assert earlier["images"] == first

@@ -1,7 +1,9 @@
 """An OpenAI request → the unsaved history, tools and knobs of a stateless run.
 
 User images are a ``data:`` URL (sniffed and bounded like an upload, never stored) or one of our signed
-URLs (the attachment URL policy: the caller's own upload); any other URL is refused. Assistant tool
+URLs (the attachment URL policy: the caller's own upload); any other URL is refused. PDFs (``file``
+parts with ``file_data``) and audio (``input_audio``) are inline only, checked like uploads and never
+stored; a ``file_id`` (OpenAI's Files API) is refused. Assistant tool
 calls and ``tool`` answers become the rows a stored thread would hold, so the model sees the same
 history either way. Roles ``system`` and ``developer`` are the system prompt.
 """
@@ -17,16 +19,22 @@ import anyio
 from app.agui.input import InboundAttachment
 from app.api.openai.wire import (
     ChatCompletionRequest,
+    FileContent,
     ImageContent,
+    InputAudioContent,
     NamedToolChoice,
     OpenAIAssistantMessage,
     OpenAIToolMessage,
     OpenAIUserMessage,
     TextContent,
     TextOnly,
+    UserPart,
 )
 from app.errors import Unprocessable
+from app.media.inline_attachments import inspect_inline_audio, inspect_inline_pdf
+from app.media.base64_data import decode_base64
 from app.media.inline_images import decode_data_url, inspect_inline
+from app.media.uploads import clean_filename
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository
 from app.runs.parts import PartLimits, canonical_user_parts
@@ -182,20 +190,14 @@ async def _user_row(
     settings: Settings,
     limiter: anyio.CapacityLimiter,
 ) -> Message:
-    """A user message's parts: text, inline images checked like uploads, and our signed URLs resolved
-    to the caller's uploads (at most ``IRIS_MAX_IMAGES_PER_MESSAGE`` images of both kinds together)."""
-    content: Sequence[TextContent | ImageContent] = (
+    """A user message's parts: text; inline images, PDFs (``file``) and audio (``input_audio``) checked
+    like uploads; our signed image URLs resolved to the caller's uploads. At most
+    ``IRIS_MAX_IMAGES_PER_MESSAGE`` images (of both kinds together), ``IRIS_MAX_DOCUMENTS_PER_MESSAGE``
+    PDFs and ``IRIS_MAX_AUDIO_PER_MESSAGE`` clips, counted before any of them is decoded."""
+    content: Sequence[UserPart] = (
         [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
     )
-    images = [p for p in content if isinstance(p, ImageContent)]
-    if len(images) > settings.max_images_per_message:
-        raise Unprocessable(
-            f"A message may carry at most {settings.max_images_per_message} images, not {len(images)}.",
-            code="too_many_images",
-            field=f"{field}.content",
-        )
-    if not images and not any(isinstance(p, TextContent) and p.text.strip() for p in content):
-        raise Unprocessable("A message needs text or at least one image.", code="empty_message", field=field)
+    _check_counts(content, PartLimits.of(settings), field)
     parts: list[dict[str, Any]] = []
     linked: list[tuple[int, InboundAttachment]] = []  # our signed URLs, resolved together below
     for index, part in enumerate(content):
@@ -203,6 +205,10 @@ async def _user_row(
         if isinstance(part, TextContent):
             if part.text:
                 parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, FileContent):
+            parts.append(await _inline_document(part, f"{where}.file", settings, limiter))
+        elif isinstance(part, InputAudioContent):
+            parts.append(await _inline_audio(part, f"{where}.input_audio", settings, limiter))
         elif part.image_url.url.startswith("data:"):
             parts.append(await _inline(part.image_url.url, f"{where}.image_url", settings, limiter))
         else:
@@ -225,6 +231,28 @@ async def _user_row(
     return Message(role="user", content=text, parts=parts, meta={})
 
 
+def _check_counts(content: Sequence[UserPart], limits: PartLimits, field: str) -> None:
+    """422 for too many parts of a kind, or a message with neither text nor an attachment."""
+    kinds = {ImageContent: "image", FileContent: "document", InputAudioContent: "audio"}
+    counted = [kinds[type(p)] for p in content if type(p) in kinds]
+    for kind, most, noun in (
+        ("image", limits.image, "images"),
+        ("document", limits.document, "documents"),
+        ("audio", limits.audio, "audio clips"),
+    ):
+        count = counted.count(kind)
+        if count > most:
+            raise Unprocessable(
+                f"A message may carry at most {most} {noun}, not {count}.",
+                code="too_many_images" if kind == "image" else f"too_many_{kind}",
+                field=f"{field}.content",
+            )
+    if not counted and not any(isinstance(p, TextContent) and p.text.strip() for p in content):
+        raise Unprocessable(
+            "A message needs text or at least one attachment.", code="empty_message", field=field
+        )
+
+
 async def _inline(url: str, field: str, settings: Settings, limiter: anyio.CapacityLimiter) -> dict[str, Any]:
     """The part of an image sent as a ``data:`` URL, checked like an upload; its bytes stay in memory
     for this request only (the pipeline normalises them from there) and are never stored."""
@@ -242,4 +270,75 @@ async def _inline(url: str, field: str, settings: Settings, limiter: anyio.Capac
         "height": image.height,
         "sha256": image.sha256,
         "data": image.data,
+    }
+
+
+async def _inline_document(
+    part: FileContent, field: str, settings: Settings, limiter: anyio.CapacityLimiter
+) -> dict[str, Any]:
+    """A PDF sent as ``file_data``, checked like an uploaded one and kept in memory only; its page
+    texts ride along for a model that reads it as text. A ``file_id`` names OpenAI's own storage."""
+    if part.file.file_data is None:
+        if part.file.file_id is not None:
+            raise Unprocessable(
+                "A file_id names a file in OpenAI's Files API, which Iris does not hold: send the PDF"
+                " itself as file_data (data:application/pdf;base64,…) with its filename.",
+                code="file_source_unsupported",
+                field=f"{field}.file_id",
+            )
+        raise Unprocessable(
+            "A file part needs file_data (data:application/pdf;base64,…).",
+            code="validation_failed",
+            field=f"{field}.file_data",
+        )
+    where = f"{field}.file_data"
+    data = decode_data_url(
+        part.file.file_data,
+        max_bytes=settings.max_document_bytes,
+        field=where,
+        noun="PDF",
+        example="data:application/pdf;base64,…",
+    )
+    name = clean_filename(part.file.filename or "", "pdf")
+    pdf = await inspect_inline_pdf(data, name=name, settings=settings, limiter=limiter, field=where)
+    return {
+        "type": "document",
+        "path": "",
+        "mimeType": "application/pdf",
+        "name": pdf.name,
+        "size": len(pdf.data),
+        "sha256": pdf.sha256,
+        "pages": pdf.pages,
+        "textPath": None,
+        "thumbnailPath": None,
+        "data": pdf.data,
+        "pageTexts": list(pdf.page_texts),
+    }
+
+
+async def _inline_audio(
+    part: InputAudioContent, field: str, settings: Settings, limiter: anyio.CapacityLimiter
+) -> dict[str, Any]:
+    """An ``input_audio`` clip (base64, no ``data:`` prefix), checked like uploaded audio and kept in
+    memory only."""
+    where = f"{field}.data"
+    data = decode_base64(
+        part.input_audio.data,
+        max_bytes=settings.max_audio_bytes,
+        field=where,
+        noun="audio",
+        invalid_code="invalid_base64",
+    )
+    audio = await inspect_inline_audio(
+        data, declared=part.input_audio.format, settings=settings, limiter=limiter, field=where
+    )
+    return {
+        "type": "audio",
+        "path": "",
+        "mimeType": audio.mime_type,
+        "name": audio.name,
+        "size": len(audio.data),
+        "sha256": audio.sha256,
+        "durationSeconds": audio.duration_seconds,
+        "data": audio.data,
     }

@@ -46,7 +46,16 @@ CHAT_CODES = {
         "malformed_body",
         "empty_message",
         "too_many_images",
+        "too_many_document",
+        "too_many_audio",
         "invalid_data_url",
+        "invalid_base64",
+        "file_source_unsupported",
+        "document_encrypted",
+        "document_undecodable",
+        "document_too_many_pages",
+        "audio_undecodable",
+        "audio_too_long",
         "unsupported_media_type",
         "image_unreadable",
         "image_too_large",
@@ -110,7 +119,9 @@ class OpenAIController(Controller):
     ) -> Stream | Response[Any]:
         """Answer ``messages`` with ``model`` (``provider/modelId``): ``chat.completion.chunk`` server-sent
         events ending with ``data: [DONE]`` when ``stream``, else one ``chat.completion``. Images are
-        ``data:`` URLs or Iris's own signed URLs; ``tools`` are the client's to run. Nothing is stored."""
+        ``data:`` URLs or Iris's own signed URLs; PDFs are ``file`` parts with ``file_data`` (a
+        ``data:`` URL; a ``file_id`` is refused) and audio ``input_audio`` parts (WAV or MP3), each
+        checked like an upload; ``tools`` are the client's to run. Nothing is stored."""
         given = await gateway_input(
             data,
             principal=principal,

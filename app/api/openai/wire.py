@@ -32,7 +32,32 @@ class ImageContent(OpenAIStruct, tag="image_url", tag_field="type"):
     image_url: ImageUrl
 
 
-UserContent = str | list[TextContent | ImageContent]
+class FileData(OpenAIStruct):
+    """A PDF inline (``file_data``: a base64 ``data:`` URL, with its ``filename``), or a ``file_id`` of
+    OpenAI's Files API (refused: Iris holds no such files)."""
+
+    file_data: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+
+
+class FileContent(OpenAIStruct, tag="file", tag_field="type"):
+    file: FileData
+
+
+class InputAudio(OpenAIStruct):
+    """Base64 audio (no ``data:`` prefix) and the format the client says it is."""
+
+    data: str
+    format: Literal["wav", "mp3"]
+
+
+class InputAudioContent(OpenAIStruct, tag="input_audio", tag_field="type"):
+    input_audio: InputAudio
+
+
+UserPart = TextContent | ImageContent | FileContent | InputAudioContent
+UserContent = str | list[UserPart]
 TextOnly = str | list[TextContent]
 
 
