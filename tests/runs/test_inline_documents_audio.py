@@ -147,7 +147,11 @@ async def test_an_existing_thread_keeps_data_parts_of_its_second_turn(
     assert [p["uploadId"] for p in user_rows[1].parts or () if p["type"] == "document"] == [str(row.id)]
 
 
+POLYGLOT = WAV[:100] + b"%PDF-1.7" + WAV[108:]
+"""A WAV that PDF readers would also open (``%PDF-`` in its first KiB)."""
+
 HOSTILE: list[tuple[str, Callable[[], dict[str, Any]], int, str, str]] = [
+    ("a polyglot", lambda: audio(POLYGLOT), 415, "unsupported_media_type", "content[1].source.value"),
     (
         "not base64",
         lambda: {**document(), "source": {"type": "data", "value": "%%%", "mimeType": "application/pdf"}},
