@@ -38,7 +38,7 @@ class Intake:
 
     def __init__(self, manager: RunManager) -> None:
         self.session: AsyncSession = manager.services.alchemy.create_session_maker()()
-        self.repos = Repositories.on(self.session)
+        self.repos = Repositories.on(self.session, manager.services.catalogue)
         self._handed_over = False
         self._commit: asyncio.Future[None] | None = None
 
