@@ -261,12 +261,12 @@ def snapshot(pid: int, out: Path) -> dict[str, Any]:
 STATEMENT_PHASES = ("prepare_run", "intake_commit", "append", "record", "other")
 
 
-PACKAGES = ("app", "providers", "tools")
+PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
 
 
 def checkout(ref: str, into: Path) -> str:
-    """The packages of commit ``ref``, extracted into ``into`` (served by ``--serve --source``; the
-    database is migrated by this tree's migrations, which only add to what ``ref`` knows)."""
+    """The packages and migrations of commit ``ref``, extracted into ``into`` (served by ``--serve
+    --source``, which migrates its own fresh database with them)."""
     into.mkdir()
     archive = subprocess.run(
         ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True
@@ -285,11 +285,12 @@ def profile(
     env = {**environ, "OPENAI_API_KEY": KEY, "BENCH_PROFILE_OUT": str(out)}
     with (
         running(up_cmd, dict(os.environ), Path(tmp) / "upstream.log", f"{upstream}/healthz"),
-        iris(tmp, env, command=[__file__, "--serve", *(("--source", source) if source else ())]) as (
-            base,
-            token,
-            pid,
-        ),
+        iris(
+            tmp,
+            env,
+            command=[__file__, "--serve", *(("--source", source) if source else ())],
+            root=Path(source) if source else ROOT,
+        ) as (base, token, pid),
     ):
         admin = dev_token({**os.environ, **environ, "IRIS_DATA_DIR": f"{tmp}/data"}, "root", "admin")
         model = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "text"}
