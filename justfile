@@ -78,7 +78,9 @@ setup:
     echo "iris: installing Iris and its dependencies into {{venv}} (first run, or pyproject.toml changed)…" >&2
     if command -v uv >/dev/null 2>&1; then
         [ -x "{{py}}" ] || uv venv "{{venv}}"
-        uv pip install --python "{{py}}" -e '.[dev,litellm]'
+        # Bytecode compiled now, not at each import: with PYTHONDONTWRITEBYTECODE (common in containers)
+        # every process would compile LiteLLM's sources, each big module one GIL-holding call.
+        uv pip install --python "{{py}}" --compile-bytecode -e '.[dev,litellm]'
     else
         [ -x "{{py}}" ] || python3 -m venv "{{venv}}"
         "{{py}}" -m pip install --disable-pip-version-check -e '.[dev,litellm]'

@@ -39,8 +39,9 @@ from app.media.tool_media import MediaStore, ResultLimits
 from app.media.uploads import DECODE_SLOTS
 from app.media.variants import VariantCache
 from app.persistence.availability import cause
-from app.persistence.db import create_alchemy_config
+from app.persistence.db import create_alchemy_config, session_scope
 from app.persistence.migrations import SchemaGate
+from app.persistence.repositories import ModelRepository
 from app.runs.attachments import PageRendering
 from app.runs.deadlines import Deadlines
 from app.runs.fallbacks import Cooldowns
@@ -167,10 +168,10 @@ def create_app(
         else None
     )
 
+    startup_providers: list[str] | None = None
+
     async def on_startup(app: Litestar) -> None:
-        # Every allowed provider is imported and built now, on a thread of its own, while the database
-        # work below goes on; uvicorn serves once this returns, so no request pays for an import.
-        registry.start_loading()
+        nonlocal startup_providers
         if listener is not None:
             try:
                 listener.start()
@@ -241,6 +242,16 @@ def create_app(
                     if not serving:
                         raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
                     log.error("IRIS_MODELS_FILE not applied: %s", exc, extra={"code": "models_file_invalid"})
+            if not serving:
+                # The enabled models' providers (and IRIS_PRELOAD_PROVIDERS) are imported and built now,
+                # on a thread of their own; uvicorn serves once they are (on_startup_done). The others
+                # load off the loop when first needed (ProviderRegistry.ready), or never.
+                nonlocal startup_providers
+                preload = settings.preload_list
+                async with session_scope(alchemy) as db:
+                    enabled = await ModelRepository(session=db).enabled_providers()
+                startup_providers = sorted({*enabled, *preload}) if preload is not None else registry.ids
+                registry.start_loading(startup_providers)
             await app.state.run_manager.start_keeping()
 
         app.state.schema_gate = gate = SchemaGate(alchemy.get_engine(), schema_ready)
@@ -251,6 +262,9 @@ def create_app(
             at_head = True  # not known to be behind: requests find out (503 database_unavailable)
         finally:
             serving = True
+        if startup_providers is None:  # the catalogue could not be read: every provider (as before)
+            startup_providers = registry.ids
+            registry.start_loading(startup_providers)
         if not at_head:
             log.warning(
                 "migrations_pending: run `alembic upgrade head` (`just migrate`); every request but "
@@ -259,11 +273,14 @@ def create_app(
             )
 
     async def on_startup_done(app: Litestar) -> None:
-        """Wait for the providers, then watch the loop: from here on it serves requests."""
+        """Wait for the start-up providers, then watch the loop: from here on it serves requests."""
         started = time.monotonic()
-        await registry.ready()
-        loaded = len(registry.load_all()[0])
-        log.info("loaded %d provider(s) (waited %.1f s for them)", loaded, time.monotonic() - started)
+        await registry.ready(startup_providers or [])
+        log.info(
+            "loaded provider(s) %s (waited %.1f s for them); the others load on first need",
+            ", ".join(startup_providers or []) or "none",
+            time.monotonic() - started,
+        )
         app.state.loop_monitor.start()
 
     async def on_shutdown(app: Litestar) -> None:

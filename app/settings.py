@@ -195,6 +195,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """Most audio clips one user message may carry (IRIS_MAX_AUDIO_PER_MESSAGE)."""
     providers: str | None = None
     """Comma-separated allow-list of provider ids; unset loads every installed one (IRIS_PROVIDERS)."""
+    preload_providers: str | None = None
+    """Comma-separated provider ids imported at start-up besides those of the enabled models, or ``all``
+    (IRIS_PRELOAD_PROVIDERS): the others load off the loop when first needed, and one not imported
+    costs no memory (LiteLLM's import is ~270 MiB)."""
     storage_publicly_reachable: bool = False
     """Vendors can fetch our signed URLs; lets URL-fetching vendors get URLs instead of inline bytes
     (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
@@ -334,6 +338,12 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         if self.providers is None:
             return None
         return frozenset(p.strip() for p in self.providers.split(",") if p.strip())
+
+    @property
+    def preload_list(self) -> frozenset[str] | None:
+        """``preload_providers`` as a set; ``None`` for ``all``."""
+        names = frozenset(p.strip() for p in (self.preload_providers or "").split(",") if p.strip())
+        return None if "all" in names else names
 
     @property
     def cors_origin_list(self) -> list[str]:

@@ -56,9 +56,12 @@ def free_port() -> int:
         return port
 
 
-def iris_env(data_dir: str, port: int, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of an Iris on ``port`` with its data in ``data_dir``, migrated: the embedded
-    default (SQLite in the data dir) unless ``environ`` (added last) names another database; quotas off."""
+def iris_env(
+    data_dir: str, port: int, environ: Mapping[str, str] | None = None, *, root: Path = ROOT
+) -> dict[str, str]:
+    """The environment of an Iris on ``port`` with its data in ``data_dir``, migrated (by the
+    migrations under ``root``): the embedded default (SQLite in the data dir) unless ``environ`` (added
+    last) names another database; quotas off."""
     env = {
         **os.environ,
         "IRIS_DATA_DIR": data_dir,
@@ -73,7 +76,7 @@ def iris_env(data_dir: str, port: int, environ: Mapping[str, str] | None = None)
     )
     env.update(environ or {})
     subprocess.run(
-        [str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, env=env, check=True, capture_output=True
+        [str(BIN / "alembic"), "upgrade", "head"], cwd=root, env=env, check=True, capture_output=True
     )
     return env
 
@@ -136,14 +139,19 @@ def running(
 
 @contextmanager
 def iris(
-    tmp: str, environ: Mapping[str, str] | None = None, *, command: Sequence[str] | None = None
+    tmp: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    command: Sequence[str] | None = None,
+    root: Path = ROOT,
 ) -> Iterator[tuple[str, str, int]]:
     """A running Iris (``python -m app serve``) on a free port: ``(base URL, dev token, pid)``.
 
-    ``environ`` adds variables (vendor keys); ``command`` replaces ``-m app serve`` (a bench launcher).
+    ``environ`` adds variables (vendor keys); ``command`` replaces ``-m app serve`` (a bench launcher);
+    ``root`` is the tree whose migrations prepare its database (another commit's, for a before/after).
     """
     port = free_port()
-    env = iris_env(f"{tmp}/data", port, environ)
+    env = iris_env(f"{tmp}/data", port, environ, root=root)
     token = dev_token(env)
     base = f"http://127.0.0.1:{port}"
     argv = [sys.executable, *(command or ("-m", "app", "serve"))]

@@ -16,8 +16,11 @@ the loop, so its work is counted; PostgreSQL's round trips are not, their driver
 - event batches and the closing transaction: ``EventStore._append`` and ``EventStore._record``;
 - server CPU per run (all threads, from ``/proc``) and what the phases leave unaccounted.
 
+Statements and commits are counted per phase too (a SQLAlchemy ``before_cursor_execute`` listener;
+``--statements`` lists one run's). ``--before REF [--passes N]`` alternates this tree's server with
+commit REF's (its packages from ``git archive``), so a change's before and after see the same load.
 PostgreSQL is skipped, with the reason, when ``initdb`` is missing. Usage: ``python bench/profile_run.py
-[--runs N] [--engine sqlite|postgresql|both]``.
+[--runs N] [--engine sqlite|postgresql|both] [--statements] [--before REF] [--startup]``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import functools
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,8 +45,21 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if "--source" in sys.argv:  # ``--before REF``'s server: that commit's packages, before anything imports app
+    sys.path.insert(0, sys.argv[sys.argv.index("--source") + 1])
 
-from _iris import add_model, cpu_seconds, dev_token, free_port, iris, iris_env, load, running
+from _iris import (
+    ROOT,
+    add_model,
+    cpu_seconds,
+    dev_token,
+    free_port,
+    fresh_database,
+    iris,
+    iris_env,
+    load,
+    running,
+)
 from _results import Results
 
 RUNS = 60
@@ -64,6 +81,10 @@ RESULTS = Results("profile_run")
 # --- the server side (``--serve``): timers around each phase's functions -----------------------------
 
 _totals: dict[str, float] = defaultdict(float)
+_phase: list[str] = []
+"""The phases the loop is inside now (innermost last): a statement is counted for the innermost."""
+_statements: list[str] = []
+"""Every statement's phase and SQL since the last snapshot (``--statements`` prints one run's)."""
 
 
 def _sync(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
@@ -82,9 +103,11 @@ def _async(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(function)
     async def timed(*args: Any, **kwargs: Any) -> Any:
         started = time.thread_time()
+        _phase.append(name)
         try:
             return await function(*args, **kwargs)
         finally:
+            _phase.remove(name)
             _totals[name] += time.thread_time() - started
 
     return timed
@@ -125,14 +148,34 @@ def _instrument() -> None:
     wrap(event_store.EventStore, "_record", functools.partial(_async, "record"))
 
 
+def _count_statements() -> None:
+    """Count every cursor execution (an ``executemany`` is one) under the phase it ran in."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    def statement(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
+        # Sequential runs only: with one run at a time, the phase stack is that run's.
+        phase = _phase[-1] if _phase else "other"
+        _totals[f"statements:{phase}"] += 1
+        _statements.append(f"{phase}: {' '.join(sql.split())[:160]}")
+
+    def commit(_conn: Any) -> None:
+        _totals["commits"] += 1
+
+    event.listen(Engine, "before_cursor_execute", statement)
+    event.listen(Engine, "commit", commit)
+
+
 def _dump(_signum: int, _frame: FrameType | None) -> None:
-    Path(os.environ["BENCH_PROFILE_OUT"]).write_text(json.dumps(_totals))
+    Path(os.environ["BENCH_PROFILE_OUT"]).write_text(json.dumps({**_totals, "sql": _statements}))
+    _statements.clear()
 
 
 def serve() -> None:
     from app.__main__ import main
 
     _instrument()
+    _count_statements()
     signal.signal(signal.SIGUSR1, _dump)
     main(["serve"])
 
@@ -205,7 +248,7 @@ async def drive(base: str, token: str, count: int) -> int:
     return finished
 
 
-def snapshot(pid: int, out: Path) -> dict[str, float]:
+def snapshot(pid: int, out: Path) -> dict[str, Any]:
     out.unlink(missing_ok=True)
     os.kill(pid, signal.SIGUSR1)
     for _ in range(200):
@@ -215,7 +258,26 @@ def snapshot(pid: int, out: Path) -> dict[str, float]:
     raise RuntimeError("the profiled server wrote no figures")
 
 
-def profile(engine: str, runs: int, tmp: str, environ: dict[str, str]) -> dict[str, float]:
+STATEMENT_PHASES = ("prepare_run", "intake_commit", "append", "record", "other")
+
+
+PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
+
+
+def checkout(ref: str, into: Path) -> str:
+    """The packages and migrations of commit ``ref``, extracted into ``into`` (served by ``--serve
+    --source``, which migrates its own fresh database with them)."""
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return str(into)
+
+
+def profile(
+    engine: str, runs: int, tmp: str, environ: dict[str, str], source: str | None = None
+) -> dict[str, Any]:
     out = Path(tmp) / "phases.json"
     upstream_port = free_port()
     upstream = f"http://127.0.0.1:{upstream_port}"
@@ -223,7 +285,12 @@ def profile(engine: str, runs: int, tmp: str, environ: dict[str, str]) -> dict[s
     env = {**environ, "OPENAI_API_KEY": KEY, "BENCH_PROFILE_OUT": str(out)}
     with (
         running(up_cmd, dict(os.environ), Path(tmp) / "upstream.log", f"{upstream}/healthz"),
-        iris(tmp, env, command=[__file__, "--serve"]) as (base, token, pid),
+        iris(
+            tmp,
+            env,
+            command=[__file__, "--serve", *(("--source", source) if source else ())],
+            root=Path(source) if source else ROOT,
+        ) as (base, token, pid),
     ):
         admin = dev_token({**os.environ, **environ, "IRIS_DATA_DIR": f"{tmp}/data"}, "root", "admin")
         model = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "text"}
@@ -235,12 +302,20 @@ def profile(engine: str, runs: int, tmp: str, environ: dict[str, str]) -> dict[s
         finished = asyncio.run(drive(base, token, runs))
         wall = time.perf_counter() - started
         after, cpu_after = snapshot(pid, out), cpu_seconds(pid)
+        asyncio.run(drive(base, token, 1))  # one more run, alone, whose statements are listed
+        one_run = snapshot(pid, out)["sql"]
     if finished != runs:
         raise RuntimeError(f"{engine}: {runs - finished} of {runs} runs did not finish")
-    figures = {key: (after.get(key, 0) - before.get(key, 0)) * 1000 / runs for _, key in PHASES}
+    figures: dict[str, Any] = {
+        key: (after.get(key, 0) - before.get(key, 0)) * 1000 / runs for _, key in PHASES
+    }
+    for phase in (*STATEMENT_PHASES, "commits"):
+        key = phase if phase == "commits" else f"statements:{phase}"
+        figures[key] = (after.get(key, 0) - before.get(key, 0)) / runs
     figures["cpu"] = (cpu_after - cpu_before) * 1000 / runs
     figures["wall"] = wall * 1000 / runs
     figures["load"] = max(load_before, load())
+    figures["sql"] = one_run
     return figures
 
 
@@ -284,22 +359,21 @@ def startup(tmp: str) -> dict[str, float]:
     return figures
 
 
-def table(results: dict[str, dict[str, float]]) -> list[str]:
+def table(results: dict[str, dict[str, Any]]) -> list[str]:
     engines = list(results)
     lines = ["| ms per run | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
+
+    def row(label: str, key: str, digits: int = 2) -> None:
+        lines.append(f"| {label} | " + " | ".join(f"{results[e][key]:.{digits}f}" for e in engines) + " |")
+
     for label, key in PHASES:
-        lines.append(f"| {label} | " + " | ".join(f"{results[e][key]:.2f}" for e in engines) + " |")
-    lines.append(
-        "| server CPU per run (all threads) | "
-        + " | ".join(f"{results[e]['cpu']:.2f}" for e in engines)
-        + " |"
-    )
-    lines.append(
-        "| client-seen wall per run | " + " | ".join(f"{results[e]['wall']:.2f}" for e in engines) + " |"
-    )
-    lines.append(
-        "| 1-minute load average | " + " | ".join(f"{results[e]['load']:.2f}" for e in engines) + " |"
-    )
+        row(label, key)
+    row("server CPU per run (all threads)", "cpu")
+    row("client-seen wall per run", "wall")
+    for phase in STATEMENT_PHASES:
+        row(f"statements per run: {phase}", f"statements:{phase}", 1)
+    row("commits per run", "commits", 1)
+    row("1-minute load average", "load")
     return lines
 
 
@@ -308,7 +382,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--engine", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--startup", action="store_true", help="measure start-up time and RSS instead")
+    parser.add_argument("--statements", action="store_true", help="also list one run's SQL statements")
+    parser.add_argument("--before", metavar="REF", help="alternate with commit REF's server, side by side")
+    parser.add_argument("--passes", type=int, default=1, help="with --before: rounds of (this, REF)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--source", help=argparse.SUPPRESS)
     parser.add_argument("--upstream", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -332,32 +410,52 @@ def main() -> int:
                 RESULTS.figure(f"{key}_{attempt + 1}", figures[key], "s" if key == "startup_s" else "MiB")
         RESULTS.write()
         return 0
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
-    if args.engine in ("sqlite", "both"):
-        with tempfile.TemporaryDirectory() as tmp:
-            results["SQLite"] = profile("sqlite", args.runs, tmp, {})
-    if args.engine in ("postgresql", "both"):
-        from tests.support.postgres import TemporaryCluster
-
-        reason = TemporaryCluster.unavailable_reason()
-        if reason:
-            skipped.append(f"PostgreSQL skipped: {reason}")
-        else:
-            cluster = TemporaryCluster()
-            url = cluster.start()
-            try:
+    with tempfile.TemporaryDirectory() as sources:
+        before = checkout(args.before, Path(sources) / "before") if args.before else None
+        rounds: list[tuple[str, str | None]] = [("", None)]
+        if before:  # alternated, so both see the same load
+            rounds = [
+                (suffix, source)
+                for n in range(args.passes)
+                for suffix, source in ((f" {n + 1}", None), (f"@{args.before} {n + 1}", before))
+            ]
+        if args.engine in ("sqlite", "both"):
+            for suffix, source in rounds:
                 with tempfile.TemporaryDirectory() as tmp:
-                    results["PostgreSQL"] = profile("postgresql", args.runs, tmp, {"IRIS_DATABASE_URL": url})
-            finally:
-                cluster.stop()
+                    results[f"SQLite{suffix}"] = profile("sqlite", args.runs, tmp, {}, source)
+        if args.engine in ("postgresql", "both"):
+            from tests.support.postgres import TemporaryCluster
+
+            reason = TemporaryCluster.unavailable_reason()
+            if reason:
+                skipped.append(f"PostgreSQL skipped: {reason}")
+            else:
+                cluster = TemporaryCluster()
+                url = cluster.start()
+                try:
+                    for n, (suffix, source) in enumerate(rounds):
+                        db = fresh_database(url, f"profile_{n}")
+                        with tempfile.TemporaryDirectory() as tmp:
+                            results[f"PostgreSQL{suffix}"] = profile(
+                                "postgresql", args.runs, tmp, {"IRIS_DATABASE_URL": db}, source
+                            )
+                finally:
+                    cluster.stop()
     print(f"{args.runs} sequential runs per engine after {WARMUP} warm-up, {CHUNKS} chunks each:")
     print("\n".join(table(results) + skipped))
-    for engine, figures in results.items():
+    for engine, measured in results.items():
+        if args.statements:
+            print(f"\n{engine}: the statements of one run (phase: SQL)")
+            print("\n".join(f"  {line}" for line in measured["sql"]))
         for _, key in PHASES:
-            RESULTS.figure(f"{engine.lower()}_{key}_ms", figures[key], "ms")
-        RESULTS.figure(f"{engine.lower()}_cpu_per_run_ms", figures["cpu"], "ms")
-        RESULTS.figure(f"{engine.lower()}_load_average", figures["load"], "1-minute")
+            RESULTS.figure(f"{engine.lower()}_{key}_ms", measured[key], "ms")
+        for phase in STATEMENT_PHASES:
+            RESULTS.figure(f"{engine.lower()}_statements_{phase}", measured[f"statements:{phase}"], "per run")
+        RESULTS.figure(f"{engine.lower()}_commits", measured["commits"], "per run")
+        RESULTS.figure(f"{engine.lower()}_cpu_per_run_ms", measured["cpu"], "ms")
+        RESULTS.figure(f"{engine.lower()}_load_average", measured["load"], "1-minute")
     RESULTS.write()
     return 0
 

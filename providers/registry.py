@@ -5,21 +5,33 @@ is called) and failure-isolated (an import error, a factory that raises, a wrong
 plugin is listed as failed with its error and every other provider keeps working). Tests pass their
 own entry points or factories.
 
-Importing a plugin can take seconds (LiteLLM's import does), so a server never loads one on its event
-loop: it calls :meth:`~ProviderRegistry.start_loading` at start-up, which imports and builds every
-allowed provider on a thread of its own, and everything on the loop that needs a provider first awaits
-:meth:`~ProviderRegistry.ready` (which waits without blocking). Factories therefore run on that
-thread: they may import and read files, but must not need the event loop.
+Importing a plugin can take seconds and hundreds of MiB (LiteLLM's import does), so a server never
+loads one on its event loop, and loads at start-up only the ones it will use: it calls
+:meth:`~ProviderRegistry.start_loading` with the providers of the catalogue's enabled models, which
+imports and builds them on a thread of its own, and everything on the loop that needs a provider first
+awaits :meth:`~ProviderRegistry.ready` for it (all of them, or the ones it names), which loads what is
+not loaded yet on a thread and waits without blocking. Factories therefore run on such a thread: they
+may import and read files, but must not need the event loop.
+
+A thread alone does not keep the loop going while a large package imports: the import's allocations
+trigger the garbage collector, whose full passes over the heap are single calls that hold the GIL
+(measured: ``import litellm`` on a thread stalled an asyncio ticker 600 to 1,000 ms, almost all of it in
+collections inside ``marshal.loads``/``compile``; 77 ms with collection paused). So a loading thread
+pauses automatic collection while it loads (:func:`collection_paused`) and then freezes what exists
+(``gc.freeze``): the imported modules live as long as the process, and later full collections no longer
+walk them either.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import traceback
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Future
+from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
@@ -30,6 +42,32 @@ from providers.spec import COMPATIBLE_SPEC_VERSIONS, SPEC_VERSION, Provider, Pro
 log = logging.getLogger("iris.providers")
 
 GROUP = "iris.providers"
+
+
+_pauses = 0
+_pauses_lock = threading.Lock()
+_was_enabled = False
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Automatic garbage collection off while any caller is inside (it was on: back on after the last
+    one), then everything that exists frozen out of later collections; see the module docstring."""
+    global _pauses, _was_enabled
+    with _pauses_lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pauses_lock:
+            _pauses -= 1
+            if _pauses == 0:
+                gc.freeze()
+                if _was_enabled:
+                    gc.enable()
 
 
 class ProviderFailure(msgspec.Struct, frozen=True, kw_only=True):
@@ -62,8 +100,8 @@ class ProviderRegistry:
         self._failures: dict[str, ProviderFailure] = {}
         self._loaded: dict[str, Provider] = {}
         self._loading = threading.Lock()  # the loading thread and synchronous callers never load twice
-        self._all_loaded: Future[None] = Future()
-        self._started = False
+        self._submitting = threading.Lock()
+        self._loads: dict[str, Future[None]] = {}  # by id: loaded or failed once set (on a thread)
         found = entry_points(group=GROUP) if entry_points_ is None else entry_points_
         for ep in found:
             if ep.name in self._entry_points:
@@ -87,25 +125,45 @@ class ProviderRegistry:
         known = self._entry_points.keys() | self._factories.keys()
         return sorted(i for i in known if self._allow is None or i in self._allow)
 
-    def start_loading(self) -> None:
-        """Load every allowed provider on a thread of its own, once; :meth:`ready` waits for it."""
-        if self._started:
-            return
-        self._started = True
-        threading.Thread(target=self._load_everything, name="iris provider loading", daemon=True).start()
+    def start_loading(self, provider_ids: Iterable[str] | None = None) -> None:
+        """Load these providers (every allowed one by default) on a thread of its own; :meth:`ready`
+        waits for them. Ids that are not allowed or not installed are skipped (``get`` reports them)."""
+        self._submit(self._pending(provider_ids))
 
-    async def ready(self) -> None:
-        """Wait, without blocking the event loop, until every allowed provider is loaded or failed
-        (starting the loading thread if nobody has); afterwards nothing here imports anything."""
-        self.start_loading()
-        if not self._all_loaded.done():
-            await asyncio.wrap_future(self._all_loaded)
+    async def ready(self, provider_ids: Iterable[str] | None = None) -> None:
+        """Wait, without blocking the event loop, until these providers (every allowed one by default)
+        are loaded or failed, loading any that nobody started on a thread; afterwards ``get`` and
+        ``load_all`` (for all) import nothing."""
+        pending = self._pending(provider_ids)
+        if pending:
+            self._submit(pending)
+            await asyncio.gather(*(asyncio.wrap_future(self._loads[i]) for i in pending))
 
-    def _load_everything(self) -> None:
-        try:
-            self.load_all()
-        finally:
-            self._all_loaded.set_result(None)
+    def _pending(self, provider_ids: Iterable[str] | None) -> list[str]:
+        allowed = self.ids
+        wanted = allowed if provider_ids is None else sorted(set(provider_ids) & set(allowed))
+        return [i for i in wanted if i not in self._loaded and i not in self._failures]
+
+    def _submit(self, provider_ids: list[str]) -> None:
+        """One loading thread for the ids no thread is loading yet."""
+        with self._submitting:
+            fresh = [i for i in provider_ids if i not in self._loads]
+            for provider_id in fresh:
+                self._loads[provider_id] = Future()
+        if fresh:
+            threading.Thread(
+                target=self._load_these, args=(fresh,), name="iris provider loading", daemon=True
+            ).start()
+
+    def _load_these(self, provider_ids: list[str]) -> None:
+        with collection_paused():
+            for provider_id in provider_ids:
+                try:
+                    with self._loading:
+                        if provider_id not in self._loaded and provider_id not in self._failures:
+                            self._load(provider_id)
+                finally:
+                    self._loads[provider_id].set_result(None)
 
     def get(self, provider_id: str) -> Provider:
         """The provider, loading it now if needed; :class:`NoSuchProvider` if absent, disallowed or broken.

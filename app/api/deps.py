@@ -44,11 +44,11 @@ def provide_storage(state: State) -> Storage:
     return storage
 
 
-async def provide_registry(state: State) -> ProviderRegistry:
-    """The registry once every provider is loaded (on its own thread, started at start-up): a request
-    never pays for an import, and waiting here never blocks the loop."""
+def provide_registry(state: State) -> ProviderRegistry:
+    """The registry. Start-up loaded the providers of the catalogue's enabled models; a handler that
+    needs another one awaits ``registry.ready([...])`` for it before asking for it (the import runs on
+    a thread: waiting never blocks the loop)."""
     registry: ProviderRegistry = state.registry
-    await registry.ready()
     return registry
 
 
@@ -129,7 +129,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "settings": Provide(provide_settings, sync_to_thread=False),
     "storage": Provide(provide_storage, sync_to_thread=False),
     "decode_limiter": Provide(provide_decode_limiter, sync_to_thread=False),
-    "registry": Provide(provide_registry),
+    "registry": Provide(provide_registry, sync_to_thread=False),
     "tool_directory": Provide(provide_tool_directory),
     "toolbox": Provide(provide_toolbox, sync_to_thread=False),
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),

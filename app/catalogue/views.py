@@ -91,7 +91,9 @@ async def reasoning_by_model(
 ) -> dict[str, ReasoningSupport]:
     """How each enabled model with an installed provider reasons (``GET /agent/capabilities``)."""
     out: dict[str, ReasoningSupport] = {}
-    for row in await models.list_catalogue(include_disabled=False):
+    rows = await models.list_catalogue(include_disabled=False)
+    await registry.ready({row.provider for row in rows})
+    for row in rows:
         try:
             out[row.ref] = effective_capabilities(row, registry.get(row.provider)).reasoning
         except NoSuchProvider:
@@ -103,7 +105,9 @@ async def media_by_model(models: ModelRepository, registry: ProviderRegistry) ->
     """Whether any enabled model with an installed provider reads PDFs, and whether any hears audio,
     natively (``multimodal.input.pdf``/``audio`` of ``GET /agent/capabilities``)."""
     pdf = audio = False
-    for row in await models.list_catalogue(include_disabled=False):
+    rows = await models.list_catalogue(include_disabled=False)
+    await registry.ready({row.provider for row in rows})
+    for row in rows:
         try:
             caps = effective_capabilities(row, registry.get(row.provider))
         except NoSuchProvider:

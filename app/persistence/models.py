@@ -302,3 +302,14 @@ class ModelCooldown(BigIntBase):
     failures: Mapped[int] = mapped_column(Integer)
     window_start: Mapped[float] = mapped_column(Float)
     cooled_until: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class CatalogueGeneration(BigIntBase):
+    """One row (``id`` 1) whose ``generation`` grows with every write to ``models``, ``agents`` and
+    ``agent_versions``, in the writing transaction: database triggers bump it (migration
+    ``0014_catalogue_generation``), so no writer can forget to, in any process. A process's cached
+    catalogue (:mod:`app.catalogue.cache`) is valid while the generation it was read at is current."""
+
+    __tablename__ = "catalogue_generation"
+
+    generation: Mapped[int] = mapped_column(BigInteger)

@@ -21,13 +21,14 @@ from typing import TypeVar
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
+from app.catalogue.cache import ModelLookup
 from app.catalogue.views import model_spec
 from app.errors import IrisError, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.db import session_scope
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import ModelRow
-from app.persistence.repositories import CooldownRepository, ModelRepository
+from app.persistence.repositories import CooldownRepository
 from app.runs.attachments import check_new_attachments
 from app.runs.context import reserved_bytes, sent_images
 from app.runs.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
@@ -174,7 +175,7 @@ class Request:
 async def fallback_choices(
     row: ModelRow,
     *,
-    models: ModelRepository,
+    models: ModelLookup,
     registry: ProviderRegistry,
     settings: Settings,
     allowed: Callable[[ModelRow], bool],
@@ -192,6 +193,7 @@ async def fallback_choices(
         if not allowed(fallback):
             log.info("fallback %s of %s skipped: the caller may not run it", ref, row.ref)
             continue
+        await registry.ready([fallback.provider])  # loaded off the loop if nothing loaded it yet
         try:
             model = runnable(fallback, registry, settings)
             reasoning = suits(model)

@@ -18,16 +18,15 @@ from uuid import UUID
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.input import RunAgentInput, check_protocol_version, parse_messages
+from app.catalogue.cache import CatalogueCache
 from app.catalogue.views import model_spec
 from app.errors import Conflict, NotFound, Unprocessable
 from app.media.inline_uploads import InlineUploads
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import (
-    AgentRepository,
     McpServerRepository,
     MessageRepository,
-    ModelRepository,
     RunRepository,
     SessionRepository,
     UploadRepository,
@@ -73,22 +72,20 @@ MAX_ID_LENGTH = 128
 
 @dataclass(frozen=True, slots=True)
 class Repositories:
-    """The repositories intake works with, all on the intake's session."""
+    """The repositories intake works with, all on the intake's session, and the process's catalogue."""
 
-    agents: AgentRepository
+    catalogue: CatalogueCache
     mcp_servers: McpServerRepository
-    models: ModelRepository
     sessions: SessionRepository
     messages: MessageRepository
     runs: RunRepository
     uploads: UploadRepository
 
     @classmethod
-    def on(cls, session: AsyncSession) -> Repositories:
+    def on(cls, session: AsyncSession, catalogue: CatalogueCache) -> Repositories:
         return cls(
-            agents=AgentRepository(session=session),
+            catalogue=catalogue,
             mcp_servers=McpServerRepository(session=session),
-            models=ModelRepository(session=session),
             sessions=SessionRepository(session=session),
             messages=MessageRepository(session=session),
             runs=RunRepository(session=session),
@@ -173,11 +170,13 @@ async def prepare_run(
         _client_id(message.id, f"{getattr(message, 'field', 'messages')}.id")
     forwarded = body.forwarded_props if isinstance(body.forwarded_props, dict) else {}
 
-    session = await resolve_thread(repos.sessions, thread_id, principal)
-    agent = await resolve_agent(repos.agents, session, forwarded, principal)
+    found = await repos.sessions.for_intake(thread_id, principal.user_id, run_id)
+    catalogue = await repos.catalogue.at(repos.sessions.session, found.generation)
+    session = resolve_thread(found.session)
+    agent = await resolve_agent(catalogue, session, forwarded, principal)
     history: list[Message] = []
     known: dict[str, UUID] = {}
-    latest = await repos.runs.latest_for_session(session.id) if session is not None else None
+    latest = found.latest_run
     awaiting = latest if latest is not None and latest.pending_interrupts else None
     if session is not None:
         if latest is not None and latest.status == "running":
@@ -199,7 +198,7 @@ async def prepare_run(
             history = await line_from(repos.messages, session.id, history, point)
     elif rewind is not None:
         raise Unprocessable("Editing or regenerating needs an existing session.", code="session_required")
-    model = await resolve_model(repos.models, registry, agent, session, forwarded, settings)
+    model = await resolve_model(catalogue, registry, agent, session, forwarded, settings)
     reasoning_defaults = {**model.row.options, **agent.reasoning_defaults}  # the agent's win over the model's
     reasoning = reasoning_control(forwarded, reasoning_defaults, model.capabilities, model.row.ref)
     tools_on = forwarded.get("enableTools") is not False
@@ -264,7 +263,7 @@ async def prepare_run(
     )
     fallbacks = await fallback_choices(
         model.row,
-        models=repos.models,
+        models=catalogue,
         registry=registry,
         settings=settings,
         allowed=lambda row: agent.config.offers(str(row.id)),  # the agent's offer is the authority
@@ -277,11 +276,11 @@ async def prepare_run(
             )
         ),
     )
-    if await repos.runs.external_id_taken(run_id):
+    if found.run_id_taken:
         raise Conflict(
             "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
         )
-    position = await repos.messages.next_position(session.id) if session is not None else 0
+    position = found.next_position
     if inline is not None:
         await inline.admit(repos.runs.session, principal)
     await admit_run(repos.runs.session, principal, settings)  # last check: refusals use no quota

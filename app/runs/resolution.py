@@ -17,16 +17,12 @@ from uuid import UUID
 import msgspec
 
 from app.agui.input import RunAgentInput
+from app.catalogue.cache import AgentLookup, ModelLookup
 from app.catalogue.defaults import DEFAULT_AGENT_SLUG
 from app.catalogue.views import effective_capabilities, missing_key
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
 from app.persistence.models import ChatSession, ModelRow
-from app.persistence.repositories import (
-    AgentRepository,
-    McpServerRepository,
-    ModelRepository,
-    SessionRepository,
-)
+from app.persistence.repositories import McpServerRepository
 from app.runs.toolbox import RunTool, Toolbox
 from app.schemas.agents import AgentRef, AgentSnapshot
 from app.security.auth import Principal
@@ -44,12 +40,9 @@ class RunnableModel:
     capabilities: Capabilities
 
 
-async def resolve_thread(
-    sessions: SessionRepository, thread_id: str, principal: Principal
-) -> ChatSession | None:
-    """The caller's thread, or ``None`` for a new one; 404 when the caller deleted it (threads are
-    scoped to their owner, so another user's id is simply another thread)."""
-    session = await sessions.get_for_owner(thread_id, principal.user_id)
+def resolve_thread(session: ChatSession | None) -> ChatSession | None:
+    """The caller's thread as the intake found it (threads are scoped to their owner, so another
+    user's id is simply another thread), or ``None`` for a new one; 404 when the caller deleted it."""
     if session is not None and session.deleted_at is not None:
         raise NotFound("No such thread.", code="thread_not_found")
     return session
@@ -73,7 +66,7 @@ class RunAgent:
 
 
 async def resolve_agent(
-    agents: AgentRepository, session: ChatSession | None, forwarded: dict[str, Any], principal: Principal
+    agents: AgentLookup, session: ChatSession | None, forwarded: dict[str, Any], principal: Principal
 ) -> RunAgent:
     """The thread's agent; for a new thread ``forwardedProps.agent`` (a slug) or the default one. An
     existing thread keeps its agent: naming another is 409 ``thread_agent_mismatch``."""
@@ -105,7 +98,7 @@ async def resolve_agent(
 
 
 async def resolve_model(
-    models: ModelRepository,
+    models: ModelLookup,
     registry: ProviderRegistry,
     agent: RunAgent,
     session: ChatSession | None,
@@ -114,7 +107,6 @@ async def resolve_model(
 ) -> RunnableModel:
     """``forwardedProps.modelId``, which the agent must offer (422 ``model_not_in_agent``); else the
     thread's model while the agent still offers it; else the agent's default."""
-    await registry.ready()
     config = agent.config
     requested = forwarded.get("modelId")
     if requested is not None:
@@ -145,6 +137,7 @@ async def resolve_model(
                 code="model_not_found",
                 field="forwardedProps.modelId",
             )
+    await registry.ready([row.provider])  # a provider no enabled model used at start-up loads now
     return runnable(row, registry, settings)
 
 

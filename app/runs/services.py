@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
+from app.catalogue.cache import CatalogueCache
 from app.media.pipeline import ImageDelivery
 from app.media.tool_media import MediaStore
 from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering
@@ -38,3 +39,5 @@ class RunServices:
     """Lifetime of the signed URLs a tool result's media carry in its event."""
     page_rendering: PageRendering = DEFAULT_PAGE_RENDERING
     """The PDF worker's bounds when scanned pages are rendered for a vision model (the fallback)."""
+    catalogue: CatalogueCache = field(default_factory=CatalogueCache)
+    """The process's copy of the catalogue, valid while its generation is current (app.catalogue.cache)."""

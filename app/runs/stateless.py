@@ -111,12 +111,12 @@ async def stateless_run(
     knobs against what it honours, all before any I/O. ``history`` holds unsaved rows (system rows
     become the system prompt); ``tools`` are the client's to run; ``reasoning`` is read like
     ``forwardedProps`` (``None``: no reasoning)."""
-    await registry.ready()
     row = await models.get_by_ref(model_ref)
     if row is None or not row.enabled:
         raise Unprocessable(f"No enabled model {model_ref!r}.", code="model_not_found", field=model_field)
     if principal.is_guest and not row.guest_visible:
         raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
+    await registry.ready([row.provider])
     model = runnable(row, registry, settings)
     caps = model.capabilities
     if tools and not caps.tools:

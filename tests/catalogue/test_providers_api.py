@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 import httpx
 import pytest
@@ -108,3 +109,102 @@ def test_providers_never_see_iris_settings(settings: Settings) -> None:
     )
     registry: ProviderRegistry = app.state.registry
     assert dict(registry.context.environ) == {"OPENAI_API_KEY": "sk-1", "PATH": "/bin"}
+
+
+async def test_start_up_loads_only_the_providers_enabled_models_use(settings: Settings, auth: Auth) -> None:
+    """Start-up imports the providers of the catalogue's enabled models (the default catalogue: only
+    ``local``); a model of another provider, added later, finds it loaded on first need, and runs."""
+    from providers.local import create as create_local
+    from providers.openai.provider import create as create_openai
+
+    built: list[str] = []
+
+    def counted(name: str, create: Callable[[ProviderContext], Any]) -> Callable[[ProviderContext], Any]:
+        def build(context: ProviderContext) -> Any:
+            built.append(name)
+            return create(context)
+
+        return build
+
+    async with httpx.AsyncClient() as http:
+        registry = ProviderRegistry(
+            ProviderContext(environ={"OPENAI_API_KEY": "sk-1"}, http=http),
+            entry_points_=[],
+            factories={"local": counted("local", create_local), "openai": counted("openai", create_openai)},
+        )
+        async with AsyncTestClient(app=create_app(settings, registry=registry)) as client:
+            assert built == ["local"]
+            assert (await client.get("/api/models", headers=auth("alice"))).status_code == 200
+            assert built == ["local"]
+            created = await client.post(
+                "/api/models",
+                json={"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"},
+                headers=auth("root", "admin"),
+            )
+            assert created.status_code == 201, created.text
+            assert created.json()["available"] is True
+            assert built == ["local", "openai"]
+            listed = (await client.get("/api/providers", headers=auth("alice"))).json()
+            assert [p["id"] for p in listed["providers"]] == ["local", "openai"]
+            assert built == ["local", "openai"]
+
+
+async def test_preloaded_providers_are_imported_at_start_up_and_others_by_another_instance_on_first_need(
+    settings: Settings, auth: Auth
+) -> None:
+    """``IRIS_PRELOAD_PROVIDERS`` adds providers to what start-up imports; a model of a provider that
+    neither imported, enabled through another instance, runs on this one (imported on first need)."""
+    import msgspec
+
+    from providers.anthropic import create as create_anthropic
+    from providers.local import create as create_local
+    from providers.openai.provider import create as create_openai
+
+    built: list[str] = []
+
+    def counted(name: str, create: Callable[[ProviderContext], Any]) -> Callable[[ProviderContext], Any]:
+        def build(context: ProviderContext) -> Any:
+            built.append(name)
+            return create(context)
+
+        return build
+
+    factories = {"local": create_local, "openai": create_openai, "anthropic": create_anthropic}
+    async with httpx.AsyncClient() as http:
+        registry = ProviderRegistry(
+            ProviderContext(environ={"OPENAI_API_KEY": "sk-1"}, http=http),
+            entry_points_=[],
+            factories={name: counted(name, create) for name, create in factories.items()},
+        )
+        preloading = msgspec.structs.replace(settings, preload_providers="anthropic")
+        async with (
+            AsyncTestClient(app=create_app(settings, environ={})) as other,
+            AsyncTestClient(app=create_app(preloading, registry=registry)) as client,
+        ):
+            assert sorted(built) == ["anthropic", "local"]
+            admin = auth("root", "admin")
+            model = {"name": "GPT", "provider": "openai", "modelId": "gpt-4o", "type": "vision"}
+            created = await other.post("/api/models", json={**model, "enabled": True}, headers=admin)
+            assert created.status_code == 201, created.text
+            listed = await client.get("/api/models", headers=auth("alice"))
+            assert listed.status_code == 200
+            gpt = next(m for m in listed.json()["models"] if m["ref"] == "openai/gpt-4o")
+            assert gpt["available"] is True
+            assert sorted(built) == ["anthropic", "local", "openai"]
+
+
+def test_collection_is_paused_while_a_provider_loads_and_restored_after() -> None:
+    import gc
+
+    from providers.registry import collection_paused
+
+    assert gc.isenabled()
+    with collection_paused():
+        assert not gc.isenabled()
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0  # what existed is out of later collections
+    gc.unfreeze()

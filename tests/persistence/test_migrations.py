@@ -37,6 +37,7 @@ TABLES = {
     "quota_usage",
     "mcp_servers",
     "model_cooldowns",
+    "catalogue_generation",
 }
 # The search index (0009): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it.
 SEARCH_TABLES = {

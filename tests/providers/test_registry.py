@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from app.persistence.migrations import REPO_ROOT
 from providers import NoSuchProvider, ProviderContext
 from providers.registry import GROUP, ProviderRegistry
+from providers.spec import ProviderFactory
 from tests.support.waits import SUBPROCESS_SECONDS
 
 EXAMPLE = REPO_ROOT / "examples" / "iris-provider-echo"
@@ -195,3 +197,39 @@ async def test_ready_loads_every_provider_on_another_thread(context: ProviderCon
     assert list(loaded) == ["echo"]
     assert [f.id for f in failures] == ["bad"]
     assert threads == ["iris provider loading"]
+
+
+async def test_start_up_loads_only_the_providers_it_names_and_the_others_load_off_the_loop(
+    context: ProviderContext,
+) -> None:
+    """A server loads the enabled models' providers at start-up; another one is loaded by the first
+    ``ready`` that names it, on a thread (never the loop's), once, while a loaded one is not loaded again."""
+    import threading
+
+    from iris_provider_echo import EchoProvider
+
+    built: list[tuple[str, str]] = []
+
+    def factory(name: str) -> ProviderFactory:
+        def build(_ctx: ProviderContext) -> EchoProvider:
+            built.append((name, threading.current_thread().name))
+            provider = EchoProvider()
+            provider.id = name
+            return provider
+
+        return build
+
+    registry = ProviderRegistry(context, factories={name: factory(name) for name in ("echo", "other")})
+    registry.start_loading(["echo", "not-installed"])
+    await registry.ready(["echo"])
+    assert built == [("echo", "iris provider loading")]
+    await registry.ready(["other", "echo"])
+    await asyncio.gather(registry.ready(["other"]), registry.ready(["other"]))
+    assert built == [("echo", "iris provider loading"), ("other", "iris provider loading")]
+    assert threading.current_thread().name != "iris provider loading"
+    assert registry.get("other").id == "other"
+    await registry.ready(["not-installed"])  # nothing to load: returns, and get() says why
+    with pytest.raises(NoSuchProvider):
+        registry.get("not-installed")
+    await registry.ready()
+    assert len(built) == 2

@@ -217,6 +217,7 @@ class AgentPickerController(Controller):
         models = await model_repo.by_ids(_model_ids([row]))
         offered = [models[UUID(pk)] for pk in row.model_ids if UUID(pk) in models]
         default = models.get(row.default_model_id) if row.default_model_id else None
+        await registry.ready({model.provider for model in offered})
         return picker_models(offered, default, registry)
 
 

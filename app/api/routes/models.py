@@ -60,6 +60,7 @@ class ModelController(Controller):
             rows = await model_repo.list_guest_visible()
         else:
             rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
+        await registry.ready({r.provider for r in rows})
         return ModelList(
             models=[
                 model_out(
@@ -99,6 +100,7 @@ class ModelController(Controller):
         settings: NamedDependency[Settings],
     ) -> ModelOut:
         """Add a model to the catalogue."""
+        await registry.ready([data.provider])
         check_options(data.options, data.provider, registry)
         await check_fallbacks(data.fallbacks, f"{data.provider}/{data.model_id}", model_repo)
         if await model_repo.exists(provider=data.provider, model_id=data.model_id):
@@ -143,6 +145,7 @@ class ModelController(Controller):
             raise NotFound("No such model.", code="model_not_found")
         changes = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
         provider = changes.get("provider", row.provider)
+        await registry.ready([provider])
         if "options" in changes or "provider" in changes:
             check_options(changes.get("options", row.options), provider, registry)
         vendor_id = changes.get("model_id", row.model_id)

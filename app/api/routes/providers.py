@@ -34,6 +34,7 @@ class ProviderController(Controller):
     ) -> ProviderList:
         """Loaded providers with their declared capabilities (and per catalogue model) and the model
         options they accept, and failed plugins."""
+        await registry.ready()  # the first listing loads what start-up did not (off the loop)
         loaded, failures = registry.load_all()
         rows = await model_repo.list_catalogue(include_disabled=principal.is_admin)
         return ProviderList(

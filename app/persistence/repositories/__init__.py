@@ -15,13 +15,20 @@ from app.persistence.repositories.mcp_servers import McpServerRepository
 from app.persistence.repositories.quotas import QuotaRepository
 from app.persistence.repositories.runs import RUN_EVENTS_CHANNEL, RunEventRepository, RunRepository
 from app.persistence.repositories.search import SearchHit, SearchRepository
-from app.persistence.repositories.sessions import MessageRepository, SessionRepository, TreeRow, chain
+from app.persistence.repositories.sessions import (
+    IntakeRead,
+    MessageRepository,
+    SessionRepository,
+    TreeRow,
+    chain,
+)
 from app.persistence.repositories.uploads import UploadRepository
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
     "AgentRepository",
     "CooldownRepository",
+    "IntakeRead",
     "McpServerRepository",
     "MessageRepository",
     "ModelRepository",

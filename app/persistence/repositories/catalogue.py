@@ -10,7 +10,7 @@ from advanced_alchemy.exceptions import wrap_sqlalchemy_exception
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import and_, bindparam, select
 
-from app.persistence.models import Agent, AgentVersion, ModelRow
+from app.persistence.models import Agent, AgentVersion, CatalogueGeneration, ModelRow
 from app.persistence.repositories._common import first_or_none, parse_uuid
 
 # Statements built once (why: see _common).
@@ -24,6 +24,8 @@ _AGENT_WITH_VERSION = select(Agent, AgentVersion).join(
 )
 _CURRENT_BY_SLUG = _AGENT_WITH_VERSION.where(Agent.slug == bindparam("slug"))
 _CURRENT_BY_ID = _AGENT_WITH_VERSION.where(Agent.id == bindparam("id"))
+GENERATION = select(CatalogueGeneration.generation).where(CatalogueGeneration.id == 1).scalar_subquery()
+"""The catalogue's generation (migration 0014's triggers bump it), as a subquery of a larger read."""
 
 
 class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
@@ -37,6 +39,11 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
         if not include_disabled:
             stmt = stmt.where(ModelRow.enabled.is_(True))
         return (await self.session.scalars(stmt)).all()
+
+    async def enabled_providers(self) -> list[str]:
+        """The providers the enabled models use: the ones a server loads at start-up."""
+        stmt = select(ModelRow.provider).where(ModelRow.enabled.is_(True)).distinct()
+        return sorted((await self.session.scalars(stmt)).all())
 
     async def list_guest_visible(self) -> Sequence[ModelRow]:
         """Enabled models marked guest-visible, the list seed 002's model picker shows."""
@@ -65,6 +72,10 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
         """A model by its primary key, or ``None``."""
         return await first_or_none(self.session, _MODEL_BY_ID, {"id": model_id})
 
+    async def list_all(self) -> Sequence[ModelRow]:
+        """Every model, enabled or not (what a process caches, :mod:`app.catalogue.cache`)."""
+        return (await self.session.scalars(select(ModelRow))).all()
+
     async def by_ids(self, ids: Collection[UUID]) -> dict[UUID, ModelRow]:
         """The models among these ids that exist, by id."""
         if not ids:
@@ -91,6 +102,10 @@ class AgentRepository(SQLAlchemyAsyncRepository[Agent]):
         """The agent with this primary key and its newest version."""
         row = (await self.session.execute(_CURRENT_BY_ID, {"id": agent_id})).first()
         return (row[0], row[1]) if row is not None else None
+
+    async def all_current(self) -> Sequence[tuple[Agent, AgentVersion]]:
+        """Every agent with its newest version, in one statement (what a process caches)."""
+        return [(agent, version) for agent, version in await self.session.execute(_AGENT_WITH_VERSION)]
 
     async def list_agents(self, *, include_disabled: bool, guests_only: bool) -> Sequence[Agent]:
         """Agents by name; disabled ones only when asked, only guest-accessible ones when asked."""
