@@ -15,8 +15,7 @@ import anyio
 
 from app.errors import IrisError, UnsupportedMediaType
 from app.media.audio import inspect_audio
-from app.media.documents import inspect_pdf
-from app.media.uploads import SNIFF_BYTES, sniff
+from app.media.uploads import SNIFF_BYTES, inspect_bytes, sniff
 from app.settings import Settings
 
 
@@ -66,17 +65,11 @@ async def inspect_inline_pdf(
     """``data`` checked as an uploaded PDF is (errors name ``field``); no thumbnail is made."""
     _sniffed(data, "document", field)
     try:
-        async with limiter:
-            pdf = await inspect_pdf(
-                data,
-                max_pages=settings.max_document_pages,
-                timeout=settings.pdf_timeout_seconds,
-                memory_bytes=settings.pdf_worker_memory_bytes,
-                thumbnail_edge_px=0,
-            )
+        pdf = (await inspect_bytes(data, "document", settings, limiter, thumbnail_edge_px=0)).pdf
     except IrisError as exc:
         exc.field = field
         raise
+    assert pdf is not None  # inspect_bytes always reads a document's facts
     return InlineDocument(
         data=data,
         sha256=hashlib.sha256(data).hexdigest(),

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agui.capabilities import UploadLimits
 from app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from app.media.audio import AudioFacts, inspect_audio, sniff_audio
-from app.media.documents import PdfFacts, inspect_pdf
+from app.media.documents import THUMBNAIL_EDGE_PX, PdfFacts, inspect_pdf
 from app.media.images import ImageInfo, inspect_image
 from app.media.multipart import SpooledFile, read_upload_form
 from app.mime import UPLOAD_EXTENSION_BY_MIME
@@ -192,9 +192,15 @@ async def _inspect(
 
 
 async def inspect_bytes(
-    data: bytes, kind: Literal["document", "audio"], settings: Settings, limiter: anyio.CapacityLimiter
+    data: bytes,
+    kind: Literal["document", "audio"],
+    settings: Settings,
+    limiter: anyio.CapacityLimiter,
+    *,
+    thumbnail_edge_px: int = THUMBNAIL_EDGE_PX,
 ) -> Facts:
-    """Parse a PDF (in the bounded worker) or audio (in a worker thread) as an upload's are."""
+    """Parse a PDF (in the bounded worker) or audio (in a worker thread) as an upload's are
+    (``thumbnail_edge_px=0``: no thumbnail, for a PDF that is not kept)."""
     if kind == "audio":
         audio: AudioFacts = await anyio.to_thread.run_sync(
             lambda: inspect_audio(data, max_seconds=settings.max_audio_seconds), limiter=limiter
@@ -206,6 +212,7 @@ async def inspect_bytes(
             max_pages=settings.max_document_pages,
             timeout=settings.pdf_timeout_seconds,
             memory_bytes=settings.pdf_worker_memory_bytes,
+            thumbnail_edge_px=thumbnail_edge_px,
         )
     return Facts(mime_type="application/pdf", pages=pdf.pages, pdf=pdf)
 
