@@ -320,7 +320,7 @@ def create_app(
                 "registry": registry,
                 "tool_directory": tool_directory,
                 "toolbox": toolbox,
-                "loop_monitor": LoopMonitor(),
+                "loop_monitor": LoopMonitor(stacks=settings.debug),
                 "telemetry": telemetry,
             }
         ),

@@ -114,6 +114,12 @@ class RunManager:
         """Whether this process is executing a run of the thread (its intake may not be committed yet)."""
         return (owner_id, thread_id) in self._threads
 
+    def executing(self, run_id: str, owner_id: str) -> UUID | None:
+        """The primary key of ``owner_id``'s run ``run_id`` if this process is executing it, else
+        ``None``: such a run can be followed before its intake commit lands."""
+        entry = self._runs.get(run_id)
+        return entry[0] if entry is not None and entry[3].plan.owner_id == owner_id else None
+
     def channel(self, run_id: str) -> RunChannel | None:
         """The live channel of a run this process is executing."""
         entry = self._runs.get(run_id)

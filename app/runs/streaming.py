@@ -17,7 +17,6 @@ from app.agui.sse import HEADERS, FrameSource, relay
 from app.errors import Unprocessable
 from app.media.inline_uploads import InlineUploads
 from app.persistence.db import session_scope
-from app.persistence.models import Run
 from app.persistence.repositories import RunEventRepository
 from app.runs.event_store import IntakeNotStored
 from app.runs.intake import Repositories, RunPlan
@@ -95,24 +94,30 @@ def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_sec
 
 
 def follow_stream(
-    run: Run, manager: RunManager, alchemy: SQLAlchemyAsyncConfig, *, after: int, ping_seconds: float
+    run_id: str,
+    run_pk: UUID,
+    manager: RunManager,
+    alchemy: SQLAlchemyAsyncConfig,
+    *,
+    after: int,
+    ping_seconds: float,
 ) -> Stream:
     """A run's events after ``after``, then live ones until its terminal event: from memory on the
     process running it, from the event log anywhere else."""
-    channel = manager.channel(run.external_id)
+    channel = manager.channel(run_id)
     source: FrameSource
     on_close: Callable[[], None]
     traceparent: Callable[[], Awaitable[str | None]]
     if channel is not None:
         subscription = channel.subscribe(after=after)
         source, on_close = subscription, partial(channel.unsubscribe, subscription)
-        traceparent = partial(_local_traceparent, manager.traceparent(run.external_id))
+        traceparent = partial(_local_traceparent, manager.traceparent(run_id))
     else:
-        logged = LoggedFrames(alchemy, run.id, after=after, wakeups=manager.wakeups)
+        logged = LoggedFrames(alchemy, run_pk, after=after, wakeups=manager.wakeups)
         source, on_close = logged, logged.close
-        traceparent = partial(_logged_traceparent, alchemy, run.id)
+        traceparent = partial(_logged_traceparent, alchemy, run_pk)
     body = relay(source, ping_seconds=ping_seconds, on_close=on_close)
-    return sse(observed(body, manager.services.telemetry, follows=(run.external_id, traceparent)))
+    return sse(observed(body, manager.services.telemetry, follows=(run_id, traceparent)))
 
 
 def resume_point(last_event_id: str | None, after: int | None) -> int:

@@ -42,3 +42,5 @@ class LoopStats(WireStruct):
     stalls: int
     """Times the loop was blocked longer than ``warnMs``."""
     warn_ms: float
+    worst_stack: str | None
+    """The loop thread's innermost frames during the worst block (``null`` if none was late enough)."""

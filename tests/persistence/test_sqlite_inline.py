@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -134,10 +135,21 @@ async def test_write_commits_are_checkpointed_into_the_database_file(
     path = tmp_path / "db.sqlite"
 
     def in_file() -> int:
-        """Rows in the database file alone (immutable: the WAL is ignored): what checkpoints copied back."""
-        with sqlite3.connect(f"file:{path}?immutable=1", uri=True) as conn:
-            count: int = conn.execute("SELECT count(*) FROM t").fetchone()[0]
-        return count
+        """Rows in the database file alone (immutable: the WAL is ignored): what checkpoints copied back.
+        An immutable reader takes no lock, so a checkpoint still copying pages in shows it a torn file
+        ("malformed"): then it reads again, until it sees the file whole."""
+        deadline = time.monotonic() + REQUEST_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                with sqlite3.connect(f"file:{path}?immutable=1", uri=True) as conn:
+                    count: int = conn.execute("SELECT count(*) FROM t").fetchone()[0]
+            except sqlite3.DatabaseError as exc:
+                if "malformed" not in str(exc):
+                    raise
+                time.sleep(0.01)
+            else:
+                return count
+        raise AssertionError("the database file stayed torn: a checkpoint broke it")
 
     # Checkpoints run on a worker thread (not the loop, which may wait here): a loaded machine says when.
     until(lambda: in_file() >= CHECKPOINT_EVERY, within=REQUEST_SECONDS, what="a checkpoint into the file")

@@ -130,7 +130,7 @@ async def test_slow_readers_leaving_at_once_neither_stall_the_loop_nor_keep_memo
     figures = (
         f"RSS {before / 2**20:.0f} MiB before, {peak / 2**20:.0f} with the readers, "
         f"{after / 2**20:.0f} after; "
-        f"loop blocked at most {loop['maxBlockedMs']} ms"
+        f"loop blocked at most {loop['maxBlockedMs']} ms, in:\n{loop['worstStack']}"
     )
     assert loop["maxBlockedMs"] < STALL_LIMIT_MS, figures
     assert after <= before * 1.2, figures

@@ -141,7 +141,8 @@ class ChatController(Controller):
         if run is None:
             return Response(content=None, status_code=204)
         return follow_stream(
-            run,
+            run.external_id,
+            run.id,
             run_manager,
             request.app.state.alchemy,
             after=resume_point(request.headers.get("last-event-id"), None),

@@ -23,4 +23,5 @@ class DebugController(Controller):
             max_blocked_ms=round(monitor.max_blocked * 1000, 1),
             stalls=monitor.stalls,
             warn_ms=monitor.warn_seconds * 1000,
+            worst_stack=monitor.worst_stack,
         )

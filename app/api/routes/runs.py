@@ -156,10 +156,14 @@ class RunController(Controller):
     ) -> Stream:
         """Re-attach to a run (an extension: AG-UI 1.0 has no resumption): its events after
         ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
-        the same ``id:`` numbers. Works from any process that shares the database."""
-        run = await owned_run(run_repo, principal, runId)
+        the same ``id:`` numbers. Works from any process that shares the database; on the process
+        running it, also before its intake commit has landed."""
+        run_pk = run_manager.executing(runId, principal.user_id)
+        if run_pk is None:
+            run_pk = (await owned_run(run_repo, principal, runId)).id
         return follow_stream(
-            run,
+            runId,
+            run_pk,
             run_manager,
             request.app.state.alchemy,
             after=resume_point(request.headers.get("last-event-id"), after),
