@@ -49,7 +49,8 @@ MODEL_KEY = "iris/model"
 ``RUN_ERROR``: the last model tried (``provider/modelId``)."""
 ATTEMPTS_KEY = "iris/attempts"
 """On ``RUN_FINISHED`` and ``RUN_ERROR``, when any: the requests that failed and were retried or moved
-on from, and the models skipped while cooled down, in order (:class:`Attempt`)."""
+on from, and the models skipped while cooled down, in order (:class:`Attempt`); on ``RUN_STARTED``,
+when the run starts on a fallback: the cooled-down models it skipped."""
 COOLING_DOWN = "model_cooling_down"
 """An :class:`Attempt`'s code for a model skipped because it is cooled down (no request was made)."""
 

@@ -285,6 +285,8 @@ async def test_a_cool_down_is_shared_by_two_app_instances_on_one_database(
         events = await run(second, alice, run_input(str(uuid.uuid4()), user_message("hi"), model=GPT))
     assert len(fake.requests) == 2  # the second process never asked the cooled-down model
     assert started_on(events) == "local/vision"
+    (started,) = of_type(events, "RUN_STARTED")
+    assert started["metadata"]["iris/attempts"] == [{"model": GPT, "code": "model_cooling_down"}]
     metadata = finished(events)
     assert metadata["iris/model"] == "local/vision"
     assert metadata["iris/attempts"] == [{"model": GPT, "code": "model_cooling_down"}]

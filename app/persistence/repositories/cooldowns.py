@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import case, select, update
+from sqlalchemy import case, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.persistence.models import ModelCooldown
@@ -24,6 +24,24 @@ class CooldownRepository(SQLAlchemyAsyncRepository[ModelCooldown]):
             ModelCooldown.model_ref.in_(list(refs)), ModelCooldown.cooled_until > now
         )
         return set((await self.session.scalars(stmt)).all())
+
+    async def list_cooling(self, now: float) -> Sequence[ModelCooldown]:
+        """Every model cooled down at ``now``, the one that cools longest first."""
+        stmt = (
+            select(ModelCooldown)
+            .where(ModelCooldown.cooled_until > now)
+            .order_by(ModelCooldown.cooled_until.desc(), ModelCooldown.model_ref)
+        )
+        return (await self.session.scalars(stmt)).all()
+
+    async def clear(self, ref: str) -> None:
+        """Forget ``ref``'s failures and end its cool-down: every process's next run tries it again,
+        and a new failure counts from one."""
+        await self.session.execute(
+            delete(ModelCooldown)
+            .where(ModelCooldown.model_ref == ref)
+            .execution_options(synchronize_session=False)
+        )
 
     async def record_failure(self, ref: str, now: float, *, window: float, threshold: int) -> bool:
         """Count one failure of ``ref`` (a window older than ``window`` seconds starts again); at
