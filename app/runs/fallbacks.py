@@ -239,13 +239,17 @@ class Cooldowns:
             return set()
         return await self._safely(lambda repo: repo.cooled(refs, self._clock()), set())
 
-    async def failed(self, ref: str) -> None:
-        """Count a retryable failure of ``ref``; cooling it down counts in ``iris_model_cooldowns``."""
+    async def failed(self, ref: str, code: str) -> None:
+        """Count a retryable failure of ``ref`` (with its run-error ``code``); cooling it down counts in
+        ``iris_model_cooldowns``."""
         if self._seconds <= 0:
             return
         now = self._clock()
         started = await self._safely(
-            lambda repo: repo.record_failure(ref, now, window=self._seconds, threshold=self._failures), False
+            lambda repo: repo.record_failure(
+                ref, now, code=code, window=self._seconds, threshold=self._failures
+            ),
+            False,
         )
         if started:
             log.warning("model %s cooled down for %g s: it kept failing", ref, self._seconds)
@@ -271,7 +275,7 @@ class AttemptLog:
     async def failed(self, ref: str, code: str) -> None:
         self.attempts.append(Attempt(model=ref, code=code))
         if self._cooldowns is not None:
-            await self._cooldowns.failed(ref)
+            await self._cooldowns.failed(ref, code)
 
     def skipped(self, ref: str) -> None:
         """``ref`` was not tried: it is cooled down."""

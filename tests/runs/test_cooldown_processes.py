@@ -101,10 +101,12 @@ def metadata(events: list[dict[str, Any]], kind: str) -> dict[str, Any]:
 
 
 def cooling(process: IrisProcess, admin: dict[str, str]) -> list[str]:
-    """The refs ``process`` lists as cooling down now."""
+    """The refs ``process`` lists as cooling down now (each for the 503s it answered)."""
     listed = httpx.get(f"{process.base_url}/api/models/cooldowns", headers=admin, timeout=REQUEST_SECONDS)
     assert listed.status_code == 200, listed.text
-    return [entry["ref"] for entry in listed.json()["cooldowns"]]
+    entries = listed.json()["cooldowns"]
+    assert {entry["lastCode"] for entry in entries} <= {"provider_unavailable"}
+    return [entry["ref"] for entry in entries]
 
 
 def test_a_model_cooled_down_by_one_process_is_skipped_by_another_until_it_expires(

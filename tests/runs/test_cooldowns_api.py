@@ -67,6 +67,7 @@ async def test_a_cooled_down_model_is_listed_and_ending_it_gets_it_tried_again(
         assert entry["ref"] == GPT
         assert entry["id"] == await gpt_id(client, root)
         assert entry["failures"] == 0
+        assert entry["lastCode"] == "provider_unavailable"
         since, until = (dt.datetime.fromisoformat(entry[k]) for k in ("since", "until"))
         assert since.tzinfo is not None
         assert until - since == dt.timedelta(seconds=600)

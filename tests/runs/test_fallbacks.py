@@ -327,7 +327,9 @@ async def test_a_cooled_down_fallback_is_skipped_for_the_next_one(
     try:
         async with AsyncSession(engine) as db:  # another process saw local/text fail
             repo = CooldownRepository(session=db)
-            assert await repo.record_failure("local/text", time.time(), window=600, threshold=1)
+            assert await repo.record_failure(
+                "local/text", time.time(), code="provider_unavailable", window=600, threshold=1
+            )
             await db.commit()
     finally:
         await engine.dispose()

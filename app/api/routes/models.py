@@ -219,6 +219,7 @@ class ModelController(Controller):
                     since=_instant(row.window_start),
                     until=_instant(row.cooled_until or row.window_start),
                     failures=row.failures,
+                    last_code=row.last_code,
                 )
                 for row in rows
             ]

@@ -43,22 +43,25 @@ class CooldownRepository(SQLAlchemyAsyncRepository[ModelCooldown]):
             .execution_options(synchronize_session=False)
         )
 
-    async def record_failure(self, ref: str, now: float, *, window: float, threshold: int) -> bool:
-        """Count one failure of ``ref`` (a window older than ``window`` seconds starts again); at
-        ``threshold`` failures the model is cooled down for ``window`` seconds and its count restarts.
-        ``True`` when this failure cooled it down.
+    async def record_failure(self, ref: str, now: float, *, code: str, window: float, threshold: int) -> bool:
+        """Count one failure of ``ref`` with the run-error ``code`` it had (a window older than
+        ``window`` seconds starts again); at ``threshold`` failures the model is cooled down for
+        ``window`` seconds and its count restarts. ``True`` when this failure cooled it down.
 
         One ``INSERT … ON CONFLICT DO UPDATE … RETURNING`` counts it atomically on both engines and holds
         the row (PostgreSQL) or the write lock (SQLite) until the caller's transaction ends, so two
         processes never both start the same cool-down."""
         dialect = postgresql if self.session.get_bind().dialect.name == "postgresql" else sqlite
-        stmt = dialect.insert(ModelCooldown).values(model_ref=ref, failures=1, window_start=now)
+        stmt = dialect.insert(ModelCooldown).values(
+            model_ref=ref, failures=1, window_start=now, last_code=code
+        )
         expired = ModelCooldown.window_start + window <= now
         stmt = stmt.on_conflict_do_update(
             index_elements=["model_ref"],
             set_={
                 "failures": case((expired, 1), else_=ModelCooldown.failures + 1),
                 "window_start": case((expired, now), else_=ModelCooldown.window_start),
+                "last_code": code,
             },
         ).returning(ModelCooldown.failures, ModelCooldown.cooled_until)
         failures, cooled_until = (await self.session.execute(stmt)).one()
