@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.catalogue.agent_tools import KnownTools, ToolDirectory
 from app.persistence.repositories import (
     AgentRepository,
+    CooldownRepository,
     McpServerRepository,
     MessageRepository,
     ModelRepository,
@@ -97,6 +98,10 @@ def provide_models(db_session: NamedDependency[AsyncSession]) -> ModelRepository
     return ModelRepository(session=db_session)
 
 
+def provide_cooldowns(db_session: NamedDependency[AsyncSession]) -> CooldownRepository:
+    return CooldownRepository(session=db_session)
+
+
 def provide_agents(db_session: NamedDependency[AsyncSession]) -> AgentRepository:
     return AgentRepository(session=db_session)
 
@@ -137,6 +142,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
+    "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),
     "agent_repo": Provide(provide_agents, sync_to_thread=False),
     "mcp_repo": Provide(provide_mcp_servers, sync_to_thread=False),
     "session_repo": Provide(provide_sessions, sync_to_thread=False),

@@ -294,7 +294,8 @@ class QuotaUsage(BigIntBase):
 class ModelCooldown(BigIntBase):
     """A model's recent retryable failures, shared by every process: ``failures`` counted since
     ``window_start`` (Unix seconds); past ``IRIS_COOLDOWN_FAILURES`` it is cooled down until
-    ``cooled_until``, and runs with fallbacks skip it meanwhile."""
+    ``cooled_until``, and runs with fallbacks skip it meanwhile. ``last_code`` is the run-error code of
+    its latest failure (``provider_rate_limit``, …), for the operator's listing."""
 
     __tablename__ = "model_cooldowns"
 
@@ -302,6 +303,7 @@ class ModelCooldown(BigIntBase):
     failures: Mapped[int] = mapped_column(Integer)
     window_start: Mapped[float] = mapped_column(Float)
     cooled_until: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class CatalogueGeneration(BigIntBase):

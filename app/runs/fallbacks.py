@@ -49,7 +49,8 @@ MODEL_KEY = "iris/model"
 ``RUN_ERROR``: the last model tried (``provider/modelId``)."""
 ATTEMPTS_KEY = "iris/attempts"
 """On ``RUN_FINISHED`` and ``RUN_ERROR``, when any: the requests that failed and were retried or moved
-on from, and the models skipped while cooled down, in order (:class:`Attempt`)."""
+on from, and the models skipped while cooled down, in order (:class:`Attempt`); on ``RUN_STARTED``,
+when the run starts on a fallback: the cooled-down models it skipped."""
 COOLING_DOWN = "model_cooling_down"
 """An :class:`Attempt`'s code for a model skipped because it is cooled down (no request was made)."""
 
@@ -238,13 +239,17 @@ class Cooldowns:
             return set()
         return await self._safely(lambda repo: repo.cooled(refs, self._clock()), set())
 
-    async def failed(self, ref: str) -> None:
-        """Count a retryable failure of ``ref``; cooling it down counts in ``iris_model_cooldowns``."""
+    async def failed(self, ref: str, code: str) -> None:
+        """Count a retryable failure of ``ref`` (with its run-error ``code``); cooling it down counts in
+        ``iris_model_cooldowns``."""
         if self._seconds <= 0:
             return
         now = self._clock()
         started = await self._safely(
-            lambda repo: repo.record_failure(ref, now, window=self._seconds, threshold=self._failures), False
+            lambda repo: repo.record_failure(
+                ref, now, code=code, window=self._seconds, threshold=self._failures
+            ),
+            False,
         )
         if started:
             log.warning("model %s cooled down for %g s: it kept failing", ref, self._seconds)
@@ -270,7 +275,7 @@ class AttemptLog:
     async def failed(self, ref: str, code: str) -> None:
         self.attempts.append(Attempt(model=ref, code=code))
         if self._cooldowns is not None:
-            await self._cooldowns.failed(ref)
+            await self._cooldowns.failed(ref, code)
 
     def skipped(self, ref: str) -> None:
         """``ref`` was not tried: it is cooled down."""

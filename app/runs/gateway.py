@@ -40,23 +40,36 @@ class _Queued:
         pass  # nothing is stored
 
 
-async def run_events(plan: RunPlan, services: RunServices) -> AsyncIterator[AgUiEvent]:
-    """The run's events up to and including its terminal one; closing the iterator early cancels it."""
-    sink = _Queued()
-    task = asyncio.create_task(Orchestrator(plan, services, sink).run())
-    try:
-        while True:
-            event = await sink.queue.get()
-            yield event
-            if isinstance(event, RunFinished | RunError):
-                return
-    finally:
-        if not task.done():
-            # Not awaited: a consumer closed by cancellation would cut the run's own clean-up short
-            # (the vendor's connection is then left open). Kept referenced until it has ended.
-            task.cancel()
-            _ENDING.add(task)
-            task.add_done_callback(_ENDING.discard)
+class GatewayRun:
+    """One stateless run: its events (:meth:`events`) and the model it is on (:attr:`model_ref`)."""
+
+    def __init__(self, plan: RunPlan, services: RunServices) -> None:
+        self._sink = _Queued()
+        self._orchestrator = Orchestrator(plan, services, self._sink)
+
+    @property
+    def model_ref(self) -> str:
+        """The model the run is on now (``provider/modelId``). Once an event of the answer has been
+        emitted this is the model that answers: a run moves to a fallback only before any."""
+        return self._orchestrator.plan.model_ref
+
+    async def events(self) -> AsyncIterator[AgUiEvent]:
+        """The run's events up to and including its terminal one; closing the iterator early cancels
+        the run."""
+        task = asyncio.create_task(self._orchestrator.run())
+        try:
+            while True:
+                event = await self._sink.queue.get()
+                yield event
+                if isinstance(event, RunFinished | RunError):
+                    return
+        finally:
+            if not task.done():
+                # Not awaited: a consumer closed by cancellation would cut the run's own clean-up short
+                # (the vendor's connection is then left open). Kept referenced until it has ended.
+                task.cancel()
+                _ENDING.add(task)
+                task.add_done_callback(_ENDING.discard)
 
 
 _ENDING: set[asyncio.Task[None]] = set()

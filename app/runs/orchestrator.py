@@ -34,7 +34,7 @@ from app.runs.attachments import NOTICES_KEY
 from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
-from app.runs.fallbacks import MODEL_KEY, AttemptLog, ModelChoice, attempts_metadata, retryable_code
+from app.runs.fallbacks import AttemptLog, ModelChoice, attempts_metadata, retryable_code
 from app.runs.intake import RunPlan
 from app.runs.model_turn import Builder, ModelTurns, Turn
 from app.runs.outputs import AGENT_KEY, IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
@@ -109,7 +109,7 @@ class Orchestrator:
             if self._fallbacks:
                 await self._skip_cooled()
             plan = self.plan
-            started: dict[str, object] = {MODEL_KEY: plan.model_ref}
+            started = attempts_metadata(plan.model_ref, self._attempts.attempts)  # cooled-down ones skipped
             if plan.ignored_resume_ids:
                 started[IGNORED_RESUME_KEY] = list(plan.ignored_resume_ids)
             if plan.user_message_id is not None:

@@ -59,6 +59,27 @@ class ModelList(WireStruct):
     models: list[ModelOut]
 
 
+class ModelCooldownOut(WireStruct, omit_defaults=True):
+    """A model cooling down: every process's runs with fallbacks skip it from ``since`` to ``until``,
+    because it failed ``IRIS_COOLDOWN_FAILURES`` times within ``IRIS_COOLDOWN_SECONDS``. ``lastCode``
+    is the run-error code of its latest failure (``provider_rate_limit``, ``provider_unavailable``,
+    ``provider_timeout``); ``failures`` counts its failures since (runs try it when all their models
+    are cooling down). ``id`` is the catalogue model's, absent when none has this ``ref`` any more."""
+
+    ref: str
+    since: dt.datetime
+    until: dt.datetime
+    failures: int
+    last_code: str | None = None
+    id: str | None = None
+
+
+class ModelCooldownList(WireStruct):
+    """``GET /api/models/cooldowns``."""
+
+    cooldowns: list[ModelCooldownOut]
+
+
 class ModelCreate(RequestStruct):
     """``POST /api/models``. Secrets never go in ``options``: vendors read them from the environment.
     ``fallbacks`` name catalogue models (``provider/modelId``, not this one); ``retryAttempts`` (the

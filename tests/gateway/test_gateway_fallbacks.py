@@ -1,5 +1,6 @@
-"""The OpenAI gateway falls back as runs do: a failing model answered by its fallback (the completion
-names the model that answered), and a fallback that does not honour the request's knobs skipped."""
+"""The OpenAI gateway falls back as runs do: a failing model answered by its fallback (the completion,
+and every chunk of a streamed one, names the model that answered), and a fallback that does not honour
+the request's knobs skipped."""
 
 from __future__ import annotations
 
@@ -41,6 +42,24 @@ def test_a_failing_model_is_answered_by_its_fallback(gateway: Gateway) -> None:
     assert answer.model == "anthropic/claude-sonnet-4-5"
     assert len(gateway.openai.requests) == 1
     assert gateway.anthropic.requests[-1].json["temperature"] == 0.3  # the request, built for Claude
+
+
+def test_every_chunk_of_a_streamed_fallback_answer_names_the_fallback(gateway: Gateway) -> None:
+    fall_back_to_claude(gateway)
+    gateway.openai.server_error()
+    gateway.anthropic.reply(fa.text_answer(["From ", "Claude."]))
+    stream = client(gateway).chat.completions.create(
+        model="openai/gpt-4o",
+        messages=[{"role": "user", "content": "Hello"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "From Claude."
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert [c.model for c in chunks] == ["anthropic/claude-sonnet-4-5"] * len(chunks)
+    assert chunks[-1].usage is not None  # the usage chunk names it too
+    assert len(gateway.openai.requests) == 1
 
 
 def test_a_fallback_that_ignores_a_knob_is_skipped(gateway: Gateway) -> None:

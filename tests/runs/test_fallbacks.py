@@ -285,6 +285,8 @@ async def test_a_cool_down_is_shared_by_two_app_instances_on_one_database(
         events = await run(second, alice, run_input(str(uuid.uuid4()), user_message("hi"), model=GPT))
     assert len(fake.requests) == 2  # the second process never asked the cooled-down model
     assert started_on(events) == "local/vision"
+    (started,) = of_type(events, "RUN_STARTED")
+    assert started["metadata"]["iris/attempts"] == [{"model": GPT, "code": "model_cooling_down"}]
     metadata = finished(events)
     assert metadata["iris/model"] == "local/vision"
     assert metadata["iris/attempts"] == [{"model": GPT, "code": "model_cooling_down"}]
@@ -325,7 +327,9 @@ async def test_a_cooled_down_fallback_is_skipped_for_the_next_one(
     try:
         async with AsyncSession(engine) as db:  # another process saw local/text fail
             repo = CooldownRepository(session=db)
-            assert await repo.record_failure("local/text", time.time(), window=600, threshold=1)
+            assert await repo.record_failure(
+                "local/text", time.time(), code="provider_unavailable", window=600, threshold=1
+            )
             await db.commit()
     finally:
         await engine.dispose()

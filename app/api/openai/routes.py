@@ -2,7 +2,7 @@
 
 Stateless, like ``POST /api/llm/chat``, and through the same core (:func:`app.runs.stateless.stateless_run`:
 the model, its capabilities and limits, the knobs it honours, the request budget) and the same engine
-(:func:`app.runs.gateway.run_events`: deadlines, usage, reasoning); quotas count it as a run.
+(:class:`app.runs.gateway.GatewayRun`: deadlines, usage, reasoning); quotas count it as a run.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
 from app.errors import NotFound
 from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository, UploadRepository
-from app.runs.gateway import run_events
+from app.runs.gateway import GatewayRun
 from app.runs.manager import RunManager
 from app.runs.stateless import stateless_run
 from app.runs.streaming import observed
@@ -145,7 +145,8 @@ class OpenAIController(Controller):
         await admit_run(db_session, principal, settings, stored=False)
         await db_session.commit()  # counted before the vendor is called, whatever happens next
         answer = Answer(completion_id=f"chatcmpl-{uuid.uuid4().hex}", model=plan.model_ref)
-        events = run_events(plan, run_manager.services)
+        run = GatewayRun(plan, run_manager.services)
+        events = run.events()
         if not data.stream:
             async with contextlib.aclosing(events):  # type: ignore[type-var]
                 async for event in events:
@@ -163,6 +164,7 @@ class OpenAIController(Controller):
                 return _failed(event)
             if isinstance(event, RunFinished) or probe.take(event) is not None:
                 break
+        answer.model = run.model_ref  # the answering model, a fallback perhaps: every chunk names it
         include_usage = data.stream_options is not None and data.stream_options.include_usage
         body = stream_chunks(
             answer, _chained(early, events), include_usage=include_usage, error=lambda e: run_failure(e)[1]

@@ -208,6 +208,7 @@ class RunStartedMetadata(
         "traceparent": TRACEPARENT_KEY,
         "agent": AGENT_KEY,
         "model": MODEL_KEY,
+        "attempts": ATTEMPTS_KEY,
     },
     kw_only=True,
 ):
@@ -224,6 +225,9 @@ class RunStartedMetadata(
     model: str | None = None
     """The model the run starts on (``provider/modelId``): the one asked for, or its first fallback
     not cooled down."""
+    attempts: list[Attempt] | None = None
+    """When the run starts on a fallback: the models skipped because they are cooling down (code
+    ``model_cooling_down``), in order; absent otherwise."""
 
 
 class RunFinishedMetadata(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from collections.abc import Sequence
 from typing import Annotated
 from uuid import UUID
@@ -17,8 +19,15 @@ from app.catalogue.options import check_options
 from app.catalogue.views import model_out
 from app.errors import Conflict, NotFound
 from app.persistence.models import ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository
-from app.schemas.catalogue import ModelCreate, ModelList, ModelOut, ModelUpdate
+from app.persistence.repositories import AgentRepository, CooldownRepository, ModelRepository
+from app.schemas.catalogue import (
+    ModelCooldownList,
+    ModelCooldownOut,
+    ModelCreate,
+    ModelList,
+    ModelOut,
+    ModelUpdate,
+)
 from app.security.auth import Principal
 from app.settings import Settings
 from providers.registry import ProviderRegistry
@@ -44,7 +53,7 @@ class ModelController(Controller):
     path = "/api/models"
     tags = ["Models"]
     security = [{"BearerToken": []}]
-    signature_types = [Principal, ModelRepository, AgentRepository, ProviderRegistry]
+    signature_types = [Principal, ModelRepository, AgentRepository, CooldownRepository, ProviderRegistry]
 
     @get("/", operation_id="ListModels", operation_class=documented())
     async def list_models(
@@ -185,3 +194,57 @@ class ModelController(Controller):
         if await agent_repo.uses_model(model_id):
             raise Conflict("An agent uses this model as its default; change that first.", code="model_in_use")
         await model_repo.delete(model_id)
+
+    @get(
+        "/cooldowns",
+        operation_id="ListModelCooldowns",
+        operation_class=documented(problems={403: ["admin_required"]}),
+    )
+    async def list_cooldowns(
+        self,
+        admin: NamedDependency[Principal],
+        model_repo: NamedDependency[ModelRepository],
+        cooldown_repo: NamedDependency[CooldownRepository],
+    ) -> ModelCooldownList:
+        """The models cooling down now, across every process (the one cooling longest first): runs
+        with fallbacks skip them until their ``until``."""
+        rows = await cooldown_repo.list_cooling(time.time())
+        catalogue = await model_repo.list_catalogue(include_disabled=True) if rows else ()
+        ids = {model.ref: str(model.id) for model in catalogue}
+        return ModelCooldownList(
+            cooldowns=[
+                ModelCooldownOut(
+                    ref=row.model_ref,
+                    id=ids.get(row.model_ref),
+                    since=_instant(row.window_start),
+                    until=_instant(row.cooled_until or row.window_start),
+                    failures=row.failures,
+                    last_code=row.last_code,
+                )
+                for row in rows
+            ]
+        )
+
+    @delete(
+        "/{modelId:str}/cooldown",
+        operation_id="EndModelCooldown",
+        status_code=204,
+        operation_class=documented(problems={403: ["admin_required"], 404: ["model_not_found"]}),
+    )
+    async def end_cooldown(
+        self,
+        admin: NamedDependency[Principal],
+        modelId: ModelIdParameter,
+        model_repo: NamedDependency[ModelRepository],
+        cooldown_repo: NamedDependency[CooldownRepository],
+    ) -> None:
+        """End the model's cool-down now and forget its failures: the next run, in any process, tries
+        it again. Also 204 when it is not cooling down."""
+        row = await model_repo.get_one_or_none(id=_model_id(modelId))
+        if row is None:
+            raise NotFound("No such model.", code="model_not_found")
+        await cooldown_repo.clear(row.ref)
+
+
+def _instant(unix_seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(unix_seconds, dt.UTC)
