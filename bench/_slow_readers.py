@@ -97,9 +97,11 @@ class SlowReaders:
             read = await asyncio.gather(*readers)
             self.bytes_read += read
             client.errors["slow reader got nothing"] += read.count(0)
-            # wait for the run's end, then take what the stalled stream holds
+            # wait for the run's end (past its last event: no events, ends with the run), then take
+            # what the stalled stream holds
             ended = await client.http.get(path, headers=client.headers, params={"after": 10**9}, timeout=300)
-            if not client.ended(frames(ended.content), "long run"):
+            if ended.status_code != 200 or frames(ended.content):
+                client.errors[f"waiting for the long run's end: {ended.status_code}"] += 1
                 return
             first = frames(b"".join([chunk async for chunk in stalled.aiter_bytes()]))
         self.rounds += 1

@@ -62,10 +62,12 @@ class Subscription:
     """One follower: its position in its channel's frames, handed out in bounded pieces (see
     :class:`app.agui.sse.FrameSource`)."""
 
-    def __init__(self, frames: list[Frame], ends: list[int], position: int) -> None:
+    def __init__(self, frames: list[Frame], ends: list[int], position: int, after: int = 0) -> None:
         self._frames = frames  # the channel's own lists (append-only), not a copy
         self._ends = ends
         self._next = position
+        self._after = after
+        """Frames numbered up to here are never handed out (a follower that asked past the live end)."""
         self._ready = asyncio.Event()
         self._writing = False  # between handing out a piece and asking for the next one
         self._ended = False
@@ -122,10 +124,16 @@ class Subscription:
 
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
         self._writing = False
+        self._skip_asked_past()
         if self._next >= len(self._frames) and not self._ended:
             try:
                 async with asyncio.timeout(wait_seconds):  # no helper task: a push wakes this one directly
-                    await self._ready.wait()
+                    while True:
+                        await self._ready.wait()
+                        self._ready.clear()
+                        self._skip_asked_past()
+                        if self._next < len(self._frames) or self._ended:
+                            break
             except TimeoutError:
                 return []
         self._ready.clear()
@@ -139,6 +147,10 @@ class Subscription:
         self._next = stop
         self._writing = True
         return self._frames[start:stop]
+
+    def _skip_asked_past(self) -> None:
+        while self._next < len(self._frames) and self._frames[self._next][0] <= self._after:
+            self._next += 1
 
 
 def _ends_of(frames: list[Frame]) -> list[int]:
@@ -172,7 +184,7 @@ class RunChannel:
     def subscribe(self, after: int = 0) -> Subscription:
         """A subscription that first gets the frames numbered after ``after``, then the live ones."""
         position = bisect.bisect_right(self._frames, after, key=lambda frame: frame[0])
-        subscription = Subscription(self._frames, self._ends, position)
+        subscription = Subscription(self._frames, self._ends, position, after)
         if self.closed:
             subscription.end()
         else:

@@ -273,6 +273,29 @@ async def test_re_attach_at_or_past_a_finished_runs_last_event_ends_at_once(
         assert parse_sse_with_comments(response.content)[0] == []
 
 
+async def test_re_attach_past_a_live_runs_last_event_gets_nothing_and_ends_with_the_run(
+    base_url: str, alice: dict[str, str]
+) -> None:
+    """Asked past the end while the run is still going (served from memory on its process), the
+    stream hands out no event numbered at or below ``after`` — as for a finished run — and ends when
+    the run does: a client can wait for a run's end this way."""
+    body = run_input(
+        str(uuid.uuid4()), user_message(" ".join(f"w{i}" for i in range(20))), model="local/slow"
+    )
+    path = f"/agent/runs/{body['runId']}/events"
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=REQUEST_SECONDS) as http,
+        http.stream("POST", "/agent/runs", json=body, headers=alice) as started,
+    ):
+        chunks = started.aiter_bytes()
+        assert b"RUN_STARTED" in await anext(chunks)
+        past_end = await http.get(path, headers=alice, params={"after": 10**9})
+        rest = b"".join([chunk async for chunk in chunks])
+    assert past_end.status_code == 200
+    assert parse_sse_with_comments(past_end.content)[0] == []
+    assert b"RUN_FINISHED" in rest  # it ended with the run, not before
+
+
 async def test_cancel_mid_stream_closes_everything_and_keeps_the_partial_answer(
     base_url: str, alice: dict[str, str], stored: Stored
 ) -> None:
