@@ -4,16 +4,18 @@ Only called when tracing is configured: with it off, nothing here is imported an
 The provider is the app's own, passed explicitly to every instrumentation (the request-span
 middleware, the vendor HTTP client, the database engine); it is not installed as OpenTelemetry's
 global provider, so several apps in one process (tests, an embedding host) keep theirs apart and a
-host's own global provider is left alone.
+host's own global provider is left alone. What is registered on an app's objects is removed with it
+(:func:`instrument_engine` returns the undo).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+import httpx
 from opentelemetry import trace
-from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -35,9 +37,10 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.settings import OtelSettings
+from app.telemetry.http_client import trace_client
 
 NO_METER = NoOpMeterProvider()
-"""Instrumentations also record OpenTelemetry metrics; Iris's metrics are Prometheus, so theirs go nowhere."""
+"""The OTLP exporter also records OpenTelemetry metrics; Iris's metrics are Prometheus, so its go nowhere."""
 
 
 def sampler(otel: OtelSettings) -> Sampler:
@@ -92,12 +95,13 @@ def otlp_exporter(otel: OtelSettings) -> SpanExporter:
     )
 
 
-def instrument_http_client(client: Any, provider: TracerProvider) -> None:
-    """Vendor requests become client spans, and carry the W3C ``traceparent`` of the current span."""
-    HTTPXClientInstrumentor.instrument_client(client, tracer_provider=provider, meter_provider=NO_METER)
+def instrument_http_client(client: httpx.AsyncClient, provider: TracerProvider) -> None:
+    """Vendor requests become client spans, and carry the W3C ``traceparent`` of the current span
+    (app/telemetry/http_client.py). The client is the app's own and closed with it."""
+    trace_client(client, provider.get_tracer("iris.http_client"))
 
 
-def instrument_engine(engine: AsyncEngine, provider: TracerProvider) -> None:
+def instrument_engine(engine: AsyncEngine, provider: TracerProvider) -> Callable[[], None]:
     """Each statement run inside a recorded span becomes its child (kind CLIENT, the database
     conventions' ``db.system.name``, ``db.namespace``, ``db.operation.name``, ``db.query.text``).
 
@@ -106,6 +110,9 @@ def instrument_engine(engine: AsyncEngine, provider: TracerProvider) -> None:
     A statement outside a recorded span (an unsampled run, the run keeper's heartbeats) makes none, so
     it costs one context lookup; that is why this is not the contrib SQLAlchemy instrumentation, which
     builds every statement's attributes and span whether or not anything records them.
+
+    Returns what removes the listeners: the app calls it on shutdown, so an engine that outlives the
+    app (or is shared by the next one) does not keep tracing into a provider that has shut down.
     """
     tracer = provider.get_tracer("iris.db")
     url = engine.url
@@ -137,6 +144,17 @@ def instrument_engine(engine: AsyncEngine, provider: TracerProvider) -> None:
             span.set_status(Status(StatusCode.ERROR, type(exception_context.original_exception).__name__))
             span.end()
 
-    event.listen(engine.sync_engine, "before_cursor_execute", before)
-    event.listen(engine.sync_engine, "after_cursor_execute", after)
-    event.listen(engine.sync_engine, "handle_error", failed)
+    listeners: dict[str, Callable[..., None]] = {
+        "before_cursor_execute": before,
+        "after_cursor_execute": after,
+        "handle_error": failed,
+    }
+    for name, listener in listeners.items():
+        event.listen(engine.sync_engine, name, listener)
+
+    def remove() -> None:
+        for name, listener in listeners.items():
+            if event.contains(engine.sync_engine, name, listener):
+                event.remove(engine.sync_engine, name, listener)
+
+    return remove
