@@ -145,12 +145,12 @@ def create_app(
     if warning := settings.public_url_warning:
         log.warning(warning)
     alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
-    untrace_engine: Callable[[], None] | None = None
+    untrace_database: Callable[[], None] | None = None
     if telemetry.provider is not None:
-        from app.telemetry.tracing import instrument_engine, instrument_http_client
+        from app.telemetry.tracing import instrument_database, instrument_http_client
 
         instrument_http_client(http, telemetry.provider)
-        untrace_engine = instrument_engine(alchemy.get_engine(), telemetry.provider)
+        untrace_database = instrument_database(alchemy, telemetry.provider)
     tool_directory = build_tool_directory(toolbox.registry)
     try:
         storage = create_storage(settings)
@@ -293,8 +293,8 @@ def create_app(
         await app.state.loop_monitor.stop()
         if listener is not None:
             listener.stop()
-        if untrace_engine is not None:
-            untrace_engine()
+        if untrace_database is not None:
+            untrace_database()
         await anyio.to_thread.run_sync(telemetry.shutdown)  # the spans still buffered are exported
         process_exited(settings.prometheus_multiproc_dir)
 
