@@ -3,8 +3,8 @@
 An httpx transport wrapped around the vendor client's own (and its proxy mounts'), in place of the
 contrib httpx instrumentation: that one parsed the URL, built the span's attributes and went through
 its span machinery for every request, recorded or not. Here a request under a span that is not
-recording (an unsampled run) only gets ``traceparent`` (flags ``00``: the vendor learns the trace was
-not sampled) and ``tracestate``; one under a recorded span becomes a span of its own, kind CLIENT,
+recording (an unsampled run) only gets ``traceparent`` (its sampled flag clear: the vendor learns the
+trace was not sampled) and ``tracestate``; one under a recorded span becomes a span of its own, kind CLIENT,
 named by its method, with the stable HTTP client conventions' attributes, and the vendor's parent is
 that span. The span ends when the response's headers arrive (the body is the model turn's, streamed
 under its ``chat`` span). Outside any span nothing is added.

@@ -43,7 +43,7 @@ from app.telemetry.http_client import trace_client
 
 BEFORE, AFTER = "before_cursor_execute", "after_cursor_execute"
 NO_METER = NoOpMeterProvider()
-"""The OTLP exporter also records OpenTelemetry metrics; Iris's metrics are Prometheus, so its go nowhere."""
+"""The OTLP exporter also records OpenTelemetry metrics; Iris's are Prometheus, so those go nowhere."""
 
 
 def sampler(otel: OtelSettings) -> Sampler:
