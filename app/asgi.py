@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -145,11 +145,12 @@ def create_app(
     if warning := settings.public_url_warning:
         log.warning(warning)
     alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
+    untrace_database: Callable[[], None] | None = None
     if telemetry.provider is not None:
-        from app.telemetry.tracing import instrument_engine, instrument_http_client
+        from app.telemetry.tracing import instrument_database, instrument_http_client
 
         instrument_http_client(http, telemetry.provider)
-        instrument_engine(alchemy.get_engine(), telemetry.provider)
+        untrace_database = instrument_database(alchemy, telemetry.provider)
     tool_directory = build_tool_directory(toolbox.registry)
     try:
         storage = create_storage(settings)
@@ -292,6 +293,8 @@ def create_app(
         await app.state.loop_monitor.stop()
         if listener is not None:
             listener.stop()
+        if untrace_database is not None:
+            untrace_database()
         await anyio.to_thread.run_sync(telemetry.shutdown)  # the spans still buffered are exported
         process_exited(settings.prometheus_multiproc_dir)
 

@@ -8,6 +8,13 @@ then sends ``notifications/cancelled``, as it does when the calling run is cance
 is down or closes the connection gives the caller a :class:`tools.ToolFailed` (the model sees a
 tool error) and is reconnected after a backoff (0.5 s doubling to 30 s); an idle connection re-lists
 the tools every 30 s, so a crash is noticed before the next call.
+
+A call carries the W3C trace context of its ``execute_tool`` span (when tracing is on) in the request's
+``params._meta`` (``traceparent``, ``tracestate``: the MCP convention, SEP-414, which the SDK's servers
+read), over either transport; over Streamable HTTP also as the request's headers, for the proxies and
+HTTP instrumentation in front of a server. The SDK sends from the connection's own task, not the
+caller's, so the headers are copied from the message's ``_meta`` as the request leaves
+(:func:`carry_trace_context`), not read from the current span there.
 """
 
 from __future__ import annotations
@@ -15,13 +22,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import json
 import logging
 import time
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import httpx2
 import mcp_types as mt
@@ -33,6 +41,7 @@ from pydantic import ValidationError
 
 from app.mcp.config import MissingVariable, ServerConfig
 from app.mcp.results import tool_result
+from app.telemetry import trace_headers
 from tools import ToolFailed, ToolHints, ToolResult
 
 log = logging.getLogger("iris.mcp")
@@ -116,7 +125,9 @@ class ServerConnection:
         try:
             # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
             async with asyncio.timeout(timeout + 5):
-                result = await client.call_tool(tool, dict(arguments), read_timeout_seconds=timeout)
+                result = await client.call_tool(
+                    tool, dict(arguments), read_timeout_seconds=timeout, meta=trace_meta()
+                )
         except MCPError as exc:
             if exc.code == mt.REQUEST_TIMEOUT:
                 raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s (cancelled)") from None
@@ -282,6 +293,7 @@ class ServerConnection:
                 timeout=httpx2.Timeout(
                     config.connect_timeout_seconds, read=max(config.call_timeout_seconds, 30)
                 ),
+                event_hooks={"request": [carry_trace_context]},
             )
             stack.push_async_callback(http.aclose)
             return Client(streamable_http_client(config.url, http_client=http), message_handler=on_message)
@@ -321,6 +333,34 @@ class ServerConnection:
             if cursor is None:
                 break
         self._tools, self._listed_at, self._stale = found, time.monotonic(), False
+
+
+def trace_meta() -> mt.RequestParamsMeta | None:
+    """The current span's W3C trace context for a request's ``_meta``; none outside a span."""
+    headers = trace_headers()
+    return cast("mt.RequestParamsMeta", headers) if headers else None  # an open map: any keys
+
+
+TRACE_CONTEXT = ("traceparent", "tracestate")
+
+
+async def carry_trace_context(request: httpx2.Request) -> None:
+    """A Streamable HTTP request whose JSON-RPC message carries trace context in ``params._meta``
+    also carries it as headers. Only a body that names ``traceparent`` is parsed (a tool call in a
+    traced run), so other requests cost a byte search."""
+    try:
+        body = request.content
+    except httpx2.RequestNotRead:  # a streamed body: not a JSON-RPC message the SDK sends
+        return
+    if b'"traceparent"' not in body:
+        return
+    try:
+        meta = json.loads(body)["params"]["_meta"]
+    except (ValueError, KeyError, TypeError):
+        return
+    for name in TRACE_CONTEXT:
+        if isinstance(value := meta.get(name), str):
+            request.headers[name] = value
 
 
 def _tool(server: str, tool: mt.Tool) -> McpTool:

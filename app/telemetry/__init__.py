@@ -5,7 +5,7 @@ tool calls record through it (``RunServices.telemetry``), and so do the hooks ot
 :meth:`Telemetry.record_retry`, :meth:`Telemetry.record_fallback`, :meth:`Telemetry.record_cooldown`
 (vendor retries, fallbacks and cool-downs), :meth:`Telemetry.problem` (refusals, quotas among them)
 and :meth:`Telemetry.write_wait` (SQLite's write turn). :func:`trace_headers` gives the W3C trace
-context of the current span for calls that do not go through the instrumented HTTP client (MCP).
+context of the current span for calls that do not go through the traced vendor client (MCP).
 What is recorded, and its names, is in docs/operations.md.
 """
 
@@ -40,7 +40,7 @@ def build_telemetry(settings: Settings, *, span_exporter: SpanExporter | None = 
 
 
 def trace_headers() -> dict[str, str]:
-    """``traceparent`` (and ``tracestate``) of the current span, for a request the instrumented vendor
+    """``traceparent`` (and ``tracestate``) of the current span, for a request the traced vendor
     client does not make (an MCP server's); empty when there is no span."""
     headers: dict[str, str] = {}
     W3C.inject(headers)

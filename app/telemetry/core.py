@@ -194,13 +194,13 @@ class RunTelemetry:
         self.span: Span | None = None
         self._trace: SpanContext | None = None
         """The run's span context, or its request's when that one was not sampled (then no span is made)."""
+        self.trace_ids: dict[str, str] = {}
+        """``traceId`` (hex) and ``traceparent`` (W3C) of the run's span, for ``RUN_STARTED.metadata``
+        and followers in other processes, once entered; empty when tracing is off."""
         self._started = 0.0
         self._stack = contextlib.ExitStack()
 
-    @property
-    def trace_ids(self) -> dict[str, str]:
-        """``traceId`` (hex) and ``traceparent`` (W3C) of the run's span, for ``RUN_STARTED.metadata``
-        and followers in other processes; empty when tracing is off."""
+    def _trace_ids(self) -> dict[str, str]:
         if self._trace is None or not self._trace.is_valid:
             return {}
         carrier: dict[str, str] = {}
@@ -219,6 +219,7 @@ class RunTelemetry:
             self.span = opened(self._stack, tracer, name, SpanKind.INTERNAL, self._attributes)
             if self.span is not None:
                 self._trace = self.span.get_span_context()
+        self.trace_ids = self._trace_ids()  # made once: the logs, RUN_STARTED and followers share it
         trace_id = self.trace_ids.get("traceId")
         self._stack.enter_context(run_context(RunIds(self.run_id, self.thread_id, trace_id)))
         return self

@@ -4,7 +4,8 @@
 Run as ``python tests/support/mcp_server.py`` (stdio) or ``... --http --port N`` (Streamable HTTP on
 127.0.0.1; with ``REQUIRE_TOKEN`` set, every request must carry ``Authorization: Bearer <it>``).
 ``MARK_DIR`` is where it leaves files the tests wait on: ``pid`` at start, ``{marker}.started`` and
-``{marker}.cancelled`` around a slow call.
+``{marker}.cancelled`` around a slow call. ``trace_context`` answers with the W3C trace context its
+call arrived with.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import asyncio
 import base64
 import io
+import json
 import os
 import sys
 import wave
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as mt
-from mcp.server.mcpserver import Image
+from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver.exceptions import ToolError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "mcp-chart-server"))
@@ -62,6 +64,20 @@ def wipe(target: str) -> str:
     """Pretend to delete something (no annotations: a destructive tool as far as anyone knows)."""
     _mark(f"wiped-{target}")
     return f"wiped {target}"
+
+
+@mcp.tool(annotations=READ_ONLY)
+def trace_context(ctx: Context) -> str:
+    """The ``traceparent`` and ``tracestate`` the call carried in ``params._meta`` and (over HTTP) as
+    request headers, as JSON (``null`` where absent)."""
+    meta: dict[str, Any] = dict(ctx.request_context.meta or {})
+    headers = ctx.headers or {}
+    return json.dumps(
+        {
+            "meta": {name: meta.get(name) for name in ("traceparent", "tracestate")},
+            "headers": {name: headers.get(name) for name in ("traceparent", "tracestate")},
+        }
+    )
 
 
 def _wav() -> bytes:

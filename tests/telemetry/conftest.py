@@ -12,12 +12,12 @@ from litestar.testing import AsyncTestClient
 
 from app.asgi import create_app
 from app.settings import Settings
-from tests.runs.conftest import alice
+from tests.runs.conftest import alice, stored
 from tests.support.agents import offer
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 
-__all__ = ["alice", "openai", "with_openai_model"]
+__all__ = ["alice", "openai", "stored", "with_openai_model"]
 
 OPENAI_KEY = "sk-test-123"
 Client = AsyncTestClient[Litestar]

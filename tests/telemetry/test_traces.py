@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from litestar import Litestar
@@ -19,6 +20,7 @@ from opentelemetry.trace import SpanKind
 from app.asgi import create_app
 from app.settings import Settings
 from app.telemetry import build_telemetry, trace_headers
+from app.telemetry.http_client import full_url
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
 from tests.telemetry.conftest import with_openai_model
@@ -147,9 +149,12 @@ async def test_the_vendor_request_is_a_child_span_and_carries_its_trace_context(
     (vendor,) = [s for s in children if "db.system.name" not in (s.attributes or {})]  # the intake commit
     assert vendor.name == "POST"
     assert vendor.attributes is not None
-    assert str(vendor.attributes.get("url.full", vendor.attributes.get("http.url"))).endswith(
-        "/chat/completions"
-    )
+    assert str(vendor.attributes["url.full"]).endswith("/chat/completions")
+    assert vendor.attributes["http.request.method"] == "POST"
+    assert vendor.attributes["server.address"] == "127.0.0.1"
+    assert isinstance(vendor.attributes["server.port"], int)
+    assert vendor.attributes["http.response.status_code"] == 200
+    assert "error.type" not in vendor.attributes
 
     (request,) = fake.requests
     version, trace_id, span_id, flags = request.headers["traceparent"].split("-")
@@ -171,6 +176,10 @@ async def test_a_vendor_failure_marks_the_turn_and_the_run(
     assert chat.attributes is not None
     assert agent.attributes is not None
     assert chat.attributes["error.type"] == error["code"] == "provider_rate_limit"
+    vendor = [s for s in spans if s.name == "POST" and parent_of(s) == chat.context.span_id]
+    assert vendor
+    assert all(s.attributes is not None and s.attributes["error.type"] == "429" for s in vendor)
+    assert all(s.attributes is not None and s.attributes["http.response.status_code"] == 429 for s in vendor)
     assert agent.attributes["error.type"] == "provider_rate_limit"
     assert not agent.status.is_ok
     assert not chat.status.is_ok
@@ -219,6 +228,14 @@ async def test_no_spans_and_no_trace_ids_when_tracing_is_off(client: Client, ali
     assert client.app.state.telemetry.tracer is None
 
 
+def test_a_vendor_span_url_keeps_no_credentials() -> None:
+    url = httpx.URL("https://user:secret@vendor.example/v1beta/models/m:streamGenerateContent?alt=sse&key=k1")
+    assert full_url(url) == (
+        "https://vendor.example/v1beta/models/m:streamGenerateContent?alt=REDACTED&key=REDACTED"
+    )
+    assert full_url(httpx.URL("http://127.0.0.1:8080/v1/chat")) == "http://127.0.0.1:8080/v1/chat"
+
+
 @pytest.mark.parametrize("engine_name", ["sqlite"])
 def test_trace_headers_carry_the_current_span_for_calls_outside_the_vendor_client(
     settings: Settings, exporter: InMemorySpanExporter
@@ -235,3 +252,26 @@ def test_trace_headers_carry_the_current_span_for_calls_outside_the_vendor_clien
     assert int(flags, 16) & 1  # sampled
     assert trace_headers() == {}
     telemetry.shutdown()
+
+
+async def test_the_statement_listeners_leave_with_the_app(
+    settings: Settings, exporter: InMemorySpanExporter, alice: dict[str, str]
+) -> None:
+    """None is on the engine (every statement of every run would pay SQLAlchemy's event path), and
+    what is on the app's session maker leaves with the app: a maker or engine that outlives it is
+    not left tracing into a provider that has shut down."""
+
+    def listeners(app: Litestar) -> tuple[int, int]:
+        dispatch = app.state.alchemy.get_engine().sync_engine.dispatch
+        with app.state.alchemy.create_session_maker().kw["sync_session_class"]() as session:
+            begin = len(list(session.dispatch.after_begin))  # the app's own sync session maker's
+        return len(dispatch.before_cursor_execute) + len(dispatch.after_cursor_execute), begin
+
+    untraced_cursor, untraced_begin = listeners(create_app(settings, environ={}))
+    app = create_app(settings, environ={}, span_exporter=exporter)
+    assert listeners(app) == (untraced_cursor, untraced_begin + 1)
+    async with AsyncTestClient(app=app) as client:
+        await run(client, alice, run_input(str(uuid.uuid4()), user_message("hello")))
+        assert listeners(app) == (untraced_cursor, untraced_begin + 1)
+    assert any(s.attributes and "db.system.name" in s.attributes for s in exporter.get_finished_spans())
+    assert listeners(app) == (untraced_cursor, untraced_begin)

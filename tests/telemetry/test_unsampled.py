@@ -1,11 +1,12 @@
 """What an unsampled request costs: the sampler is asked once per request, before any attribute is
-built, and nothing below it makes a span or builds span attributes; an upstream ``traceparent`` is
-honoured by the request span."""
+built, and nothing below it makes a span or builds span attributes (the vendor request included,
+which still carries the trace context, flagged not sampled); an upstream ``traceparent`` is honoured
+by the request span."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -20,6 +21,8 @@ from app.asgi import create_app
 from app.settings import OtelSettings, Settings
 from app.telemetry import ChatTelemetry, RunTelemetry, ToolTelemetry
 from tests.runs.helpers import of_type, run, run_input, user_message
+from tests.support.fake_openai import FakeOpenAI
+from tests.telemetry.conftest import with_openai_model
 
 
 class DroppingSampler(Sampler):
@@ -49,9 +52,8 @@ def _never(*_args: object) -> dict[str, Any]:
     raise AssertionError("span attributes built for a span that is not recorded")
 
 
-async def test_an_unsampled_run_asks_the_sampler_once_and_builds_no_span_attributes(
-    settings: Settings, alice: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def dropping_everything(monkeypatch: pytest.MonkeyPatch) -> DroppingSampler:
+    """The apps built from here on sample nothing, and fail a test that builds a span attribute."""
     sampler = DroppingSampler()
 
     def dropping(_otel: OtelSettings) -> Sampler:
@@ -60,6 +62,14 @@ async def test_an_unsampled_run_asks_the_sampler_once_and_builds_no_span_attribu
     monkeypatch.setattr("app.telemetry.tracing.sampler", dropping)
     for operation in (RunTelemetry, ChatTelemetry, ToolTelemetry):
         monkeypatch.setattr(operation, "_attributes", _never)
+    monkeypatch.setattr("app.telemetry.http_client.full_url", _never)  # the vendor span's url.full
+    return sampler
+
+
+async def test_an_unsampled_run_asks_the_sampler_once_and_builds_no_span_attributes(
+    settings: Settings, alice: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sampler = dropping_everything(monkeypatch)
     exporter = InMemorySpanExporter()
     app = create_app(settings, environ={}, span_exporter=exporter)
     async with AsyncTestClient(app=app) as client:
@@ -73,6 +83,33 @@ async def test_an_unsampled_run_asks_the_sampler_once_and_builds_no_span_attribu
     assert exporter.get_finished_spans() == ()
     (started,) = of_type(events, "RUN_STARTED")
     assert len(started["metadata"]["iris/traceId"]) == 32  # the logs still get the request's trace id
+
+
+async def test_an_unsampled_vendor_request_carries_the_trace_context_and_records_nothing(
+    settings: Settings,
+    openai: tuple[FakeOpenAI, str],
+    auth: Callable[..., dict[str, str]],
+    alice: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sampler = dropping_everything(monkeypatch)
+    exporter = InMemorySpanExporter()
+    fake, _ = openai
+    fake.text("Hello ", "there.", usage=(21, 7))
+    async with with_openai_model(settings, openai, auth, span_exporter=exporter) as client:
+        sampler.asked.clear()
+        events = await run(
+            client, alice, run_input(str(uuid.uuid4()), user_message("hi"), model="openai/gpt-4o")
+        )
+    assert of_type(events, "RUN_FINISHED")
+    assert sampler.asked == [("POST", {})]  # not asked about the vendor request: no span was started
+    assert exporter.get_finished_spans() == ()
+    (request,) = fake.requests
+    version, trace_id, _span_id, flags = request.headers["traceparent"].split("-")
+    assert version == "00"
+    assert not int(flags, 16) & 1  # the vendor learns the trace was not sampled (flag 01 clear)
+    (started,) = of_type(events, "RUN_STARTED")
+    assert trace_id == started["metadata"]["iris/traceId"]
 
 
 async def test_the_request_span_continues_an_upstream_trace(
