@@ -81,13 +81,15 @@ def image_budget(caps: Capabilities, reserved_bytes: int) -> int | None:
 
 def check_request_size(caps: Capabilities, reserved_bytes: int, image_count: int, *, model_ref: str) -> None:
     """422 ``request_too_large`` before any I/O when the request cannot fit the vendor's limit even with
-    every image downscaled (the text alone, or too little room per image)."""
+    every inline image downscaled (the text, documents and audio alone, or too little room per image;
+    ``image_count`` 0 when images go by URL)."""
     budget = image_budget(caps, reserved_bytes)
     if budget is None or budget >= image_count * IMAGE_FLOOR_BYTES:
         return
     raise Unprocessable(
         f"This request would be larger than the {caps.max_request_bytes} bytes {model_ref} accepts"
-        f" ({reserved_bytes} bytes of text and {image_count} images): shorten it or send fewer images.",
+        f" ({reserved_bytes} bytes of text, documents and audio, and {image_count} inline images):"
+        " shorten it or send fewer attachments.",
         code="request_too_large",
     )
 

@@ -109,6 +109,17 @@ def delivery(part: Mapping[str, Any], caps: Capabilities) -> Delivery:
     return "native" if hears else "omitted"
 
 
+def native_bytes(history: Sequence[MessageRow], caps: Capabilities) -> int:
+    """The base64 bytes of the documents and audio of ``history`` that this model gets natively: sent
+    whole (unlike images, they cannot be made smaller), they come out of its request budget first."""
+    return sum(
+        4 * -(-int(part.get("size", 0)) // 3)
+        for row in history
+        for part in attachment_parts(row.parts)
+        if delivery(part, caps) == "native"
+    )
+
+
 def check_new_attachments(rows: Iterable[MessageRow], caps: Capabilities, *, model_ref: str) -> None:
     """422 ``unsupported_part`` before anything is stored when a new message carries audio this model
     cannot hear (documents always go: natively, or as their text)."""

@@ -17,7 +17,7 @@ import msgspec
 
 from app.media.pipeline import ImageDelivery, ImageRef, image_budget
 from app.persistence.models import Message as MessageRow
-from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering, model_attachments
+from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering, model_attachments, native_bytes
 from app.runs.parts import deleted_note, image_parts
 from app.runs.reasoning import reasoning_from_stored
 from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
@@ -57,9 +57,12 @@ def sent_images(
     return images[max(len(images) - keep, 0) :] if keep else []
 
 
-def reserved_bytes(history: Sequence[MessageRow], system: str | None, tools: Sequence[ToolSpec]) -> int:
+def reserved_bytes(
+    history: Sequence[MessageRow], system: str | None, tools: Sequence[ToolSpec], caps: Capabilities
+) -> int:
     """What a request spends on everything but its images: the thread's text, tool calls and results,
-    the system prompt and the tool definitions (UTF-8 bytes, before JSON escaping)."""
+    the system prompt and the tool definitions (UTF-8 bytes, before JSON escaping), and the documents
+    and audio this model gets natively (base64)."""
     text = sum(len(_told(row).encode()) for row in history)
     calls = sum(
         len(str(p.get("arguments", "")).encode())
@@ -68,7 +71,8 @@ def reserved_bytes(history: Sequence[MessageRow], system: str | None, tools: Seq
         for p in row.parts or ()
         if p.get("type") == "tool_call"
     )
-    return text + calls + len((system or "").encode()) + len(msgspec.json.encode(list(tools)))
+    told = text + calls + len((system or "").encode()) + len(msgspec.json.encode(list(tools)))
+    return told + native_bytes(history, caps)
 
 
 def _told(row: MessageRow) -> str:

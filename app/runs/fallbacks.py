@@ -161,13 +161,13 @@ class Request:
             control = reasoning(model)
             if self.wants_reasoning and control.request is None:
                 raise Unprocessable(f"{ref} cannot reason.", code="reasoning_unsupported")
-            if not delivers_by_url(caps, storage_publicly_reachable=self.storage_publicly_reachable):
-                check_request_size(
-                    caps,
-                    reserved_bytes(self.history, self.system, self.tools),
-                    len(sent_images(self.history, caps, self.deleted)),
-                    model_ref=ref,
-                )
+            inline = not delivers_by_url(caps, storage_publicly_reachable=self.storage_publicly_reachable)
+            check_request_size(
+                caps,
+                reserved_bytes(self.history, self.system, self.tools, caps),
+                len(sent_images(self.history, caps, self.deleted)) if inline else 0,
+                model_ref=ref,
+            )
             return control
 
         return check

@@ -238,17 +238,16 @@ async def prepare_run(
     leaf = leaf_of(history, new_rows)
     history += new_rows
     system = system_prompt(agent.config, body)
-    if not delivers_by_url(
-        model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
-    ):
-        tools = [*(tool.spec for tool in server_tools), *frontend_tools]
-        check_request_size(
-            model.capabilities,
-            reserved_bytes(history, system, tools),
-            len(sent_images(history, model.capabilities, deleted)),
-            model_ref=model.row.ref,
-        )
     offered_tools = [*(tool.spec for tool in server_tools), *frontend_tools]
+    images_inline = not delivers_by_url(
+        model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
+    )
+    check_request_size(
+        model.capabilities,
+        reserved_bytes(history, system, offered_tools, model.capabilities),
+        len(sent_images(history, model.capabilities, deleted)) if images_inline else 0,
+        model_ref=model.row.ref,
+    )
     request = Request(
         history=history,
         deleted=deleted,

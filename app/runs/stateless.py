@@ -126,10 +126,13 @@ async def stateless_run(
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
     check_new_attachments(history, caps, model_ref=row.ref)  # every message of a stateless call is new
     system = "\n\n".join(m.content for m in history if m.role == "system") or None
-    if not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable):
-        check_request_size(
-            caps, reserved_bytes(history, system, tools), len(sent_images(history, caps)), model_ref=row.ref
-        )
+    inline = not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable)
+    check_request_size(
+        caps,
+        reserved_bytes(history, system, tools, caps),
+        len(sent_images(history, caps)) if inline else 0,
+        model_ref=row.ref,
+    )
     kept = [m for m in history if m.role != "system"]
     fits = Request(
         history=kept,

@@ -86,7 +86,7 @@ class ToolLoop:
         cache: dict[bool, list[Message]] = {}
         extra: list[Message] = []
 
-        self._reserved = reserved_bytes(history, plan.system, offered_all)
+        self._reserved = reserved_bytes(history, plan.system, offered_all, plan.capabilities)
 
         async def build(url: bool) -> Sequence[Message]:
             if url not in cache:

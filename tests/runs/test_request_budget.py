@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import httpx
@@ -20,6 +21,8 @@ from PIL import Image, PngImagePlugin
 from app.media.normalise import Target, normalise
 from app.media.pipeline import FRAMING_BYTES, ImageDelivery, ImageRef, image_budget
 from app.media.variants import VariantCache
+from app.persistence.models import Message as MessageRow
+from app.runs.context import reserved_bytes
 from app.storage.local import LocalStorage
 from providers import (
     Capabilities,
@@ -33,11 +36,13 @@ from providers import (
 )
 from providers.anthropic import AnthropicProvider
 from providers.gemini import GeminiProvider
+from providers.local import LocalProvider
 from providers.ollama import OllamaProvider
 from providers.openai import OpenAIProvider
 from tests.runs.conftest import Stored
 from tests.runs.helpers import answer_text, run, run_input, upload, user_message
 from tests.support.agents import offer
+from tests.support.documents import text_pdf, wav_bytes
 
 Client = AsyncTestClient[Litestar]
 UPLOAD_LIMIT = 5 * 1024 * 1024  # IRIS_MAX_IMAGE_BYTES: the largest photo a user can send
@@ -187,6 +192,82 @@ async def test_a_request_that_cannot_fit_is_refused_before_the_stream(
     assert response.headers["content-type"].startswith("application/problem+json")
     assert response.json()["code"] == "request_too_large"
     assert await stored.messages(thread) == []
+
+
+@pytest.fixture
+async def multimodal_budget_client(
+    client: Client, auth: Callable[..., dict[str, str]]
+) -> tuple[Client, dict[str, str]]:
+    """The local multimodal model (PDFs and audio natively) with the same 200 kB request limit."""
+    created = await client.post(
+        "/api/models",
+        json={
+            "name": "Tight multimodal",
+            "provider": "local",
+            "modelId": "tight-multimodal",
+            "type": "multimodal",
+            "options": {"maxRequestBytes": 200_000},
+        },
+        headers=auth("root", role="admin"),
+    )
+    assert created.status_code == 201, created.text
+    await offer(client, auth("root", role="admin"), "local/tight-multimodal")
+    return client, auth("alice")
+
+
+async def test_audio_over_the_budget_is_refused_before_anything_is_stored(
+    multimodal_budget_client: tuple[Client, dict[str, str]], stored: Stored
+) -> None:
+    """Audio goes whole (it cannot be downscaled): 12 s of 16 kB/s WAV is 256 kB of base64, over the
+    200 kB the model takes, so the run is refused up front, not by the vendor mid-stream."""
+    client, alice = multimodal_budget_client
+    thread = "budget-audio"
+    clip = await upload(client, alice, thread, data=wav_bytes(12.0), name="long.wav")
+    body = run_input(thread, user_message("listen", clip["parts"]["agui"]), model="local/tight-multimodal")
+    response = await client.post("/agent/runs", json=body, headers=alice)
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "request_too_large"
+    assert "documents and audio" in response.json()["detail"]
+    assert await stored.messages(thread) == []
+
+
+async def test_a_document_and_audio_that_fit_go_beside_an_image(
+    multimodal_budget_client: tuple[Client, dict[str, str]],
+) -> None:
+    """Within the budget, the clip and the PDF go natively and the photo beside them (re-encoded into
+    the room they leave)."""
+    client, alice = multimodal_budget_client
+    thread = "budget-beside"
+    clip = await upload(client, alice, thread, data=wav_bytes(3.0), name="note.wav")  # 64 kB base64
+    pdf = await upload(client, alice, thread, data=text_pdf(["Quarterly report"]), name="report.pdf")
+    image = await upload(client, alice, thread, data=photo((400, 300)), name="photo.jpg")
+    parts = (clip["parts"]["agui"], pdf["parts"]["agui"], image["parts"]["agui"])
+    body = run_input(thread, user_message("all of these", *parts), model="local/tight-multimodal")
+    text = answer_text(await run(client, alice, body))
+    assert "Audio 1 (note.wav): WAV, 3.00 seconds" in text
+    assert 'Document 1 (report.pdf): PDF, 1 page, first line: "Quarterly report".' in text
+    assert "Image 1: JPEG" in text
+
+
+def test_natively_sent_documents_and_audio_count_in_full_and_text_fallbacks_do_not() -> None:
+    """What a request reserves besides its images: native documents and audio by their base64 size
+    (they cannot be made smaller); a document a model gets as text is not counted by its bytes."""
+    clip = {"type": "audio", "mimeType": "audio/wav", "size": 48_000, "durationSeconds": 3.0}
+    pdf = {"type": "document", "mimeType": "application/pdf", "size": 3_000, "pages": 2}
+    row = MessageRow(role="user", content="hi", parts=[{"type": "text", "text": "hi"}, clip, pdf])
+    multimodal = _local_caps("multimodal")
+    vision = _local_caps("vision")
+    assert multimodal.audio.mime_types  # reads both natively
+    assert multimodal.documents.pdf
+    assert not vision.audio.mime_types  # reads neither
+    assert not vision.documents.pdf
+    text_only = reserved_bytes([row], None, [], vision)
+    assert text_only < 10  # "hi" and an empty tool list, not the PDF's 3,000 bytes
+    assert reserved_bytes([row], None, [], multimodal) == text_only + 64_000 + 4_000
+
+
+def _local_caps(kind: Literal["vision", "multimodal"]) -> Capabilities:
+    return LocalProvider().capabilities(ModelSpec(provider="local", model_id=kind, type=kind))
 
 
 def test_a_png_that_needs_no_change_keeps_its_encoding_without_metadata() -> None:
