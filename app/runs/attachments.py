@@ -231,7 +231,7 @@ async def model_attachments(
         room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
             name = str(part.get("name") or "unnamed")
-            if part.get("uploadId") in deleted:
+            if part.get("uploadId") in deleted:  # the same note as app.runs.parts.deleted_note's
                 out[id(part)] = [TextPart(text=f"[{part['type']} deleted: {name}]")]
                 continue
             how = delivery(part, caps)

@@ -11,7 +11,7 @@ import msgspec
 from app.persistence.models import Message
 from app.runs.attachments import FALLBACK_KEY
 from app.runs.branches import Tree
-from app.runs.parts import deleted_note
+from app.runs.parts import UPLOADED_KINDS, deleted_note
 from app.runs.tool_results import image_parts_of
 from app.schemas.agents import AgentRef
 from app.schemas.chat import AudioPartOut as ChatAudioOut
@@ -166,7 +166,7 @@ def _parts_out(
     return out
 
 
-_MEDIA = ("image", "document", "audio")
+_MEDIA = UPLOADED_KINDS
 
 
 def stored_parts(rows: Sequence[Message]) -> list[dict[str, Any]]:

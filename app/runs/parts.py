@@ -9,7 +9,7 @@ kind the part said (a ``document`` part naming an image is refused).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +51,14 @@ def image_part(upload: Upload) -> dict[str, Any]:
     }
 
 
-def deleted_note(part: dict[str, Any]) -> str:
-    """What stands in for an image whose upload was deleted (``delete_attachment``)."""
-    return f"[image deleted: {part.get('name') or 'unnamed'}]"
+def deleted_note(part: Mapping[str, Any]) -> str:
+    """What stands in for an image, document or audio clip whose upload was deleted (``delete_attachment``,
+    or a tool plugin's ``delete_upload``)."""
+    return f"[{part.get('type', 'image')} deleted: {part.get('name') or 'unnamed'}]"
+
+
+UPLOADED_KINDS = ("image", "document", "audio")
+"""Stored part types that name an upload."""
 
 
 def image_parts(parts: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
@@ -62,13 +67,13 @@ def image_parts(parts: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
 
 
 async def deleted_uploads(uploads: UploadRepository, rows: Sequence[Message]) -> frozenset[str]:
-    """Upload ids these messages name whose upload was deleted since (``delete_attachment``)."""
+    """Upload ids these messages name (images, documents, audio) whose upload was deleted since."""
     named = {
         str(p["uploadId"])
         for row in rows
         if row.role == "user"
-        for p in image_parts(row.parts)
-        if "uploadId" in p
+        for p in row.parts or ()
+        if p.get("type") in UPLOADED_KINDS and "uploadId" in p
     }
     ids = {pk for pk in (parse_uuid(i) for i in named) if pk is not None}
     existing = {str(pk) for pk in await uploads.existing_ids(ids)} if ids else set()

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from uuid import UUID
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.persistence.db import create_engine
+from app.persistence.repositories import UploadRepository
+from app.settings import Settings
+from app.storage.factory import create_storage
 from tests.runs.conftest import Stored
 from tests.runs.helpers import (
     CHAT,
@@ -111,6 +117,43 @@ async def test_a_changed_model_leaves_earlier_audio_out_with_a_notice(
             "sent": "omitted",
             "reason": "local/vision cannot hear this audio",
         }
+    ]
+
+
+async def test_a_deleted_document_and_clip_become_notes_and_the_thread_goes_on(
+    client: Client, alice: dict[str, str], settings: Settings, database_url: str
+) -> None:
+    """A tool plugin may delete an upload of the thread (``ToolContext.delete_upload``: the record,
+    then the object). A deleted PDF or clip, like a deleted image, is a note in the next request and
+    in history; the next run never tries to read the object that is gone."""
+    thread = str(uuid.uuid4())
+    pdf = await attach(client, alice, thread, PDF, "report.pdf")
+    clip = await attach(client, alice, thread, wav_bytes(1.0), "note.wav")
+    first = user_message("Read these.", pdf["parts"]["agui"], clip["parts"]["agui"])
+    assert "Document 1 (report.pdf)" in answer_text(
+        await run(client, alice, run_input(thread, first, model="local/multimodal"))
+    )
+    storage = create_storage(settings)
+    engine = create_engine(database_url)
+    try:
+        async with AsyncSession(engine) as db, db.begin():
+            for uploaded in (pdf, clip):
+                gone = await UploadRepository(session=db).delete_owned(UUID(uploaded["id"]), "alice", thread)
+                assert gone is not None
+                await storage.delete(gone.path)
+    finally:
+        await engine.dispose()
+
+    events = await run(client, alice, run_input(thread, user_message("And now?"), model="local/multimodal"))
+
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    answer = answer_text(events)
+    assert "Document 1" not in answer
+    assert "Audio 1" not in answer
+    history = (await client.get(f"/agent/threads/{thread}/messages", headers=alice)).json()["messages"]
+    assert history[0]["content"][1:] == [
+        {"type": "text", "text": "[document deleted: report.pdf]"},
+        {"type": "text", "text": "[audio deleted: note.wav]"},
     ]
 
 
