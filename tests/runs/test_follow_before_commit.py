@@ -1,4 +1,4 @@
-"""A run is followed from the process running it before its intake commit has landed.
+"""A run is followed, and cancelled, from the process running it before its intake commit has landed.
 
 The intake commits while the model is asked (docs/decisions.md), so for a few milliseconds a run is
 streaming and not yet in the database. A second tab, or a client that re-attaches at once, asks
@@ -93,3 +93,37 @@ async def test_a_follower_on_the_same_process_is_served_before_the_intake_commit
     assert followed_events[-1]["type"] == "RUN_FINISHED"
     assert followed_events == check_stream(bytes(posted))
     assert await stored.run(body["runId"]) is not None
+
+
+async def test_a_run_is_cancelled_from_its_process_before_the_intake_commit(
+    base_url: str,
+    alice: dict[str, str],
+    stored: Stored,
+    database_url: str,
+    engine_name: str,
+    auth: Callable[..., dict[str, str]],
+) -> None:
+    if engine_name == "sqlite":
+        pytest.skip("SQLite locks the whole file: only PostgreSQL can hold back the run's insert alone")
+    words = " ".join(f"w{i}" for i in range(200))  # 8 s at 40 ms a token: only a cancel ends it sooner
+    body = run_input(str(uuid.uuid4()), user_message(words), model="local/slow")
+    cancel_path = f"/agent/runs/{body['runId']}/cancel"
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=REQUEST_SECONDS) as http,
+        run_inserts_held(database_url) as release,
+        http.stream("POST", "/agent/runs", json=body, headers=alice) as started,
+    ):
+        chunks = started.aiter_bytes()
+        posted = await until_first_frame(chunks)
+        assert await stored.run(body["runId"]) is None  # not yet in the database
+        assert (await http.post(cancel_path, headers=auth("mallory"))).status_code == 404
+        cancelled = await http.post(cancel_path, headers=alice)
+        assert cancelled.status_code == 202, cancelled.text
+        await release()
+        posted += b"".join([chunk async for chunk in chunks])
+    events = check_stream(bytes(posted))
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert events[-1]["outcome"] == {"type": "cancelled"}
+    run = await stored.run(body["runId"])
+    assert run is not None
+    assert run.status == "cancelled"

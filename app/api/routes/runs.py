@@ -187,6 +187,8 @@ class RunController(Controller):
     ) -> CancelOut:
         """Stop a running run, whichever process runs it: its stream ends with ``RUN_FINISHED``
         outcome ``cancelled``. 409 ``run_not_running`` once it has ended."""
+        if run_manager.executing(runId, principal.user_id) is not None and run_manager.cancel(runId):
+            return CancelOut(run_id=runId, status="cancelling")  # here, perhaps not committed yet: at once
         run = await owned_run(run_repo, principal, runId)
         if not await run_repo.request_cancel(run.id):
             raise Conflict("The run is not running.", code="run_not_running")
