@@ -54,8 +54,22 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
     ) -> Run:
         """A new ``running`` run, its primary key assigned, written with the transaction (where a
         concurrent request that took the same ``runId`` first makes the commit fail)."""
+        run = self.running_row(
+            external_id=external_id,
+            session_id=session_id,
+            owner_id=owner_id,
+            model=model,
+            agent_version_id=agent_version_id,
+        )
+        self.session.add(run)
+        return run
+
+    def running_row(
+        self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow, agent_version_id: UUID
+    ) -> Run:
+        """A new ``running`` run's row, unsaved and not added (the intake writes it without the ORM)."""
         now = utcnow()
-        run = Run(
+        return Run(
             id=uuid7(),
             external_id=external_id,
             session_id=session_id,
@@ -67,8 +81,6 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
             started_at=now,
             heartbeat_at=now,
         )
-        self.session.add(run)
-        return run
 
     async def external_id_taken(self, external_id: str) -> bool:
         """Whether a run with this client ``runId`` exists (any owner: run ids are global)."""
