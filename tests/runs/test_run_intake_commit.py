@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
+import httpx
 import msgspec
 import pytest
 from litestar import Litestar
@@ -20,6 +21,7 @@ from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import of_type, run, run_input, upload, user_message
 from tests.security.test_quotas import clear_of_window_end
+from tests.support.waits import REQUEST_SECONDS, eventually
 
 Client = AsyncTestClient[Litestar]
 
@@ -123,3 +125,37 @@ async def test_a_run_whose_intake_is_not_stored_uses_no_quota(
         )
         assert over.status_code == 429, over.text
         assert over.json()["extra"]["limit"] == "runs_per_minute"
+
+
+async def test_while_a_continued_thread_runs_it_ends_at_the_new_user_message(
+    base_url: str, alice: dict[str, str], stored: Stored
+) -> None:
+    """The thread's update is the intake's, not the closing transaction's: once the run row is there
+    (what a re-attach from another instance finds), the thread already names the run's model and ends
+    at its user message; the answer moves it on at the end."""
+    thread = str(uuid.uuid4())
+    async with httpx.AsyncClient(base_url=base_url, timeout=REQUEST_SECONDS) as client:
+        first = await client.post("/agent/runs", json=run_input(thread, user_message("hi")), headers=alice)
+        assert first.status_code == 200, first.text
+        words = " ".join(f"w{i}" for i in range(200))  # ~8 s of tokens at 40 ms each
+        body = run_input(thread, user_message(words, message_id="u2"), model="local/slow")
+        async with client.stream("POST", "/agent/runs", json=body, headers=alice) as response:
+            assert response.status_code == 200
+            chunks = response.aiter_bytes()
+            assert b"RUN_STARTED" in await anext(chunks)
+            running = await eventually(
+                lambda: stored.run(body["runId"]), within=REQUEST_SECONDS, what="the run row"
+            )
+            assert running.status == "running"
+            session = await stored.session(thread)
+            asked = [row for row in await stored.messages(thread) if row.external_id == "u2"]
+            assert len(asked) == 1
+            assert asked[0].run_id == running.id
+            assert session.active_leaf_id == asked[0].id
+            assert session.model_id == running.model_id
+            assert running.model_ref == "local/slow"
+            rest = b"".join([chunk async for chunk in chunks])
+        assert b"RUN_FINISHED" in rest
+    rows = await stored.messages(thread)
+    assert (await stored.session(thread)).active_leaf_id == rows[-1].id
+    assert rows[-1].role == "assistant"
