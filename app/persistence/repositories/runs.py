@@ -49,25 +49,11 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         """The run the client named, or ``None``."""
         return await self.get_one_or_none(external_id=external_id)
 
-    def add_running(
-        self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow, agent_version_id: UUID
-    ) -> Run:
-        """A new ``running`` run, its primary key assigned, written with the transaction (where a
-        concurrent request that took the same ``runId`` first makes the commit fail)."""
-        run = self.running_row(
-            external_id=external_id,
-            session_id=session_id,
-            owner_id=owner_id,
-            model=model,
-            agent_version_id=agent_version_id,
-        )
-        self.session.add(run)
-        return run
-
     def running_row(
         self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow, agent_version_id: UUID
     ) -> Run:
-        """A new ``running`` run's row, unsaved and not added (the intake writes it without the ORM)."""
+        """A new ``running`` run's row, its primary key assigned, unsaved and not added: the intake's
+        commit writes it (where a concurrent request that took the same ``runId`` first fails it)."""
         now = utcnow()
         return Run(
             id=uuid7(),

@@ -204,12 +204,8 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         self.session.add(session)
         return session
 
-    def touch(self, session: ChatSession) -> None:
-        """Record activity now (the sessions list sorts by it); written with the transaction."""
-        session.last_activity_at = utcnow()
-
     async def touch_id(self, session_id: UUID, *, leaf_id: UUID | None = None) -> None:
-        """:meth:`touch` by id, for writers that hold no loaded row; ``leaf_id``: the line now ends
+        """Record activity now (the sessions list sorts by it), by id; ``leaf_id``: the line now ends
         there (messages were added to it)."""
         if leaf_id is None:
             await self.session.execute(_TOUCH_SESSION, {"session_id": session_id, "now": utcnow()})
