@@ -3,6 +3,7 @@ reads none of it from the database while nothing in it changed.
 
 Valid while the catalogue's generation is the one it was read at: the intake reads the generation in
 the same statement as the thread (:meth:`~app.persistence.repositories.SessionRepository.for_intake`),
+stateless chat and the OpenAI gateway alone (:meth:`CatalogueCache.current`, one statement),
 and database triggers bump it in every transaction that writes ``models``, ``agents`` or
 ``agent_versions`` (migration ``0014_catalogue_generation``) — whichever process, or a migration or an
 operator's SQL, wrote it. A run therefore sees every catalogue change committed before its first
@@ -92,6 +93,11 @@ class CatalogueCache:
         if self._view is None or generation > self._view.generation:
             self._view = view
         return view
+
+    async def current(self, session: Db) -> CatalogueView:
+        """The catalogue as of now, for a caller whose first read is not the intake's (stateless chat
+        and the OpenAI gateway): one statement for the generation, then :meth:`at`."""
+        return await self.at(session, await ModelRepository(session=session).generation())
 
 
 async def _read(session: Db, generation: int) -> CatalogueView:

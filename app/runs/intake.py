@@ -4,8 +4,9 @@ Any failure here is a problem+json answer and no stream: protocol version, threa
 message shapes, attachment URLs, model resolution and the capability check all come before the
 first event. What the run uses is resolved in :mod:`app.runs.resolution` (thread, agent, model,
 tools) and what it adds in :mod:`app.runs.new_input` (new messages, resumed interrupts); here they
-are checked together and, on success, the new user messages and the ``running`` run row are added to
-the intake's transaction, which the run commits while it calls the model (:mod:`app.runs.streaming`).
+are checked together and, on success, the new user messages, the ``running`` run row and the thread's
+are handed to the intake's commit (:class:`~app.persistence.repositories.IntakeRows`), which the run
+starts while it calls the model (:mod:`app.runs.streaming`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from app.media.inline_uploads import InlineUploads
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
 from app.persistence.repositories import (
+    IntakeRows,
     McpServerRepository,
     MessageRepository,
     RunRepository,
     SessionRepository,
     UploadRepository,
     chain,
+    place,
 )
 from app.runs.attachments import check_new_attachments, mark_delivery, notices
 from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
@@ -133,6 +136,9 @@ class RunPlan:
     """How often a turn tries the model again on a retryable failure (:mod:`app.runs.fallbacks`)."""
     fallbacks: tuple[ModelChoice, ...] = ()
     """The model's fallbacks that suit this run, in order, each with the run's request built for it."""
+    intake_rows: IntakeRows | None = None
+    """What the intake's commit writes (:mod:`app.persistence.repositories.intake_rows`); none for
+    stateless chat, which stores nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,19 +293,17 @@ async def prepare_run(
         await inline.store(repos.uploads)
 
     # Accepted. Nothing below queries: these rows are written by the intake's commit, which runs while
-    # the model is being asked (app.runs.streaming). A unique key that a concurrent request took first
-    # (the runId, a new threadId, a message position) fails that commit: RUN_ERROR run_not_stored.
+    # the model is being asked (app.runs.streaming), without the ORM's unit of work (IntakeRows). A
+    # unique key that a concurrent request took first (the runId, a new threadId, a message position)
+    # fails that commit: RUN_ERROR run_not_stored.
     if session is None:
-        session = repos.sessions.create_for_owner(
-            thread_id, principal.user_id, agent.pk, model.row.id, title=_title(new_rows), active_leaf_id=leaf
-        )
+        session = repos.sessions.new_row(thread_id, principal.user_id, agent.pk, title=_title(new_rows))
+        new_session = True
     else:
-        session.model_id = model.row.id
-        session.active_leaf_id = leaf
-        repos.sessions.touch(session)
+        new_session = False
     if awaiting is not None:
-        awaiting.pending_interrupts = None  # answered by this run
-    run = repos.runs.add_running(
+        awaiting.pending_interrupts = None  # answered by this run (flushed by the intake's commit)
+    run = repos.runs.running_row(
         external_id=run_id,
         session_id=session.id,
         owner_id=principal.user_id,
@@ -313,11 +317,20 @@ async def prepare_run(
     caps = model.capabilities
     room = max(caps.max_images - len(sent_images(history, caps, deleted)), 0) if caps.vision else 0
     await mark_delivery(new_rows, spec, caps, storage, request_room=room)
-    repos.messages.add_at(session.id, new_rows, position)
+    place(session.id, new_rows, position)
+    rows = IntakeRows(
+        session=session,
+        new_session=new_session,
+        model_id=model.row.id,
+        active_leaf_id=leaf,
+        run=run,
+        messages=new_rows,
+    )
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []
     )
     return RunPlan(
+        intake_rows=rows,
         run_pk=run.id,
         run_id=run_id,
         session_pk=session.id,

@@ -20,11 +20,12 @@ from litestar.response import Stream
 from app.agui.events import RunError, RunFinished, TextMessageEnd
 from app.agui.input import InboundUser, parse_messages
 from app.agui.sse import relay
+from app.catalogue.cache import ModelLookup
 from app.catalogue.views import model_spec
 from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images, check_request_size, delivers_by_url
 from app.persistence.models import Message
-from app.persistence.repositories import ModelRepository, UploadRepository
+from app.persistence.repositories import UploadRepository
 from app.runs.attachments import check_new_attachments
 from app.runs.chat_input import chat_field, message_content
 from app.runs.context import reserved_bytes, sent_images
@@ -55,7 +56,7 @@ async def stateless_plan(
     body: LlmChatRequest,
     *,
     principal: Principal,
-    models: ModelRepository,
+    models: ModelLookup,
     uploads: UploadRepository,
     registry: ProviderRegistry,
     settings: Settings,
@@ -98,7 +99,7 @@ async def stateless_run(
     history: Sequence[Message],
     *,
     principal: Principal,
-    models: ModelRepository,
+    models: ModelLookup,
     registry: ProviderRegistry,
     settings: Settings,
     model_field: str = "modelId",

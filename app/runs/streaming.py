@@ -17,7 +17,7 @@ from app.agui.sse import HEADERS, FrameSource, relay
 from app.errors import Unprocessable
 from app.media.inline_uploads import InlineUploads
 from app.persistence.db import session_scope
-from app.persistence.repositories import RunEventRepository
+from app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
 from app.runs.event_store import IntakeNotStored
 from app.runs.intake import Repositories, RunPlan
 from app.runs.live import LoggedFrames
@@ -46,6 +46,7 @@ class Intake:
         self.inline = InlineUploads(services.storage, services.media.limiter, settings)
         self._handed_over = False
         self._commit: asyncio.Future[None] | None = None
+        self._rows: IntakeRows | None = None
 
     async def __aenter__(self) -> Intake:
         return self
@@ -62,17 +63,23 @@ class Intake:
         """Start the commit (the first call; later ones return the same future), which fails with
         :class:`IntakeNotStored` and then stores nothing."""
         if self._commit is None:
-            self._commit = asyncio.ensure_future(_commit(self.session, self.inline))
+            self._commit = asyncio.ensure_future(_commit(self.session, self._rows, self.inline))
         return self._commit
+
+    def stage(self, rows: IntakeRows | None) -> None:
+        """What the commit writes first: the accepted run's thread, run and messages."""
+        self._rows = rows
 
     def hand_over(self) -> None:
         """The run owns the transaction now: leaving ``async with`` no longer rolls it back."""
         self._handed_over = True
 
 
-async def _commit(session: AsyncSession, inline: InlineUploads) -> None:
+async def _commit(session: AsyncSession, rows: IntakeRows | None, inline: InlineUploads) -> None:
     try:
-        await session.commit()
+        if rows is not None:
+            await SessionRepository(session=session).write_intake(rows)
+        await session.commit()  # what the ORM holds too: inline uploads, an answered interrupt
     except Exception as exc:  # the database failed, or a concurrent request took a unique key first
         await session.rollback()
         await inline.discard()
@@ -87,6 +94,7 @@ async def _commit(session: AsyncSession, inline: InlineUploads) -> None:
 def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
     """Start the run at once — its intake commits meanwhile — and stream it to this caller (409
     ``run_in_progress`` when this process is running the thread already)."""
+    intake.stage(plan.intake_rows)
     channel, subscription = manager.start(plan, intake=intake.start_commit)
     intake.hand_over()
     body = relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))

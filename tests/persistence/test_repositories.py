@@ -74,7 +74,7 @@ async def test_sessions_are_owner_scoped_and_sorted_by_activity(db_session: Asyn
     newer = repo.create_for_owner("Thread_A", "alice", agent_id, None)  # ids are case-sensitive
     bobs = repo.create_for_owner("thread_a", "bob", agent_id, None)  # scoped to their owner
     older.last_activity_at = utcnow() - dt.timedelta(hours=1)
-    repo.touch(newer)
+    newer.last_activity_at = utcnow()
 
     assert [s.id for s in await repo.list_for_owner("alice", agent_id)] == [newer.id, older.id]
     assert (await repo.get_owned("thread_a", "alice")) is older
@@ -226,9 +226,11 @@ async def test_a_thread_has_at_most_one_running_run(db_session: AsyncSession) ->
     model = await ModelRepository(session=db_session).add(ModelRowFactory.build())
 
     def start(run_id: str) -> Run:
-        return runs.add_running(
+        run = runs.running_row(
             external_id=run_id, session_id=session.id, owner_id="u", model=model, agent_version_id=version.id
         )
+        db_session.add(run)
+        return run
 
     first = start("a")
     await db_session.flush()

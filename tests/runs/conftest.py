@@ -84,6 +84,15 @@ class Stored:
             assert pk is not None
             return pk
 
+    async def session(self, thread_id: str, owner_id: str = "alice") -> ChatSession:
+        async with self._session() as db:
+            stmt = select(ChatSession).where(
+                ChatSession.thread_id == thread_id, ChatSession.owner_id == owner_id
+            )
+            row = await db.scalar(stmt)
+            assert row is not None
+            return row
+
     async def run(self, run_id: str) -> Run | None:
         async with self._session() as db:
             run: Run | None = await db.scalar(select(Run).where(Run.external_id == run_id))

@@ -1,4 +1,5 @@
-"""Each app instance caches the catalogue for its runs' intake; a change made anywhere else — another
+"""Each app instance caches the catalogue for its runs' intake and its stateless chat (``/api/llm/chat``,
+``/v1/chat/completions``); a change made anywhere else — another
 instance's admin API, the models file, plain SQL — must reach this instance's very next run (SQLite
 and PostgreSQL). Two apps on one database stand for two processes: each has its own cache."""
 
@@ -103,6 +104,53 @@ async def test_a_catalogue_change_in_plain_sql_reaches_a_cached_instance(
         async with engine.begin() as conn:
             await conn.execute(text("UPDATE agents SET enabled = false WHERE slug = 'default'"))
         assert (await _refused(b, auth, _body()))["code"] == "agent_not_found"
+    finally:
+        await engine.dispose()
+
+
+async def _chat(client: Client, auth: Auth, model: str = "local/echo") -> int:
+    """A stateless ``/api/llm/chat`` call's status (200 answered; the problem's code is checked apart)."""
+    body = {"modelId": model, "content": "hello", "stream": False}
+    return (await client.post("/api/llm/chat", json=body, headers=auth("alice"))).status_code
+
+
+async def test_stateless_chat_sees_a_model_disabled_on_another_instance(
+    two: tuple[Client, Client, str], auth: Auth
+) -> None:
+    a, b, echo = two
+    admin = auth("root", "admin")
+    assert await _chat(b, auth) == 200  # b has the catalogue cached at this generation
+    changed = await a.patch(f"/api/models/{echo}", json={"enabled": False}, headers=admin)
+    assert changed.status_code == 200, changed.text
+    refused = await b.post(
+        "/api/llm/chat", json={"modelId": "local/echo", "content": "hello"}, headers=auth("alice")
+    )
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["code"] == "model_not_found"
+    gateway = await b.post(
+        "/v1/chat/completions",
+        json={"model": "local/echo", "messages": [{"role": "user", "content": "hello"}]},
+        headers=auth("alice"),
+    )
+    assert gateway.status_code >= 400, gateway.text
+    changed = await a.patch(f"/api/models/{echo}", json={"enabled": True}, headers=admin)
+    assert changed.status_code == 200, changed.text
+    assert await _chat(b, auth) == 200
+
+
+async def test_stateless_chat_sees_a_catalogue_change_in_plain_sql(
+    two: tuple[Client, Client, str], auth: Auth, database_url: str
+) -> None:
+    _, b, _ = two
+    assert await _chat(b, auth) == 200
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE models SET enabled = false WHERE model_id = 'echo'"))
+        assert await _chat(b, auth) == 422
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE models SET enabled = true WHERE model_id = 'echo'"))
+        assert await _chat(b, auth) == 200
     finally:
         await engine.dispose()
 

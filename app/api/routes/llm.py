@@ -12,7 +12,7 @@ from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.openapi import STATELESS_CHECKS, documented
-from app.persistence.repositories import ModelRepository, UploadRepository
+from app.persistence.repositories import UploadRepository
 from app.runs.manager import RunManager
 from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
@@ -34,7 +34,6 @@ class LlmController(Controller):
         ProviderRegistry,
         UrlPolicy,
         RunManager,
-        ModelRepository,
         UploadRepository,
         AsyncSession,
     ]
@@ -59,7 +58,6 @@ class LlmController(Controller):
         registry: NamedDependency[ProviderRegistry],
         url_policy: NamedDependency[UrlPolicy],
         run_manager: NamedDependency[RunManager],
-        model_repo: NamedDependency[ModelRepository],
         upload_repo: NamedDependency[UploadRepository],
         db_session: NamedDependency[AsyncSession],
     ) -> Stream | Response[LlmChatAnswer]:
@@ -68,7 +66,7 @@ class LlmController(Controller):
         plan = await stateless_plan(
             data,
             principal=principal,
-            models=model_repo,
+            models=await run_manager.services.catalogue.current(db_session),
             uploads=upload_repo,
             registry=registry,
             settings=settings,

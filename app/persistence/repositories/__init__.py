@@ -11,6 +11,7 @@ here.
 from app.persistence.repositories._common import parse_uuid, utcnow
 from app.persistence.repositories.catalogue import AgentRepository, ModelRepository
 from app.persistence.repositories.cooldowns import CooldownRepository
+from app.persistence.repositories.intake_rows import IntakeRows
 from app.persistence.repositories.mcp_servers import McpServerRepository
 from app.persistence.repositories.quotas import QuotaRepository
 from app.persistence.repositories.runs import RUN_EVENTS_CHANNEL, RunEventRepository, RunRepository
@@ -21,6 +22,7 @@ from app.persistence.repositories.sessions import (
     SessionRepository,
     TreeRow,
     chain,
+    place,
 )
 from app.persistence.repositories.uploads import UploadRepository
 
@@ -29,6 +31,7 @@ __all__ = [
     "AgentRepository",
     "CooldownRepository",
     "IntakeRead",
+    "IntakeRows",
     "McpServerRepository",
     "MessageRepository",
     "ModelRepository",
@@ -42,5 +45,6 @@ __all__ = [
     "UploadRepository",
     "chain",
     "parse_uuid",
+    "place",
     "utcnow",
 ]

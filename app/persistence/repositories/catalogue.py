@@ -26,6 +26,7 @@ _CURRENT_BY_SLUG = _AGENT_WITH_VERSION.where(Agent.slug == bindparam("slug"))
 _CURRENT_BY_ID = _AGENT_WITH_VERSION.where(Agent.id == bindparam("id"))
 GENERATION = select(CatalogueGeneration.generation).where(CatalogueGeneration.id == 1).scalar_subquery()
 """The catalogue's generation (migration 0014's triggers bump it), as a subquery of a larger read."""
+_GENERATION_NOW = select(GENERATION)
 
 
 class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
@@ -71,6 +72,10 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
     async def get_by_id(self, model_id: UUID) -> ModelRow | None:
         """A model by its primary key, or ``None``."""
         return await first_or_none(self.session, _MODEL_BY_ID, {"id": model_id})
+
+    async def generation(self) -> int:
+        """The catalogue's generation, alone: for a caller with no larger read to fold it into."""
+        return int((await self.session.execute(_GENERATION_NOW)).scalar_one())
 
     async def list_all(self) -> Sequence[ModelRow]:
         """Every model, enabled or not (what a process caches, :mod:`app.catalogue.cache`)."""

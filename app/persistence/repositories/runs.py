@@ -49,13 +49,13 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         """The run the client named, or ``None``."""
         return await self.get_one_or_none(external_id=external_id)
 
-    def add_running(
+    def running_row(
         self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow, agent_version_id: UUID
     ) -> Run:
-        """A new ``running`` run, its primary key assigned, written with the transaction (where a
-        concurrent request that took the same ``runId`` first makes the commit fail)."""
+        """A new ``running`` run's row, its primary key assigned, unsaved and not added: the intake's
+        commit writes it (where a concurrent request that took the same ``runId`` first fails it)."""
         now = utcnow()
-        run = Run(
+        return Run(
             id=uuid7(),
             external_id=external_id,
             session_id=session_id,
@@ -67,8 +67,6 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
             started_at=now,
             heartbeat_at=now,
         )
-        self.session.add(run)
-        return run
 
     async def external_id_taken(self, external_id: str) -> bool:
         """Whether a run with this client ``runId`` exists (any owner: run ids are global)."""

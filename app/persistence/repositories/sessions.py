@@ -14,6 +14,7 @@ from uuid_utils.compat import uuid7
 from app.persistence.models import ChatSession, Message, Run
 from app.persistence.repositories._common import first_or_none, parse_uuid, utcnow
 from app.persistence.repositories.catalogue import GENERATION
+from app.persistence.repositories.intake_rows import IntakeRows, write_intake_rows
 
 # Statements built once (why: see _common).
 _SESSION_FOR_OWNER = select(ChatSession).where(
@@ -158,6 +159,24 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         )
         return (await self.session.scalars(stmt)).all()
 
+    def new_row(self, thread_id: str, owner_id: str, agent_id: UUID, *, title: str | None) -> ChatSession:
+        """A new session's row, unsaved and not added: the intake writes it (:meth:`write_intake`)."""
+        now = utcnow()
+        return ChatSession(
+            id=uuid7(),
+            thread_id=thread_id,
+            owner_id=owner_id,
+            agent_id=agent_id,
+            title=title,
+            last_activity_at=now,
+            pinned=False,
+        )
+
+    async def write_intake(self, rows: IntakeRows) -> None:
+        """Write an accepted run's thread, run and new messages in this transaction, without the ORM
+        (:mod:`~app.persistence.repositories.intake_rows`: one statement on PostgreSQL)."""
+        await write_intake_rows(await self.session.connection(), rows)
+
     def create_for_owner(
         self,
         thread_id: str,
@@ -185,12 +204,8 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         self.session.add(session)
         return session
 
-    def touch(self, session: ChatSession) -> None:
-        """Record activity now (the sessions list sorts by it); written with the transaction."""
-        session.last_activity_at = utcnow()
-
     async def touch_id(self, session_id: UUID, *, leaf_id: UUID | None = None) -> None:
-        """:meth:`touch` by id, for writers that hold no loaded row; ``leaf_id``: the line now ends
+        """Record activity now (the sessions list sorts by it), by id; ``leaf_id``: the line now ends
         there (messages were added to it)."""
         if leaf_id is None:
             await self.session.execute(_TOUCH_SESSION, {"session_id": session_id, "now": utcnow()})
@@ -295,9 +310,7 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         """Add ``messages`` (linked already: :func:`chain`) from position ``start`` on, written with the
         transaction (see :meth:`next_position`; the unique position makes a concurrent writer's commit
         fail)."""
-        for offset, message in enumerate(messages):
-            message.session_id = session_id
-            message.position = start + offset
+        place(session_id, messages, start)
         self.session.add_all(messages)
 
     async def active_history(self, session_id: UUID) -> Sequence[Message]:
@@ -388,6 +401,13 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
                 .values(superseded_at=None)
                 .execution_options(synchronize_session=False)
             )
+
+
+def place(session_id: UUID, messages: Sequence[Message], start: int) -> None:
+    """Put ``messages`` in the session from position ``start`` on (their rows are not added anywhere)."""
+    for offset, message in enumerate(messages):
+        message.session_id = session_id
+        message.position = start + offset
 
 
 def chain(messages: Sequence[Message], parent_id: UUID | None) -> None:

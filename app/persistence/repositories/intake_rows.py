@@ -1,0 +1,243 @@
+"""An accepted run's rows — its thread (new, or moved on), its ``running`` run and its new messages —
+written by the intake's commit in as few driver calls as the engine allows (issue 26).
+
+PostgreSQL gets one statement: the thread's insert or update and the run's insert are data-modifying
+``WITH`` parts of the messages' insert (one array per column, unnested), so the whole intake is one
+round trip before ``COMMIT``; foreign keys are checked at the statement's end, when all three are
+there. SQLite, which has no data-modifying ``WITH``, gets three calls into the driver (in process: no
+round trips), the messages in one ``executemany``. Neither goes through the ORM's unit of work, which
+was most of the commit's CPU; the values are the rows' own, each bound by its column's type (as
+:meth:`~app.persistence.repositories.RunEventRepository.append_batch` does), so what is stored is what
+a flush of the same objects stored. A duplicate key (the ``runId``, a new ``threadId``, a message
+position a concurrent request took first) still fails the statement, and so the commit.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+from uuid import UUID
+
+from sqlalchemy import Table
+from sqlalchemy.dialects.postgresql.base import PGDialect
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.persistence.models import ChatSession, Message, Run
+from app.persistence.repositories._common import utcnow
+
+_SESSION_COLUMNS = (
+    "id",
+    "owner_id",
+    "thread_id",
+    "agent_id",
+    "model_id",
+    "title",
+    "last_activity_at",
+    "active_leaf_id",
+    "pinned",
+    "created_at",
+    "updated_at",
+)
+_MOVE_COLUMNS = ("model_id", "active_leaf_id", "last_activity_at", "updated_at", "id")
+_RUN_COLUMNS = (
+    "id",
+    "external_id",
+    "session_id",
+    "owner_id",
+    "status",
+    "model_id",
+    "model_ref",
+    "agent_version_id",
+    "started_at",
+    "heartbeat_at",
+    "created_at",
+    "updated_at",
+)
+_MESSAGE_COLUMNS = (
+    "id",
+    "session_id",
+    "external_id",
+    "role",
+    "content",
+    "parts",
+    "metadata",
+    "run_id",
+    "position",
+    "parent_id",
+    "created_at",
+    "updated_at",
+)
+_JSON = ("parts", "metadata")
+"""Sent to PostgreSQL as text arrays (as bound: JSON text) and cast per element."""
+_SESSIONS = cast("Table", ChatSession.__table__)
+_RUNS = cast("Table", Run.__table__)
+_MESSAGES = cast("Table", Message.__table__)
+
+
+def _insert(table: str, columns: Sequence[str], marks: Sequence[str]) -> str:
+    # Every statement here is built once, at import, from this module's constants: no value is in it.
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(marks)})"  # noqa: S608
+
+
+def _move(marks: Sequence[str]) -> str:
+    """The update of a thread the run continues: its model, its line's end, its activity."""
+    model, leaf, active, updated, pk = marks
+    sets = f"model_id = {model}, active_leaf_id = {leaf}, last_activity_at = {active}, updated_at = {updated}"
+    return f"UPDATE sessions SET {sets} WHERE id = {pk}"  # noqa: S608
+
+
+_SQLITE_NEW_SESSION = _insert("sessions", _SESSION_COLUMNS, ["?"] * len(_SESSION_COLUMNS))
+_SQLITE_MOVE_SESSION = _move(["?"] * len(_MOVE_COLUMNS))
+_SQLITE_RUN = _insert("runs", _RUN_COLUMNS, ["?"] * len(_RUN_COLUMNS))
+_SQLITE_MESSAGES = _insert("messages", _MESSAGE_COLUMNS, ["?"] * len(_MESSAGE_COLUMNS))
+
+
+def _pg_marks(table: Table, columns: Sequence[str], start: int) -> list[str]:
+    return [f"${start + i}::{table.c[name].type.compile(_pg_dialect())}" for i, name in enumerate(columns)]
+
+
+@functools.cache
+def _pg_dialect() -> Dialect:
+    """Only to spell the column types in the casts, once, at import."""
+    return PGDialect()  # type: ignore[no-untyped-call]
+
+
+def _pg_statement(new_session: bool) -> str:
+    """One statement: the thread's part (``$1…``), the run's, then the messages' arrays."""
+    if new_session:
+        session_part = _insert("sessions", _SESSION_COLUMNS, _pg_marks(_SESSIONS, _SESSION_COLUMNS, 1))
+        after = len(_SESSION_COLUMNS)
+    else:
+        marks = _pg_marks(_SESSIONS, _MOVE_COLUMNS, 1)
+        session_part = _move(marks)
+        after = len(_MOVE_COLUMNS)
+    run_part = _insert("runs", _RUN_COLUMNS, _pg_marks(_RUNS, _RUN_COLUMNS, after + 1))
+    first = after + len(_RUN_COLUMNS) + 1
+    arrays = ", ".join(
+        f"${first + i}::{'text' if name in _JSON else _MESSAGES.c[name].type.compile(_pg_dialect())}[]"
+        for i, name in enumerate(_MESSAGE_COLUMNS)
+    )
+    picked = ", ".join(f"m.{name}::jsonb" if name in _JSON else f"m.{name}" for name in _MESSAGE_COLUMNS)
+    return (
+        f"WITH thread_write AS ({session_part}), run_write AS ({run_part}) "  # noqa: S608
+        f"INSERT INTO messages ({', '.join(_MESSAGE_COLUMNS)}) SELECT {picked} "
+        f"FROM unnest({arrays}) AS m({', '.join(_MESSAGE_COLUMNS)})"
+    )
+
+
+_PG_NEW_SESSION = _pg_statement(new_session=True)
+_PG_MOVE_SESSION = _pg_statement(new_session=False)
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeRows:
+    """What an accepted run's intake writes: unsaved rows, never added to an ORM session."""
+
+    session: ChatSession
+    """A new thread (unsaved, every column set), or the loaded one, which is left unchanged: ``model_id``
+    and ``active_leaf_id`` below are written to it."""
+    new_session: bool
+    model_id: UUID
+    active_leaf_id: UUID | None
+    run: Run
+    messages: Sequence[Message]
+    """Linked and placed already (``session_id``, ``position``, ``parent_id``, ``run_id``)."""
+
+
+async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> None:
+    """Write ``rows`` in the connection's transaction (one statement, or three on SQLite)."""
+    dialect = connection.dialect
+    now = utcnow()
+    session = rows.session
+    if rows.new_session:
+        thread_values: list[Any] = _bound(
+            dialect,
+            _SESSIONS,
+            _SESSION_COLUMNS,
+            (
+                session.id,
+                session.owner_id,
+                session.thread_id,
+                session.agent_id,
+                rows.model_id,
+                session.title,
+                now,
+                rows.active_leaf_id,
+                False,
+                now,
+                now,
+            ),
+        )
+    else:
+        thread_values = _bound(
+            dialect, _SESSIONS, _MOVE_COLUMNS, (rows.model_id, rows.active_leaf_id, now, now, session.id)
+        )
+    run = rows.run
+    run_values = _bound(
+        dialect,
+        _RUNS,
+        _RUN_COLUMNS,
+        (
+            run.id,
+            run.external_id,
+            run.session_id,
+            run.owner_id,
+            run.status,
+            run.model_id,
+            run.model_ref,
+            run.agent_version_id,
+            run.started_at,
+            run.heartbeat_at,
+            now,
+            now,
+        ),
+    )
+    messages = [
+        _bound(
+            dialect,
+            _MESSAGES,
+            _MESSAGE_COLUMNS,
+            (
+                m.id,
+                m.session_id,
+                m.external_id,
+                m.role,
+                m.content,
+                m.parts,
+                m.meta if m.meta is not None else {},
+                m.run_id,
+                m.position,
+                m.parent_id,
+                now,
+                now,
+            ),
+        )
+        for m in rows.messages
+    ]
+    if dialect.name == "postgresql":
+        columns = [list(column) for column in zip(*messages, strict=True)] or [[] for _ in _MESSAGE_COLUMNS]
+        statement = _PG_NEW_SESSION if rows.new_session else _PG_MOVE_SESSION
+        await connection.exec_driver_sql(statement, (*thread_values, *run_values, *columns))
+        return
+    await connection.exec_driver_sql(
+        _SQLITE_NEW_SESSION if rows.new_session else _SQLITE_MOVE_SESSION, tuple(thread_values)
+    )
+    await connection.exec_driver_sql(_SQLITE_RUN, tuple(run_values))
+    if messages:
+        await connection.exec_driver_sql(_SQLITE_MESSAGES, [tuple(row) for row in messages])
+
+
+def _bound(dialect: Dialect, table: Table, columns: Sequence[str], values: Sequence[Any]) -> list[Any]:
+    processors = _processors(dialect, table, tuple(columns))
+    return [value if p is None else p(value) for p, value in zip(processors, values, strict=True)]
+
+
+@functools.lru_cache(maxsize=64)
+def _processors(
+    dialect: Dialect, table: Table, columns: tuple[str, ...]
+) -> tuple[Callable[[Any], Any] | None, ...]:
+    """Each column's bind processor on this dialect (the engine's own: its JSON serializer included)."""
+    return tuple(table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns)
