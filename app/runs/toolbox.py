@@ -13,16 +13,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.mcp.config import ServerConfig
-from app.mcp.connection import McpTool, ServerConnection
 from app.mcp.pool import McpPool
 from app.persistence.repositories import McpServerRepository
 from providers import ToolSpec
 from tools import Approval, ToolContext, ToolHints, ToolResult, needs_approval
 from tools.names import mcp_tool_name, parse_tool_ref
 from tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from app.mcp.connection import McpTool, ServerConnection
 
 Invoke = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolResult]]
 
@@ -79,7 +81,7 @@ class Toolbox:
         refs = [parse_tool_ref(name) for name in names]
         wanted = {ref.server for ref in refs if ref.server is not None}
         rows = await servers.enabled_named(wanted) if wanted else []
-        connections = [self.pool.connection(ServerConfig.from_row(row)) for row in rows]
+        connections = [await self.pool.connection(ServerConfig.from_row(row)) for row in rows]
         listed = await asyncio.gather(*(c.tools() for c in connections))
         by_server = {c.config.name: (c, found) for c, found in zip(connections, listed, strict=True)}
         out: dict[str, RunTool] = {}
@@ -105,7 +107,7 @@ class Toolbox:
 
     async def server_tools(self, row_config: ServerConfig) -> list[RunTool]:
         """Every tool one server offers now (``GET /api/tools``, ``GET /api/mcp-servers``)."""
-        connection = self.pool.connection(row_config)
+        connection = await self.pool.connection(row_config)
         return [mcp_run_tool(connection, tool) for tool in await connection.tools()]
 
 
