@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 
 import httpx
 import pytest
@@ -47,6 +48,17 @@ async def run_inserts_held(database_url: str) -> AsyncIterator[Callable[[], Awai
         await engine.dispose()
 
 
+Holder = Callable[[], AbstractAsyncContextManager[Callable[[], Awaitable[None]]]]
+
+
+@pytest.fixture
+def held_run_inserts(engine_name: str, database_url: str) -> Holder:
+    """:func:`run_inserts_held` on this test's database (PostgreSQL only)."""
+    if engine_name == "sqlite":
+        pytest.skip("SQLite locks the whole file: only PostgreSQL can hold back the run's insert alone")
+    return partial(run_inserts_held, database_url)
+
+
 async def until_first_frame(chunks: AsyncIterator[bytes]) -> bytearray:
     """Read ``chunks`` until a whole SSE frame has come; what was read."""
     read = bytearray()
@@ -59,17 +71,14 @@ async def test_a_follower_on_the_same_process_is_served_before_the_intake_commit
     base_url: str,
     alice: dict[str, str],
     stored: Stored,
-    database_url: str,
-    engine_name: str,
+    held_run_inserts: Holder,
     auth: Callable[..., dict[str, str]],
 ) -> None:
-    if engine_name == "sqlite":
-        pytest.skip("SQLite locks the whole file: only PostgreSQL can hold back the run's insert alone")
     body = run_input(str(uuid.uuid4()), user_message("hello there"), model="local/slow")
     events_path = f"/agent/runs/{body['runId']}/events"
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=REQUEST_SECONDS) as http,
-        run_inserts_held(database_url) as release,
+        held_run_inserts() as release,
         http.stream("POST", "/agent/runs", json=body, headers=alice) as started,
     ):
         assert started.status_code == 200
@@ -99,18 +108,15 @@ async def test_a_run_is_cancelled_from_its_process_before_the_intake_commit(
     base_url: str,
     alice: dict[str, str],
     stored: Stored,
-    database_url: str,
-    engine_name: str,
+    held_run_inserts: Holder,
     auth: Callable[..., dict[str, str]],
 ) -> None:
-    if engine_name == "sqlite":
-        pytest.skip("SQLite locks the whole file: only PostgreSQL can hold back the run's insert alone")
     words = " ".join(f"w{i}" for i in range(200))  # 8 s at 40 ms a token: only a cancel ends it sooner
     body = run_input(str(uuid.uuid4()), user_message(words), model="local/slow")
     cancel_path = f"/agent/runs/{body['runId']}/cancel"
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=REQUEST_SECONDS) as http,
-        run_inserts_held(database_url) as release,
+        held_run_inserts() as release,
         http.stream("POST", "/agent/runs", json=body, headers=alice) as started,
     ):
         chunks = started.aiter_bytes()
