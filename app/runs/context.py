@@ -15,10 +15,16 @@ from typing import Any
 
 import msgspec
 
-from app.media.pipeline import ImageDelivery, ImageRef, image_budget
+from app.media.pipeline import ImageDelivery, ImageRef, check_request_size, delivers_by_url, image_budget
 from app.persistence.models import Message as MessageRow
-from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering, model_attachments, native_bytes
-from app.runs.parts import deleted_note, image_parts
+from app.runs.attachments import (
+    DEFAULT_PAGE_RENDERING,
+    PageRendering,
+    deleted_note,
+    model_attachments,
+    native_bytes,
+)
+from app.runs.parts import image_parts
 from app.runs.reasoning import reasoning_from_stored
 from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
 from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
@@ -73,6 +79,27 @@ def reserved_bytes(
     )
     told = text + calls + len((system or "").encode()) + len(msgspec.json.encode(list(tools)))
     return told + native_bytes(history, caps)
+
+
+def check_request_fits(
+    caps: Capabilities,
+    history: Sequence[MessageRow],
+    system: str | None,
+    tools: Sequence[ToolSpec],
+    *,
+    deleted: Set[str] = frozenset(),
+    storage_publicly_reachable: bool,
+    model_ref: str,
+) -> None:
+    """422 ``request_too_large`` before any I/O when this thread cannot fit the model's request limit:
+    its text, documents and audio, and its inline images (none when they go by URL) downscaled."""
+    inline = not delivers_by_url(caps, storage_publicly_reachable=storage_publicly_reachable)
+    check_request_size(
+        caps,
+        reserved_bytes(history, system, tools, caps),
+        len(sent_images(history, caps, deleted)) if inline else 0,
+        model_ref=model_ref,
+    )
 
 
 def _told(row: MessageRow) -> str:

@@ -24,13 +24,13 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from app.catalogue.cache import ModelLookup
 from app.catalogue.views import model_spec
 from app.errors import IrisError, Unprocessable
-from app.media.pipeline import check_images, check_request_size, delivers_by_url
+from app.media.pipeline import check_images
 from app.persistence.db import session_scope
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import ModelRow
 from app.persistence.repositories import CooldownRepository
 from app.runs.attachments import check_new_attachments
-from app.runs.context import reserved_bytes, sent_images
+from app.runs.context import check_request_fits, sent_images
 from app.runs.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
 from app.runs.knobs import check_parameters
 from app.runs.reasoning import ReasoningControl
@@ -161,11 +161,13 @@ class Request:
             control = reasoning(model)
             if self.wants_reasoning and control.request is None:
                 raise Unprocessable(f"{ref} cannot reason.", code="reasoning_unsupported")
-            inline = not delivers_by_url(caps, storage_publicly_reachable=self.storage_publicly_reachable)
-            check_request_size(
+            check_request_fits(
                 caps,
-                reserved_bytes(self.history, self.system, self.tools, caps),
-                len(sent_images(self.history, caps, self.deleted)) if inline else 0,
+                self.history,
+                self.system,
+                self.tools,
+                deleted=self.deleted,
+                storage_publicly_reachable=self.storage_publicly_reachable,
                 model_ref=ref,
             )
             return control

@@ -23,7 +23,7 @@ from app.catalogue.cache import CatalogueCache
 from app.catalogue.views import model_spec
 from app.errors import Conflict, NotFound, Unprocessable
 from app.media.inline_uploads import InlineUploads
-from app.media.pipeline import check_images, check_request_size, delivers_by_url
+from app.media.pipeline import check_images
 from app.persistence.models import Message
 from app.persistence.repositories import (
     IntakeRows,
@@ -37,7 +37,7 @@ from app.persistence.repositories import (
 )
 from app.runs.attachments import check_new_attachments, mark_delivery, notices
 from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
-from app.runs.context import reserved_bytes, sent_images
+from app.runs.context import check_request_fits, sent_images
 from app.runs.fallbacks import (
     NO_RETRIES,
     ModelChoice,
@@ -245,13 +245,13 @@ async def prepare_run(
     history += new_rows
     system = system_prompt(agent.config, body)
     offered_tools = [*(tool.spec for tool in server_tools), *frontend_tools]
-    images_inline = not delivers_by_url(
-        model.capabilities, storage_publicly_reachable=settings.storage_publicly_reachable
-    )
-    check_request_size(
+    check_request_fits(
         model.capabilities,
-        reserved_bytes(history, system, offered_tools, model.capabilities),
-        len(sent_images(history, model.capabilities, deleted)) if images_inline else 0,
+        history,
+        system,
+        offered_tools,
+        deleted=deleted,
+        storage_publicly_reachable=settings.storage_publicly_reachable,
         model_ref=model.row.ref,
     )
     request = Request(

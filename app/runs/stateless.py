@@ -23,12 +23,12 @@ from app.agui.sse import relay
 from app.catalogue.cache import ModelLookup
 from app.catalogue.views import model_spec
 from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
-from app.media.pipeline import check_images, check_request_size, delivers_by_url
+from app.media.pipeline import check_images
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository
 from app.runs.attachments import check_new_attachments
 from app.runs.chat_input import chat_field, message_content
-from app.runs.context import reserved_bytes, sent_images
+from app.runs.context import check_request_fits
 from app.runs.event_store import LiveOnly
 from app.runs.fallbacks import Request, fallback_choices, retry_policy
 from app.runs.intake import RunPlan
@@ -127,11 +127,12 @@ async def stateless_run(
     check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
     check_new_attachments(history, caps, model_ref=row.ref)  # every message of a stateless call is new
     system = "\n\n".join(m.content for m in history if m.role == "system") or None
-    inline = not delivers_by_url(caps, storage_publicly_reachable=settings.storage_publicly_reachable)
-    check_request_size(
+    check_request_fits(
         caps,
-        reserved_bytes(history, system, tools, caps),
-        len(sent_images(history, caps)) if inline else 0,
+        history,
+        system,
+        tools,
+        storage_publicly_reachable=settings.storage_publicly_reachable,
         model_ref=row.ref,
     )
     kept = [m for m in history if m.role != "system"]
