@@ -69,6 +69,12 @@ def stored_fields(kind: str, upload: Upload) -> dict[str, Any]:
     }
 
 
+def deleted_note(part: Mapping[str, Any]) -> str:
+    """What stands in for an image, document or audio clip whose upload was deleted (``delete_attachment``,
+    or a tool plugin's ``delete_upload``)."""
+    return f"[{part.get('type', 'image')} deleted: {part.get('name') or 'unnamed'}]"
+
+
 def document_part(upload: Upload) -> dict[str, Any]:
     """The canonical part of a stored PDF."""
     return {
@@ -231,8 +237,8 @@ async def model_attachments(
         room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
             name = str(part.get("name") or "unnamed")
-            if part.get("uploadId") in deleted:  # the same note as app.runs.parts.deleted_note's
-                out[id(part)] = [TextPart(text=f"[{part['type']} deleted: {name}]")]
+            if part.get("uploadId") in deleted:
+                out[id(part)] = [TextPart(text=deleted_note(part))]
                 continue
             how = delivery(part, caps)
             if how == "omitted":

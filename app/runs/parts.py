@@ -9,7 +9,7 @@ kind the part said (a ``document`` part naming an image is refused).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,12 +49,6 @@ def image_part(upload: Upload) -> dict[str, Any]:
         "height": upload.height,
         "sha256": upload.sha256,
     }
-
-
-def deleted_note(part: Mapping[str, Any]) -> str:
-    """What stands in for an image, document or audio clip whose upload was deleted (``delete_attachment``,
-    or a tool plugin's ``delete_upload``)."""
-    return f"[{part.get('type', 'image')} deleted: {part.get('name') or 'unnamed'}]"
 
 
 UPLOADED_KINDS = ("image", "document", "audio")
