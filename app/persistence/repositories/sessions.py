@@ -161,14 +161,13 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
 
     def new_row(self, thread_id: str, owner_id: str, agent_id: UUID, *, title: str | None) -> ChatSession:
         """A new session's row, unsaved and not added: the intake writes it (:meth:`write_intake`)."""
-        now = utcnow()
         return ChatSession(
             id=uuid7(),
             thread_id=thread_id,
             owner_id=owner_id,
             agent_id=agent_id,
             title=title,
-            last_activity_at=now,
+            last_activity_at=utcnow(),
             pinned=False,
         )
 
@@ -190,17 +189,9 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         """A new session with a caller-chosen id (AG-UI clients pick their ``threadId``), its primary key
         assigned; it is written at the transaction's next flush (its commit at the latest), which is
         also when a duplicate ``threadId`` fails."""
-        session = ChatSession(
-            id=uuid7(),
-            thread_id=thread_id,
-            owner_id=owner_id,
-            agent_id=agent_id,
-            model_id=model_id,
-            title=title,
-            last_activity_at=utcnow(),
-            active_leaf_id=active_leaf_id,
-            pinned=False,
-        )
+        session = self.new_row(thread_id, owner_id, agent_id, title=title)
+        session.model_id = model_id
+        session.active_leaf_id = active_leaf_id
         self.session.add(session)
         return session
 
