@@ -4,9 +4,18 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from app.api.loop_monitor import LoopMonitor
+import pytest
+
+from app.api.loop_monitor import LoopMonitor, _run_queue_wait
+
+SCHEDSTAT = Path("/proc/thread-self/schedstat")
+SPIN = "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass"
 
 
 def hold_the_loop(seconds: float) -> None:
@@ -39,3 +48,29 @@ async def test_without_stacks_no_watchdog_looks() -> None:
     await _monitored(monitor)
     assert monitor.max_blocked >= 0.25
     assert monitor.worst_stack is None
+
+
+@pytest.mark.skipif(not SCHEDSTAT.exists(), reason="Linux's /proc/thread-self/schedstat is not here")
+def test_the_kept_schedstat_reads_what_a_fresh_open_reads() -> None:
+    """The monitor keeps the loop thread's ``schedstat`` open; each read must be current, not the
+    first read's text again: busy processes on every core make this thread wait for a CPU meanwhile."""
+    kept = os.open(SCHEDSTAT, os.O_RDONLY)
+    try:
+        first = _run_queue_wait(kept)
+        busy = [
+            subprocess.Popen(
+                [sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass"]
+            )
+            for _ in range((os.cpu_count() or 1) + 1)
+        ]
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline:
+            pass  # ready to run the whole time, so every slice another process takes is queued
+        later = _run_queue_wait(kept)
+        fresh = int(SCHEDSTAT.read_text().split()[1]) / 1e9
+        for process in busy:
+            process.wait()
+    finally:
+        os.close(kept)
+    assert later > first
+    assert abs(fresh - later) < 0.05
