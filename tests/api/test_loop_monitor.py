@@ -57,19 +57,14 @@ def test_the_kept_schedstat_reads_what_a_fresh_open_reads() -> None:
     kept = os.open(SCHEDSTAT, os.O_RDONLY)
     try:
         first = _run_queue_wait(kept)
-        busy = [
-            subprocess.Popen(
-                [sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass"]
-            )
-            for _ in range((os.cpu_count() or 1) + 1)
-        ]
+        busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range((os.cpu_count() or 1) + 1)]
         deadline = time.monotonic() + 1.2
         while time.monotonic() < deadline:
             pass  # ready to run the whole time, so every slice another process takes is queued
-        later = _run_queue_wait(kept)
-        fresh = int(SCHEDSTAT.read_text().split()[1]) / 1e9
         for process in busy:
             process.wait()
+        later = _run_queue_wait(kept)
+        fresh = int(SCHEDSTAT.read_text().split()[1]) / 1e9
     finally:
         os.close(kept)
     assert later > first
