@@ -43,12 +43,7 @@ from app.agui.events import (
     encode_event,
 )
 from app.persistence.db import session_scope
-from app.persistence.repositories import (
-    MessageRepository,
-    RunEventRepository,
-    RunRepository,
-    SessionRepository,
-)
+from app.persistence.repositories import AnswerMessage, ClosingRows, RunEventRepository, RunRepository
 from app.runs.live import RunChannel
 from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
 from app.runs.reasoning import REASONING_KIND_KEY
@@ -137,15 +132,6 @@ class InvalidOutput(Exception):
 
 
 @dataclass(slots=True)
-class _Row:
-    role: str
-    external_id: str
-    content: str
-    meta: dict[str, Any]
-    parts: list[dict[str, Any]] | None = None
-
-
-@dataclass(slots=True)
 class _ToolCall:
     name: str
     parent: str | None
@@ -178,7 +164,7 @@ class EventStore:
         self.finished = False
         self._buffer: list[tuple[int, msgspec.Raw]] = []  # the JSON as streamed, stored as is
         self._flushed_at = time.monotonic()
-        self._rows: list[_Row] = []
+        self._rows: list[AnswerMessage] = []
         self._calls: dict[str, _ToolCall] = {}
         self._reasoning: dict[str, dict[str, Any]] = {}  # this answer's reasoning parts, by entity id
         self._writing: asyncio.Future[None] | None = None
@@ -298,7 +284,7 @@ class EventStore:
                 if call.parent == event.message_id
             ]
             self._rows.append(
-                _Row(
+                AnswerMessage(
                     role="assistant",
                     external_id=event.message_id,
                     content=worker.answer,
@@ -311,7 +297,7 @@ class EventStore:
             if tool.content:  # the event's signed URLs are never stored: history signs afresh
                 tool = msgspec.structs.replace(tool, content=without_urls(tool.content))
             self._rows.append(
-                _Row(
+                AnswerMessage(
                     role="tool",
                     external_id=event.message_id,
                     content=tool.result_summary,
@@ -335,41 +321,29 @@ class EventStore:
         await self._record(event, list(self._buffer))
 
     async def _record(self, event: RunFinished | RunError, events: list[tuple[int, msgspec.Raw]]) -> None:
+        interrupts = None
+        if isinstance(event, RunError):
+            status, error_code, usage = "failed", event.code, None
+        else:
+            status, error_code, usage = _status(event), None, _usage(event)
+            if isinstance(event.outcome, InterruptOutcome):
+                interrupts = msgspec.to_builtins(event.outcome.interrupts)
+        failed = isinstance(event, RunError)  # its partial answer is not history, its thread not touched
+        rows = ClosingRows(
+            run_id=self._run_pk,
+            session_id=self._session_pk,
+            status=status,
+            error_code=error_code,
+            usage=usage,
+            pending_interrupts=interrupts,
+            events=events,
+            messages=[] if failed else self._rows,
+            parent_id=self._parent_pk,
+            touch_session=not failed,
+        )
         async with session_scope(self._alchemy) as db:
-            runs = RunRepository(session=db)
-            if isinstance(event, RunError):
-                recorded = await runs.finish(self._run_pk, status="failed", error_code=event.code, usage=None)
-            else:
-                recorded = await runs.finish(
-                    self._run_pk,
-                    status=_status(event),
-                    error_code=None,
-                    usage=_usage(event),
-                    pending_interrupts=msgspec.to_builtins(event.outcome.interrupts)
-                    if isinstance(event.outcome, InterruptOutcome)
-                    else None,
-                )
-            if not recorded:
+            if not await RunRepository(session=db).close(rows):
                 raise RunLost("the run was declared lost while it was still going")
-            await RunEventRepository(session=db).append_batch(self._run_pk, events)
-            if isinstance(event, RunError):
-                return
-            leaf = await MessageRepository(session=db).append_values(
-                self._session_pk,
-                [
-                    {
-                        "role": row.role,
-                        "content": row.content,
-                        "parts": row.parts,
-                        "metadata": row.meta,
-                        "run_id": self._run_pk,
-                        "external_id": row.external_id,
-                    }
-                    for row in self._rows
-                ],
-                parent_id=self._parent_pk,
-            )
-            await SessionRepository(session=db).touch_id(self._session_pk, leaf_id=leaf)
 
 
 def _usage(event: RunFinished) -> dict[str, Any] | None:

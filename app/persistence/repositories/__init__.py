@@ -10,11 +10,12 @@ here.
 
 from app.persistence.repositories._common import parse_uuid, utcnow
 from app.persistence.repositories.catalogue import AgentRepository, ModelRepository
+from app.persistence.repositories.closing_rows import RUN_EVENTS_CHANNEL, AnswerMessage, ClosingRows
 from app.persistence.repositories.cooldowns import CooldownRepository
 from app.persistence.repositories.intake_rows import IntakeRows
 from app.persistence.repositories.mcp_servers import McpServerRepository
 from app.persistence.repositories.quotas import QuotaRepository
-from app.persistence.repositories.runs import RUN_EVENTS_CHANNEL, RunEventRepository, RunRepository
+from app.persistence.repositories.runs import RunEventRepository, RunRepository
 from app.persistence.repositories.search import SearchHit, SearchRepository
 from app.persistence.repositories.sessions import (
     IntakeRead,
@@ -29,6 +30,8 @@ from app.persistence.repositories.uploads import UploadRepository
 __all__ = [
     "RUN_EVENTS_CHANNEL",
     "AgentRepository",
+    "AnswerMessage",
+    "ClosingRows",
     "CooldownRepository",
     "IntakeRead",
     "IntakeRows",

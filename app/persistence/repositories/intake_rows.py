@@ -14,19 +14,17 @@ position a concurrent request took first) still fails the statement, and so the 
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
 
 from sqlalchemy import Table
-from sqlalchemy.dialects.postgresql.base import PGDialect
-from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.persistence.models import ChatSession, Message, Run
 from app.persistence.repositories._common import utcnow
+from app.persistence.repositories._driver_sql import bound, insert_sql, pg_marks, pg_type
 
 _SESSION_COLUMNS = (
     "id",
@@ -77,11 +75,6 @@ _RUNS = cast("Table", Run.__table__)
 _MESSAGES = cast("Table", Message.__table__)
 
 
-def _insert(table: str, columns: Sequence[str], marks: Sequence[str]) -> str:
-    # Every statement here is built once, at import, from this module's constants: no value is in it.
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(marks)})"  # noqa: S608
-
-
 def _move(marks: Sequence[str]) -> str:
     """The update of a thread the run continues: its model, its line's end, its activity."""
     model, leaf, active, updated, pk = marks
@@ -89,35 +82,25 @@ def _move(marks: Sequence[str]) -> str:
     return f"UPDATE sessions SET {sets} WHERE id = {pk}"  # noqa: S608
 
 
-_SQLITE_NEW_SESSION = _insert("sessions", _SESSION_COLUMNS, ["?"] * len(_SESSION_COLUMNS))
+_SQLITE_NEW_SESSION = insert_sql("sessions", _SESSION_COLUMNS, ["?"] * len(_SESSION_COLUMNS))
 _SQLITE_MOVE_SESSION = _move(["?"] * len(_MOVE_COLUMNS))
-_SQLITE_RUN = _insert("runs", _RUN_COLUMNS, ["?"] * len(_RUN_COLUMNS))
-_SQLITE_MESSAGES = _insert("messages", _MESSAGE_COLUMNS, ["?"] * len(_MESSAGE_COLUMNS))
-
-
-def _pg_marks(table: Table, columns: Sequence[str], start: int) -> list[str]:
-    return [f"${start + i}::{table.c[name].type.compile(_pg_dialect())}" for i, name in enumerate(columns)]
-
-
-@functools.cache
-def _pg_dialect() -> Dialect:
-    """Only to spell the column types in the casts, once, at import."""
-    return PGDialect()  # type: ignore[no-untyped-call]
+_SQLITE_RUN = insert_sql("runs", _RUN_COLUMNS, ["?"] * len(_RUN_COLUMNS))
+_SQLITE_MESSAGES = insert_sql("messages", _MESSAGE_COLUMNS, ["?"] * len(_MESSAGE_COLUMNS))
 
 
 def _pg_statement(new_session: bool) -> str:
     """One statement: the thread's part (``$1…``), the run's, then the messages' arrays."""
     if new_session:
-        session_part = _insert("sessions", _SESSION_COLUMNS, _pg_marks(_SESSIONS, _SESSION_COLUMNS, 1))
+        session_part = insert_sql("sessions", _SESSION_COLUMNS, pg_marks(_SESSIONS, _SESSION_COLUMNS, 1))
         after = len(_SESSION_COLUMNS)
     else:
-        marks = _pg_marks(_SESSIONS, _MOVE_COLUMNS, 1)
+        marks = pg_marks(_SESSIONS, _MOVE_COLUMNS, 1)
         session_part = _move(marks)
         after = len(_MOVE_COLUMNS)
-    run_part = _insert("runs", _RUN_COLUMNS, _pg_marks(_RUNS, _RUN_COLUMNS, after + 1))
+    run_part = insert_sql("runs", _RUN_COLUMNS, pg_marks(_RUNS, _RUN_COLUMNS, after + 1))
     first = after + len(_RUN_COLUMNS) + 1
     arrays = ", ".join(
-        f"${first + i}::{'text' if name in _JSON else _MESSAGES.c[name].type.compile(_pg_dialect())}[]"
+        f"${first + i}::{'text' if name in _JSON else pg_type(_MESSAGES, name)}[]"
         for i, name in enumerate(_MESSAGE_COLUMNS)
     )
     picked = ", ".join(f"m.{name}::jsonb" if name in _JSON else f"m.{name}" for name in _MESSAGE_COLUMNS)
@@ -153,7 +136,7 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
     now = utcnow()
     session = rows.session
     if rows.new_session:
-        thread_values: list[Any] = _bound(
+        thread_values: list[Any] = bound(
             dialect,
             _SESSIONS,
             _SESSION_COLUMNS,
@@ -172,11 +155,11 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
             ),
         )
     else:
-        thread_values = _bound(
+        thread_values = bound(
             dialect, _SESSIONS, _MOVE_COLUMNS, (rows.model_id, rows.active_leaf_id, now, now, session.id)
         )
     run = rows.run
-    run_values = _bound(
+    run_values = bound(
         dialect,
         _RUNS,
         _RUN_COLUMNS,
@@ -196,7 +179,7 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
         ),
     )
     messages = [
-        _bound(
+        bound(
             dialect,
             _MESSAGES,
             _MESSAGE_COLUMNS,
@@ -228,16 +211,3 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
     await connection.exec_driver_sql(_SQLITE_RUN, tuple(run_values))
     if messages:
         await connection.exec_driver_sql(_SQLITE_MESSAGES, [tuple(row) for row in messages])
-
-
-def _bound(dialect: Dialect, table: Table, columns: Sequence[str], values: Sequence[Any]) -> list[Any]:
-    processors = _processors(dialect, table, tuple(columns))
-    return [value if p is None else p(value) for p, value in zip(processors, values, strict=True)]
-
-
-@functools.lru_cache(maxsize=64)
-def _processors(
-    dialect: Dialect, table: Table, columns: tuple[str, ...]
-) -> tuple[Callable[[Any], Any] | None, ...]:
-    """Each column's bind processor on this dialect (the engine's own: its JSON serializer included)."""
-    return tuple(table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns)

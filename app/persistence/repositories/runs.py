@@ -4,39 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 from uuid import UUID
 
-import msgspec
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import bindparam, func, select, update
 from uuid_utils.compat import uuid7
 
 from app.persistence.models import ModelRow, Run, RunEvent
 from app.persistence.repositories._common import first_or_none, utcnow
+from app.persistence.repositories.closing_rows import ClosingRows, append_events, write_closing_rows
 
 # Statements built once (why: see _common).
 _RUN_ID_TAKEN = select(Run.id).where(Run.external_id == bindparam("external_id")).limit(1)
 _LATEST_RUN = (
     select(Run).where(Run.session_id == bindparam("session_id")).order_by(Run.started_at.desc()).limit(1)
-)
-_RUNS = cast("Table", Run.__table__)
-_FINISH_RUN = (
-    update(_RUNS)
-    .where(_RUNS.c.id == bindparam("run_id", type_=_RUNS.c.id.type), _RUNS.c.status == "running")
-    .values(
-        {
-            column: bindparam(f"new_{column}", type_=_RUNS.c[column].type)
-            for column in (
-                "status",
-                "error_code",
-                "usage",
-                "pending_interrupts",
-                "finished_at",
-                "heartbeat_at",
-            )
-        }
-    )
 )
 
 
@@ -116,28 +98,12 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         )
         return bool(getattr(result, "rowcount", 0))
 
-    async def finish(
-        self,
-        run_id: UUID,
-        *,
-        status: str,
-        error_code: str | None,
-        usage: dict[str, Any] | None,
-        pending_interrupts: list[dict[str, Any]] | None = None,
-    ) -> bool:
-        """Record how a running run ended; ``False`` if it was no longer running (declared lost)."""
-        now = utcnow()
-        values = {
-            "run_id": run_id,
-            "new_status": status,
-            "new_error_code": error_code,
-            "new_usage": usage,
-            "new_pending_interrupts": pending_interrupts,
-            "new_finished_at": now,
-            "new_heartbeat_at": now,
-        }
-        result = await self.session.execute(_FINISH_RUN, values)
-        return bool(getattr(result, "rowcount", 0))
+    async def close(self, rows: ClosingRows) -> bool:
+        """Record how a running run ended, with its log's last events and its answer's messages, in
+        this transaction and without the ORM (:mod:`~app.persistence.repositories.closing_rows`: one
+        statement on PostgreSQL); ``False``, with nothing written, if it was no longer running
+        (declared lost)."""
+        return await write_closing_rows(await self.session.connection(), rows)
 
     async def latest_for_session(self, session_id: UUID) -> Run | None:
         """The thread's most recent run: the one still going, or the one whose interrupts are open."""
@@ -164,57 +130,15 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         return bool(getattr(result, "rowcount", 0))
 
 
-RUN_EVENTS_CHANNEL = "iris_run_events"
-"""PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew (``app.runs.notices``)."""
-
-_RUN_EVENTS = cast("Table", RunEvent.__table__)
-_SQLITE_APPEND = "INSERT INTO run_events (run_id, sequence, event) VALUES (?, ?, ?)"
-_PG_APPEND = (
-    "WITH logged AS (INSERT INTO run_events (run_id, sequence, event)"
-    " SELECT $1::uuid, entry.sequence, entry.event::jsonb"
-    " FROM unnest($2::integer[], $3::text[]) WITH ORDINALITY AS entry(sequence, event, n) ORDER BY entry.n)"
-    " SELECT pg_notify($4, $5)"
-)
-
-
 class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
     """A run's event log, appended in batches and replayed by sequence."""
 
     model_type = RunEvent
 
     async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, Any]]) -> None:
-        """Insert ``(sequence, event)`` pairs (an event: a JSON-able object, or ``msgspec.Raw`` JSON
-        stored as it is) in one driver call.
-
-        Why not a Core ``insert`` with a list of rows: SQLAlchemy then runs every column's bind
-        processor on every row in Python, most of a run's closing transaction (issue 26). Here the run
-        id is converted once and each event is encoded once, to the JSON text the client was sent;
-        SQLite gets the driver's own ``executemany``; PostgreSQL gets one statement that unnests two
-        arrays and also notifies :data:`RUN_EVENTS_CHANNEL` (delivered at commit, when followers in
-        other processes can read the new events).
-        """
-        if not events:
-            return
-        connection = await self.session.connection()
-        dialect = connection.dialect
-        run_key = _RUN_EVENTS.c.run_id.type.bind_processor(dialect)
-        run_value = run_key(run_id) if run_key is not None else run_id
-        encode = msgspec.json.encode
-        if dialect.name == "postgresql":
-            await connection.exec_driver_sql(
-                _PG_APPEND,
-                (
-                    run_value,
-                    [seq for seq, _ in events],
-                    [encode(event).decode() for _, event in events],
-                    RUN_EVENTS_CHANNEL,
-                    str(run_id),
-                ),
-            )
-            return
-        await connection.exec_driver_sql(
-            _SQLITE_APPEND, [(run_value, seq, encode(event).decode()) for seq, event in events]
-        )
+        """Insert ``(sequence, event)`` pairs in one driver call
+        (:func:`~app.persistence.repositories.closing_rows.append_events`)."""
+        await append_events(await self.session.connection(), run_id, events)
 
     async def last_sequence(self, run_id: UUID) -> int:
         """The highest sequence number logged for the run (0 when none)."""

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple, cast
 from uuid import UUID
 
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
-from sqlalchemy import Table, and_, bindparam, exists, func, insert, literal, or_, select, update
+from sqlalchemy import Table, and_, bindparam, exists, func, literal, or_, select, update
 from sqlalchemy.orm import aliased
 from uuid_utils.compat import uuid7
 
@@ -27,7 +27,6 @@ _ACTIVE_HISTORY = (
 )
 _NEXT_POSITION = select(func.max(Message.position)).where(Message.session_id == bindparam("session_id"))
 _SESSIONS = cast("Table", ChatSession.__table__)
-_MESSAGES = cast("Table", Message.__table__)
 _TOUCH_SESSION = (
     update(_SESSIONS)
     .where(_SESSIONS.c.id == bindparam("session_id", type_=_SESSIONS.c.id.type))
@@ -270,32 +269,6 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         """The position after the session's last message, superseded ones included."""
         last = await self.session.scalar(_NEXT_POSITION, {"session_id": session_id})
         return 0 if last is None else last + 1
-
-    async def append_values(
-        self, session_id: UUID, values: Sequence[dict[str, Any]], *, parent_id: UUID | None
-    ) -> UUID | None:
-        """Insert messages given as column values (``role``, ``content``, ``parts``, ``metadata``,
-        ``run_id``, ``external_id``) after the last one, each following the one before (the first
-        follows ``parent_id``), in one statement: for writers that never read the rows back (no ORM
-        objects to track). Returns the last one's id (the line's new end), ``None`` when none."""
-        if not values:
-            return None
-        start = await self.next_position(session_id)
-        rows: list[dict[str, Any]] = []
-        for offset, value in enumerate(values):
-            pk = uuid7()
-            rows.append(
-                {
-                    **value,
-                    "id": pk,
-                    "session_id": session_id,
-                    "position": start + offset,
-                    "parent_id": parent_id,
-                }
-            )
-            parent_id = pk
-        await self.session.execute(insert(_MESSAGES), rows)
-        return parent_id
 
     def add_at(self, session_id: UUID, messages: Sequence[Message], start: int) -> None:
         """Add ``messages`` (linked already: :func:`chain`) from position ``start`` on, written with the
