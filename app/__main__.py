@@ -91,15 +91,16 @@ def _migrate_embedded(settings: Settings) -> None:
 
 
 def _models_check(args: argparse.Namespace) -> None:
-    from app.asgi import build_registry, vendor_http_client
+    from app.asgi import build_registry
     from app.catalogue.check import check_models, table
     from app.persistence.db import create_alchemy_config
+    from app.vendor_http import vendor_http_client
 
     settings = _settings()
 
     async def check() -> bool:
         alchemy = create_alchemy_config(settings)
-        async with vendor_http_client() as http:
+        async with vendor_http_client(http2=settings.vendor_http2) as http:
             registry = build_registry(settings, os.environ, http)
             try:
                 results = await check_models(
@@ -119,16 +120,17 @@ def _models_check(args: argparse.Namespace) -> None:
 
 
 def _models_sync(args: argparse.Namespace) -> None:
-    from app.asgi import build_registry, build_tool_directory, vendor_http_client
+    from app.asgi import build_registry, build_tool_directory
     from app.catalogue.defaults import seed_catalogue
     from app.catalogue.models_file import ModelsFileError, apply_models_file, describe, load_models_file
     from app.persistence.db import create_alchemy_config
+    from app.vendor_http import vendor_http_client
 
     settings = _settings()
 
     async def sync() -> str:
         alchemy = create_alchemy_config(settings)
-        async with vendor_http_client() as http:
+        async with vendor_http_client(http2=settings.vendor_http2) as http:
             try:
                 registry = build_registry(settings, os.environ, http)
                 await registry.ready()

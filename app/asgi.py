@@ -58,6 +58,7 @@ from app.telemetry.http import http_middleware, name_request_span
 from app.telemetry.listener import MetricsListener
 from app.telemetry.logs import litestar_logging
 from app.telemetry.metrics import process_exited
+from app.vendor_http import vendor_http_client
 from providers import ProviderContext
 from providers.registry import ProviderRegistry
 from tools import ToolPluginContext
@@ -67,24 +68,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
 log = logging.getLogger("iris")
-
-
-def vendor_http_client() -> httpx.AsyncClient:
-    """The one client every vendor request goes through, built once per app.
-
-    httpx keeps a connection pool per origin, so each vendor base URL gets its own warm connections;
-    HTTP/2 is offered by ALPN on TLS (one multiplexed connection per vendor) while plain-HTTP servers
-    (local Ollama, loopback fakes) keep speaking HTTP/1.1. Connections go back to the pool only when a
-    provider reads each body to its end (:func:`providers.http.drain`). The connection count is not
-    capped here (a vendor's own rate limits are the real cap); idle ones stay warm for 30 s. No read
-    timeout: waiting on a vendor is bounded by the run deadlines (app/runs/deadlines.py), which apply
-    to every provider, plugins included, with their own codes.
-    """
-    return httpx.AsyncClient(
-        http2=True,
-        timeout=httpx.Timeout(connect=10, read=None, write=60, pool=10),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=64, keepalive_expiry=30),
-    )
 
 
 def build_registry(
@@ -137,7 +120,7 @@ def create_app(
     """
     settings = prepare(settings if settings is not None else load_settings(os.environ))
     telemetry = build_telemetry(settings, span_exporter=span_exporter)
-    http = vendor_http_client()
+    http = vendor_http_client(http2=settings.vendor_http2)
     environ = os.environ if environ is None else environ
     if registry is None:
         registry = build_registry(settings, environ, http)

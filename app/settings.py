@@ -202,6 +202,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     storage_publicly_reachable: bool = False
     """Vendors can fetch our signed URLs; lets URL-fetching vendors get URLs instead of inline bytes
     (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
+    vendor_http2: bool = False
+    """Offer HTTP/2 to vendors (httpx's transport) instead of aiohttp's HTTP/1.1, which costs a run less
+    CPU; for a vendor or gateway that needs HTTP/2 (IRIS_VENDOR_HTTP2; ``app.vendor_http``)."""
     max_request_bytes: int = 1024 * 1024
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
     max_run_request_bytes: int = 48 * 1024 * 1024

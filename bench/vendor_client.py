@@ -1,11 +1,13 @@
-"""The vendor SSE stream through three HTTP clients (issue 26): httpx as Iris uses it (``http2=True``,
-pooled, ``httpx-sse``), httpx over ``httpx-aiohttp``'s aiohttp transport, and aiohttp directly.
+"""The vendor SSE stream through the HTTP clients a gateway would pick (issue 26): Iris's vendor client
+as it is built (``app.vendor_http``: httpx over Iris's aiohttp transport, ``httpx-sse``), the same on
+httpx's own transport (``http2=True``, what ``IRIS_VENDOR_HTTP2`` selects), httpx over
+``httpx-aiohttp``'s transport, and aiohttp directly.
 
 Each client streams ``STREAMS`` sequential answers (50 content chunks, OpenAI's wire format) from
 ``bench/profile_run.py``'s fake upstream in its own process, reading every ``data:`` line and decoding
 its JSON, as a provider does; after a warm-up, in rotating order, three passes. Figures: this process's
 CPU per stream and wall time per stream (medians of the passes), and how many connections the pool
-opened. Clients that are not installed (``httpx-aiohttp``, ``aiohttp``) are skipped with the reason.
+opened. A client that is not installed (``httpx-aiohttp`` is not a dependency) is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _iris import free_port, load, running
 from _results import Results
 
+from app.vendor_http import vendor_http_client
+
 STREAMS = 300
 WARMUP = 20
 PASSES = 3
@@ -37,10 +41,6 @@ CHUNKS_PER_ANSWER = 53
 """The fake's ``data:`` chunks other than ``[DONE]``: the role, 50 contents, the finish, the usage."""
 
 Stream = Callable[[str], Awaitable[int]]
-
-
-def _timeout() -> httpx.Timeout:
-    return httpx.Timeout(connect=10, read=None, write=60, pool=10)
 
 
 async def _read_httpx(http: httpx.AsyncClient, url: str) -> int:
@@ -54,15 +54,20 @@ async def _read_httpx(http: httpx.AsyncClient, url: str) -> int:
     return chunks
 
 
+async def iris_client() -> tuple[Stream, Callable[[], Awaitable[None]]]:
+    http = vendor_http_client()
+    return (lambda url: _read_httpx(http, url)), http.aclose
+
+
 async def httpx_client() -> tuple[Stream, Callable[[], Awaitable[None]]]:
-    http = httpx.AsyncClient(http2=True, timeout=_timeout())
+    http = vendor_http_client(http2=True)
     return (lambda url: _read_httpx(http, url)), http.aclose
 
 
 async def httpx_aiohttp_client() -> tuple[Stream, Callable[[], Awaitable[None]]]:
     # Not a dependency of Iris: imported by name, so lint does not need it installed.
     transport = importlib.import_module("httpx_aiohttp").AiohttpTransport()
-    http = httpx.AsyncClient(transport=transport, timeout=_timeout())
+    http = httpx.AsyncClient(transport=transport, timeout=vendor_http_client().timeout)
     return (lambda url: _read_httpx(http, url)), http.aclose
 
 
@@ -88,17 +93,18 @@ async def aiohttp_client() -> tuple[Stream, Callable[[], Awaitable[None]]]:
     return read, session.close
 
 
-CLIENTS: dict[str, Callable[[], Awaitable[tuple[Stream, Callable[[], Awaitable[None]]]]]] = {
-    "httpx (Iris today)": httpx_client,
-    "httpx + httpx-aiohttp": httpx_aiohttp_client,
-    "aiohttp": aiohttp_client,
+CLIENTS: dict[str, tuple[str, Callable[[], Awaitable[tuple[Stream, Callable[[], Awaitable[None]]]]]]] = {
+    "Iris (httpx over its aiohttp transport, the default)": ("iris", iris_client),
+    "httpx's own transport (IRIS_VENDOR_HTTP2)": ("httpx", httpx_client),
+    "httpx + httpx-aiohttp": ("httpx_aiohttp", httpx_aiohttp_client),
+    "aiohttp directly": ("aiohttp", aiohttp_client),
 }
 
 
 async def measure(url: str) -> tuple[dict[str, list[tuple[float, float]]], list[str]]:
     clients: dict[str, tuple[Stream, Callable[[], Awaitable[None]]]] = {}
     skipped: list[str] = []
-    for name, make in CLIENTS.items():
+    for name, (_, make) in CLIENTS.items():
         try:
             clients[name] = await make()
         except ImportError as exc:
@@ -143,7 +149,7 @@ def main() -> int:
         cpu = statistics.median(c for c, _ in passes)
         wall = statistics.median(w for _, w in passes)
         print(f"  {name}: client CPU {cpu:.3f} ms per stream, wall {wall:.3f} ms per stream")
-        key = {"aiohttp": "aiohttp", "httpx + httpx-aiohttp": "httpx_aiohttp"}.get(name, "httpx")
+        key = CLIENTS[name][0]
         results.figure(f"{key}_cpu_per_stream", cpu, "ms")
         results.figure(f"{key}_wall_per_stream", wall, "ms")
     print("\n".join(f"  {line}" for line in skipped))

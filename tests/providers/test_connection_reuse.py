@@ -83,16 +83,15 @@ VENDORS = {
 
 
 @pytest.mark.parametrize("vendor", sorted(VENDORS))
-async def test_sequential_answers_share_one_connection(vendor: str) -> None:
+async def test_sequential_answers_share_one_connection(vendor: str, http: httpx.AsyncClient) -> None:
     make_fake, make_provider = VENDORS[vendor]
     fake, script = make_fake()
     counter = ConnectionCounter(fake.app)
     with serve_asgi(counter) as base:
-        async with httpx.AsyncClient(timeout=10) as http:
-            provider, model = make_provider(base, http)
-            for _ in range(ANSWERS):
-                script()
-                events = await collect(provider.stream(HI, model, RequestOptions()))
-                assert isinstance(events[-1], Finish), events
+        provider, model = make_provider(base, http)
+        for _ in range(ANSWERS):
+            script()
+            events = await collect(provider.stream(HI, model, RequestOptions()))
+            assert isinstance(events[-1], Finish), events
     assert len(counter.peers) == ANSWERS
     assert counter.connections == 1
