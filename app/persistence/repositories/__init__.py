@@ -3,9 +3,10 @@
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
 models and agents; ``cooldowns``: failing models;
 ``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
-their event logs; ``uploads``; ``quotas``; ``search``: the full-text index over sessions) and
-``_common`` for what they share. Import from this package, not from its modules: every public name is
-here.
+their event logs; ``uploads``; ``quotas``; ``search``: the full-text index over sessions; ``intake_rows``
+and ``closing_rows``: a run's first and last writes without the ORM), ``_common`` for what they share and
+``_driver_sql`` for what the writers without the ORM share. Import from this package, not from its
+modules: every public name is here.
 """
 
 from app.persistence.repositories._common import parse_uuid, utcnow
