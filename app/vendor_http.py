@@ -51,7 +51,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._proxies = urllib.request.getproxies_environment()  # HTTP(S)_PROXY, NO_PROXY…, once
 
     def _proxy_for(self, url: httpx.URL) -> str | None:
-        if not self._proxies or urllib.request.proxy_bypass_environment(url.host, self._proxies):
+        bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # not in typeshed
+        if not self._proxies or bypass(url.host, self._proxies):
             return None
         return self._proxies.get(url.scheme) or self._proxies.get("all")
 
