@@ -25,7 +25,8 @@ import aiohttp
 import httpx
 
 KEEPALIVE_SECONDS = 30
-_TIMEOUT = httpx.Timeout(connect=10, read=None, write=60, pool=10)
+TIMEOUT = httpx.Timeout(connect=10, read=None, write=60, pool=10)
+"""The vendor client's timeouts: no read timeout (the run deadlines bound the waits)."""
 
 
 def vendor_http_client(*, http2: bool = False) -> httpx.AsyncClient:
@@ -33,12 +34,12 @@ def vendor_http_client(*, http2: bool = False) -> httpx.AsyncClient:
     if http2:
         return httpx.AsyncClient(
             http2=True,
-            timeout=_TIMEOUT,
+            timeout=TIMEOUT,
             limits=httpx.Limits(
                 max_connections=None, max_keepalive_connections=64, keepalive_expiry=KEEPALIVE_SECONDS
             ),
         )
-    return httpx.AsyncClient(timeout=_TIMEOUT, transport=AiohttpTransport())
+    return httpx.AsyncClient(timeout=TIMEOUT, transport=AiohttpTransport())
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _iris import free_port, load, running
 from _results import Results
 
-from app.vendor_http import vendor_http_client
+from app.vendor_http import TIMEOUT, vendor_http_client
 
 STREAMS = 300
 WARMUP = 20
@@ -67,7 +67,7 @@ async def httpx_client() -> tuple[Stream, Callable[[], Awaitable[None]]]:
 async def httpx_aiohttp_client() -> tuple[Stream, Callable[[], Awaitable[None]]]:
     # Not a dependency of Iris: imported by name, so lint does not need it installed.
     transport = importlib.import_module("httpx_aiohttp").AiohttpTransport()
-    http = httpx.AsyncClient(transport=transport, timeout=vendor_http_client().timeout)
+    http = httpx.AsyncClient(transport=transport, timeout=TIMEOUT)
     return (lambda url: _read_httpx(http, url)), http.aclose
 
 

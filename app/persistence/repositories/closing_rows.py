@@ -196,21 +196,18 @@ async def write_closing_rows(connection: AsyncConnection, rows: ClosingRows) -> 
         ("run_id", "session_id", "parent_id", "created_at"),
         (rows.run_id, rows.session_id, leaf, now),
     )
-    encoded = _encoded(rows.events)
     if dialect.name == "postgresql":
         arrays = [list(column) for column in zip(*messages, strict=True)] or [[] for _ in _MESSAGE_COLUMNS]
         sequences = [seq for seq, _ in rows.events]
-        parameters = (run_pk, *outcome, sequences, encoded, session_pk, rows.touch_session, leaf_pk)
+        log = (sequences, _encoded(rows.events))
+        parameters = (run_pk, *outcome, *log, session_pk, rows.touch_session, leaf_pk)
         result = await connection.exec_driver_sql(
             _PG_CLOSE, (*parameters, RUN_EVENTS_CHANNEL, str(rows.run_id), *arrays)
         )
         return bool(result.scalar())
     if not (await connection.exec_driver_sql(_SQLITE_FINISH, (*outcome, run_pk))).rowcount:
         return False
-    if encoded:
-        await connection.exec_driver_sql(
-            _SQLITE_APPEND, [(run_pk, seq, text) for (seq, _), text in zip(rows.events, encoded, strict=True)]
-        )
+    await append_events(connection, rows.run_id, rows.events)
     if messages:
         last = (await connection.exec_driver_sql(_SQLITE_NEXT_POSITION, (session_pk,))).scalar()
         start = 0 if last is None else int(last) + 1
