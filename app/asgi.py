@@ -42,6 +42,7 @@ from app.persistence.availability import cause
 from app.persistence.db import create_alchemy_config, session_scope
 from app.persistence.migrations import SchemaGate
 from app.persistence.repositories import ModelRepository
+from app.persistence.search_indexer import SearchIndexer
 from app.runs.attachments import PageRendering
 from app.runs.deadlines import Deadlines
 from app.runs.fallbacks import Cooldowns
@@ -128,6 +129,7 @@ def create_app(
     if warning := settings.public_url_warning:
         log.warning(warning)
     alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
+    search_indexer = SearchIndexer(alchemy, every_seconds=settings.search_index_seconds)
     untrace_database: Callable[[], None] | None = None
     if telemetry.provider is not None:
         from app.telemetry.tracing import instrument_database, instrument_http_client
@@ -237,6 +239,7 @@ def create_app(
                 startup_providers = sorted({*enabled, *preload}) if preload is not None else registry.ids
                 registry.start_loading(startup_providers)
             await app.state.run_manager.start_keeping()
+            search_indexer.start()
 
         app.state.schema_gate = gate = SchemaGate(alchemy.get_engine(), schema_ready)
         try:
@@ -270,6 +273,7 @@ def create_app(
     async def on_shutdown(app: Litestar) -> None:
         if hasattr(app.state, "run_manager"):
             await app.state.run_manager.shutdown()
+        await search_indexer.stop()
         await toolbox.pool.close()
         await storage.aclose()
         await http.aclose()
@@ -301,6 +305,7 @@ def create_app(
             {
                 "settings": settings,
                 "alchemy": alchemy,
+                "search_indexer": search_indexer,
                 "storage": storage,
                 "url_policy": url_policy,
                 "registry": registry,

@@ -252,6 +252,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     run_heartbeat_seconds: float = 5.0
     """How often a process marks its running runs alive and looks for cancel requests
     (IRIS_RUN_HEARTBEAT_SECONDS)."""
+    search_index_seconds: float = 1.0
+    """SQLite: how often a process moves the messages written since into the full-text index (a search
+    always does so first, so it never misses one; IRIS_SEARCH_INDEX_SECONDS)."""
     run_stale_seconds: float = 60.0
     """A running run whose heartbeat is older than this was lost with its process: it is marked failed
     (IRIS_RUN_STALE_SECONDS)."""

@@ -26,6 +26,7 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
+from app.persistence.search_indexer import SearchIndexer
 from app.runs.manager import RunManager
 from app.runs.toolbox import Toolbox
 from app.security.auth import Principal, bearer_token, decode_token, require_admin
@@ -78,6 +79,11 @@ def provide_decode_limiter(state: State) -> anyio.CapacityLimiter:
 def provide_url_policy(state: State) -> UrlPolicy:
     policy: UrlPolicy = state.url_policy
     return policy
+
+
+def provide_search_indexer(state: State) -> SearchIndexer:
+    indexer: SearchIndexer = state.search_indexer
+    return indexer
 
 
 def provide_run_manager(state: State) -> RunManager:
@@ -139,6 +145,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "toolbox": Provide(provide_toolbox, sync_to_thread=False),
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
+    "search_indexer": Provide(provide_search_indexer, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),

@@ -39,10 +39,12 @@ TABLES = {
     "model_cooldowns",
     "catalogue_generation",
 }
-# The search index (0009): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it.
+# The search index (0009): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it
+# and the documents waiting for it (0016).
 SEARCH_TABLES = {
     "sqlite": {
         "search_documents",
+        "search_pending",
         "search_index",
         *(f"search_index_{t}" for t in ("data", "idx", "docsize", "config")),
     },
@@ -550,6 +552,68 @@ def test_the_search_triggers_exist_at_head(database_url: str, engine_name: str) 
         "postgresql": {"messages_search", "sessions_search"},
     }
     assert _run(database_url, read) >= expected[engine_name]
+
+
+def test_documents_pending_for_the_sqlite_index_are_indexed_on_the_way_down(
+    empty_database_url: str, engine_name: str
+) -> None:
+    """At 0016 a new message's document waits in ``search_pending``; downgrading indexes what waits,
+    so the index 0015 leaves matches its documents (FTS5's integrity check)."""
+    if engine_name != "sqlite":
+        pytest.skip("0016 changes nothing on PostgreSQL")
+    config = alembic_config(empty_database_url)
+    command.upgrade(config, "0015_cooldown_last_code")
+    agent, session, now = uuid.uuid4().bytes, uuid.uuid4().bytes, "2026-12-03T00:00:00+00:00"
+
+    async def conversation(conn: AsyncConnection) -> None:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO agents (id, name, slug, instructions, description, guest_access, tools,"
+                " model_ids, reasoning, created_at, updated_at)"
+                " VALUES (:a, 'a', 'a', '', '', 0, '[]', '[]', '{}', :now, :now)"
+            ),
+            {"a": agent, "now": now},
+        )
+        await conn.execute(
+            sa.text(
+                "INSERT INTO sessions (id, owner_id, thread_id, agent_id, last_activity_at, pinned,"
+                " created_at, updated_at) VALUES (:s, 'alice', 't', :a, :now, 0, :now, :now)"
+            ),
+            {"s": session, "a": agent, "now": now},
+        )
+
+    def message(position: int) -> Callable[[AsyncConnection], Awaitable[None]]:
+        async def write(conn: AsyncConnection) -> None:
+            await conn.execute(
+                sa.text(
+                    "INSERT INTO messages (id, session_id, external_id, role, content, metadata, position,"
+                    " created_at, updated_at) VALUES (:m, :s, :e, 'user', 'a quoll', '{}', :p, :now, :now)"
+                ),
+                {"m": uuid.uuid4().bytes, "s": session, "e": f"m{position}", "p": position, "now": now},
+            )
+
+        return write
+
+    async def indexed(conn: AsyncConnection) -> int:
+        await conn.execute(
+            sa.text("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)")
+        )
+        return int(
+            await conn.scalar(sa.text("SELECT count(*) FROM search_index WHERE search_index MATCH 'quoll'"))
+            or 0
+        )
+
+    _run(empty_database_url, conversation)
+    _run(empty_database_url, message(0))  # at 0015: indexed in its own transaction
+    command.upgrade(config, "head")
+    _run(empty_database_url, message(1))
+    waiting = _run(
+        empty_database_url, lambda conn: conn.scalar(sa.text("SELECT count(*) FROM search_pending"))
+    )
+    assert waiting == 1
+    command.downgrade(config, "0015_cooldown_last_code")
+    assert _run(empty_database_url, indexed) == 2
+    assert "search_pending" not in _tables(empty_database_url)
 
 
 PREVIOUS = "0012_document_uploads"

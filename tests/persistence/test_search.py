@@ -1,9 +1,11 @@
 """The search repository over many documents of several owners written in turn, both engines: the
 ranking order among the owner's newest matches, owner isolation when other users wrote more and later,
-and the PostgreSQL key that lets a search read only the owner's rows (migration 0010)."""
+the PostgreSQL key that lets a search read only the owner's rows (migration 0010), and SQLite's index
+taking new documents in batches (migration 0016) while edits and deletes keep it true."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import itertools
 import uuid
@@ -14,9 +16,12 @@ from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from uuid_utils.compat import uuid7
 
+from app.persistence.db import create_alchemy_config
 from app.persistence.models import ChatSession, Message
 from app.persistence.repositories import AgentRepository, SearchRepository
 from app.persistence.repositories import search as search_repository
+from app.persistence.search_indexer import SearchIndexer
+from app.settings import Settings
 from tests.factories import AgentFactory
 
 WORDS = 8
@@ -36,8 +41,9 @@ class Writer:
         self.agent_id = agent_id
         self.clock = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
-    async def write(self, rows: list[tuple[str, str]]) -> list[str]:
-        """``(owner, text)`` in this order; the messages' ids as search answers them."""
+    async def write(self, rows: list[tuple[str, str]], *, index: bool = True) -> list[str]:
+        """``(owner, text)`` in this order; the messages' ids as search answers them. ``index``: then
+        moved into SQLite's index, as a search does first."""
         sessions: list[dict[str, Any]] = []
         messages: list[dict[str, Any]] = []
         for owner, body in rows:
@@ -67,7 +73,17 @@ class Writer:
         await self.db.execute(insert(ChatSession), sessions)
         await self.db.execute(insert(Message), messages)
         await self.db.commit()
+        if index:
+            await index_everything(self.db)
         return [m["external_id"] for m in messages]
+
+
+async def index_everything(db: AsyncSession) -> None:
+    """What the app's indexer does before a search: every pending document into SQLite's index."""
+    repo = SearchRepository(session=db)
+    while await repo.index_pending() == search_repository.INDEX_BATCH:
+        await db.commit()
+    await db.commit()
 
 
 @pytest.fixture
@@ -139,3 +155,136 @@ async def test_postgresql_keys_search_documents_by_owner_first(
         )
     )
     assert key == "owner_id,id"
+
+
+async def found(db: AsyncSession, owner: str, word: str) -> list[str | None]:
+    return [hit.message_id for hit in await SearchRepository(session=db).search(owner, [word], limit=50)]
+
+
+async def pending(db: AsyncSession) -> int:
+    return int(await db.scalar(text("SELECT count(*) FROM search_pending")) or 0)
+
+
+async def assert_index_matches_documents(db: AsyncSession) -> None:
+    """FTS5's own check of an external-content index against its table: it raises (``database disk
+    image is malformed``) when an entry was deleted with values it was not indexed with, or is missing."""
+    await db.execute(text("INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)"))
+    await db.rollback()
+
+
+def sqlite_only(engine_name: str) -> None:
+    if engine_name != "sqlite":
+        pytest.skip("PostgreSQL's GIN index takes each document as it is written: nothing is pending")
+
+
+async def test_sqlite_indexes_new_documents_in_batches_outside_the_writes(
+    db_session: AsyncSession, writer: Writer, engine_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write only queues its documents; each ``index_pending`` takes a batch of them, oldest first,
+    and then a search finds them."""
+    sqlite_only(engine_name)
+    monkeypatch.setattr(search_repository, "INDEX_BATCH", 3)
+    indexed_before = await db_session.scalar(text("SELECT count(*) FROM search_index_docsize"))
+    ids = await writer.write([("alice", f"quokka number {n}") for n in range(7)], index=False)
+    assert await pending(db_session) == 7 + 7  # a message and its session's title each
+    assert await db_session.scalar(text("SELECT count(*) FROM search_index_docsize")) == indexed_before
+    assert await found(db_session, "alice", "quokka") == []
+
+    repo = SearchRepository(session=db_session)
+    moved = []
+    while batch := await repo.index_pending():
+        moved.append(batch)
+        await db_session.commit()
+    assert moved == [3, 3, 3, 3, 2]
+    assert sorted(await found(db_session, "alice", "quokka"), key=str) == sorted(ids)
+    await assert_index_matches_documents(db_session)
+
+
+async def test_edits_and_deletes_keep_the_index_true_whether_or_not_a_document_was_indexed(
+    db_session: AsyncSession, writer: Writer, engine_name: str
+) -> None:
+    """Indexed and pending documents edited and deleted before the next batch: afterwards the index
+    has exactly the documents' current text (FTS5's integrity check agrees on SQLite)."""
+    (indexed,) = await writer.write([("alice", "a wombat one")])
+    waiting, dropped = await writer.write(
+        [("alice", "a wombat two"), ("alice", "a wombat three")], index=False
+    )
+    edit = text("UPDATE messages SET content = :content WHERE external_id = :external_id")
+    await db_session.execute(edit, {"content": "an echidna one", "external_id": indexed})
+    await db_session.execute(edit, {"content": "an echidna two", "external_id": waiting})
+    await db_session.execute(text("DELETE FROM messages WHERE external_id = :e"), {"e": dropped})
+    await db_session.commit()
+    if engine_name == "sqlite":  # and a document's own row changed in place, indexed or not
+        await db_session.execute(
+            text(
+                "INSERT INTO search_documents (session_id, message_id, owner_id, owner_token, body)"
+                " SELECT session_id, NULL, owner_id, owner_token, 'a bilby' FROM search_documents LIMIT 1"
+            )
+        )
+        await db_session.commit()
+        await index_everything(db_session)
+        await db_session.execute(text("UPDATE search_documents SET body = 'a numbat' WHERE body = 'a bilby'"))
+        await db_session.commit()
+    await index_everything(db_session)
+
+    assert await found(db_session, "alice", "wombat") == []
+    assert sorted(await found(db_session, "alice", "echidna"), key=str) == sorted([indexed, waiting])
+    if engine_name == "sqlite":
+        assert await pending(db_session) == 0
+        assert (
+            await db_session.scalar(
+                text("SELECT count(*) FROM search_index WHERE search_index MATCH 'bilby'")
+            )
+            == 0
+        )
+        assert (
+            await db_session.scalar(
+                text("SELECT count(*) FROM search_index WHERE search_index MATCH 'numbat'")
+            )
+            == 1
+        )
+        await assert_index_matches_documents(db_session)
+
+
+async def test_a_document_that_reuses_a_deleted_ones_rowid_is_indexed(
+    db_session: AsyncSession, writer: Writer, engine_name: str
+) -> None:
+    """SQLite gives a new row the largest rowid + 1, so deleting the newest document frees its number
+    for the next one: the queue is of documents, not a high-water mark, so the newcomer is indexed."""
+    sqlite_only(engine_name)
+    (first,) = await writer.write([("alice", "a dugong")])
+    newest = await db_session.scalar(text("SELECT max(id) FROM search_documents"))
+    await db_session.execute(
+        text("DELETE FROM sessions WHERE id = (SELECT session_id FROM search_documents WHERE id = :i)"),
+        {"i": newest},
+    )
+    await db_session.commit()
+    (second,) = await writer.write([("alice", "a dugong again")])
+    assert await db_session.scalar(text("SELECT max(id) FROM search_documents")) == newest
+    assert await found(db_session, "alice", "dugong") == [second]
+    assert first != second
+    await assert_index_matches_documents(db_session)
+
+
+async def test_the_indexer_catches_up_in_the_background_and_on_demand(
+    database_url: str, db_session: AsyncSession, writer: Writer, engine_name: str, tmp_path: Any
+) -> None:
+    """The app's task indexes what writes queued within its period; ``catch_up`` does at once."""
+    alchemy = create_alchemy_config(Settings(data_dir=str(tmp_path), database_url=database_url))
+    indexer = SearchIndexer(alchemy, every_seconds=0.05)
+    try:
+        (now,) = await writer.write([("alice", "a bandicoot")], index=False)
+        assert await indexer.catch_up() == (2 if engine_name == "sqlite" else 0)
+        assert await found(db_session, "alice", "bandicoot") == [now]
+
+        indexer.start()
+        (later,) = await writer.write([("alice", "a bandicoot later")], index=False)
+        for _ in range(100):
+            if engine_name != "sqlite" or await pending(db_session) == 0:
+                break
+            await db_session.rollback()
+            await asyncio.sleep(0.05)
+        assert set(await found(db_session, "alice", "bandicoot")) == {now, later}
+    finally:
+        await indexer.stop()
+        await alchemy.get_engine().dispose()

@@ -22,6 +22,7 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
+from app.persistence.search_indexer import SearchIndexer
 from app.persistence.search_text import snippet, words
 from app.runs.manager import RunManager
 from app.runs.parts import deleted_uploads
@@ -49,6 +50,7 @@ _TYPES = [
     RunRepository,
     UploadRepository,
     SearchRepository,
+    SearchIndexer,
     AsyncSession,
 ]
 
@@ -238,6 +240,7 @@ class SearchController(Controller):
         self,
         principal: NamedDependency[Principal],
         search_repo: NamedDependency[SearchRepository],
+        search_indexer: NamedDependency[SearchIndexer],
         q: Annotated[str, QueryParameter(min_length=1, max_length=200)],
         limit: Annotated[int, QueryParameter(ge=1, le=50)] = 20,
     ) -> SearchResults:
@@ -246,6 +249,7 @@ class SearchController(Controller):
         first. Every word must match, each as the start of a word. A hit names the session and the
         message to jump to (none for a title) with a highlighted snippet."""
         terms = words(q)
+        await search_indexer.catch_up()  # SQLite: what was written since the last batch, too
         hits = await search_repo.search(principal.user_id, terms, limit=limit)
         return SearchResults(
             results=[

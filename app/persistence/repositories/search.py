@@ -1,11 +1,13 @@
-"""Full-text search over a user's conversations: one method, one statement per engine.
+"""Full-text search over a user's conversations: one statement per engine, and SQLite's indexing step.
 
 The index (migration 0009) holds a document per live message of a live session — its text, the names
 of its attachments and tool calls, the tool a tool message answers — and one per session title, kept
-current by triggers on every write. SQLite ranks with FTS5's ``bm25``, PostgreSQL with ``ts_rank`` over
-a GIN-indexed ``tsvector``. Both indexes carry the owner as a token, so a query walks only the
-caller's documents, and both statements also compare ``owner_id`` itself: a hit is never another
-user's.
+current by triggers on every write. On SQLite a new document waits in ``search_pending`` until
+:meth:`SearchRepository.index_pending` moves it into the FTS5 index with others (migration 0016;
+``app.persistence.search_indexer`` does so every second and before every search). SQLite ranks with
+FTS5's ``bm25``, PostgreSQL with ``ts_rank`` over a GIN-indexed ``tsvector``. Both indexes carry the
+owner as a token, so a query walks only the caller's documents, and both statements also compare
+``owner_id`` itself: a hit is never another user's.
 
 Ranking is among the owner's :data:`CANDIDATES` newest matches (documents are numbered as they are
 written), which both engines find without reading every match of a common word; ranking every match
@@ -20,6 +22,7 @@ search is planned for its own words (:data:`_CUSTOM_PLAN`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +37,8 @@ from app.persistence.search_text import fts5_match, fts5_words, postgres_owner_l
 
 CANDIDATES = 1000
 """How many of the owner's newest matching documents a search ranks."""
+INDEX_BATCH = 500
+"""Pending documents one :meth:`SearchRepository.index_pending` moves into SQLite's index."""
 
 # The best ``limit`` documents first, reading only ids and scores; then what a hit shows. (A plain
 # SELECT, not a CTE: the SQLite connection takes the write lock for any statement that does not
@@ -87,6 +92,20 @@ _POSTGRES = text(
     )
 ).columns(**_COLUMNS)
 
+# SQLite's index takes new documents in batches (migration 0016). Taking the batch out of
+# ``search_pending`` is the transaction's first statement, a write, so the write lock is held before the
+# documents are read: nothing can change them between the read and the indexing. Their text goes in as
+# parameters, so a batch carrying a long answer runs off the loop (``app.persistence.sqlite``).
+_ANY_PENDING = text("SELECT EXISTS (SELECT 1 FROM search_pending)")
+_TAKE_PENDING = text(
+    "DELETE FROM search_pending WHERE id IN (SELECT id FROM search_pending ORDER BY id LIMIT :batch)"
+    " RETURNING id"
+)
+_PENDING_DOCUMENTS = text(
+    "SELECT id, owner_token, body FROM search_documents WHERE id IN (SELECT value FROM json_each(:ids))"
+)
+_INDEX = text("INSERT INTO search_index (rowid, owner_token, body) VALUES (:id, :owner_token, :body)")
+
 _CUSTOM_PLAN = text("SET LOCAL plan_cache_mode = force_custom_plan")
 """For this transaction (the request's): plan each search for its own words. asyncpg prepares every
 statement, and after five runs PostgreSQL may switch to a generic plan, which cannot know how common
@@ -134,3 +153,19 @@ class SearchRepository(SQLAlchemyAsyncRepository[ChatSession]):
             )
             for thread_id, slug, title, pk, external_id, body in rows.all()
         ]
+
+    async def index_pending(self) -> int:
+        """Move up to :data:`INDEX_BATCH` of the documents written since into SQLite's full-text index,
+        in this session's transaction; how many. PostgreSQL indexes each document as it is written: 0."""
+        if self.session.get_bind().dialect.name != "sqlite":
+            return 0
+        if not (await self.session.execute(_ANY_PENDING)).scalar():
+            return 0
+        ids = (await self.session.execute(_TAKE_PENDING, {"batch": INDEX_BATCH})).scalars().all()
+        if not ids:  # another transaction took them first
+            return 0
+        documents = await self.session.execute(_PENDING_DOCUMENTS, {"ids": json.dumps(ids)})
+        rows = [{"id": pk, "owner_token": token, "body": body} for pk, token, body in documents]
+        if rows:
+            await self.session.execute(_INDEX, rows)
+        return len(ids)
