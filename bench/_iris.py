@@ -49,6 +49,13 @@ def load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
+def steal_seconds() -> float:
+    """CPU time the hypervisor gave other guests instead of this machine, summed over its cores, since
+    boot (``/proc/stat``): what a phase loses that neither the server nor the client spent."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -57,6 +57,7 @@ from _iris import (
     iris_processes,
     process_tree,
     running,
+    steal_seconds,
 )
 from _iris import load as load_average
 from _load import Outcome, burst, closed_loop, stream
@@ -468,9 +469,11 @@ def concurrent_part(
     count = options.concurrent if engine == "sqlite" else options.pg_concurrent
     threads = asyncio.run(prepare_threads(base, token, png, count))
     bodies = [run_body(*t) for t in threads]
+    stolen = steal_seconds()
     load = burst(
         f"{base}/agent/runs", auth(token), bodies, options.client_processes, lambda: cpu_seconds(pid)
     )
+    stolen = steal_seconds() - stolen
     outcomes = load.outcomes
     finished = [b["threadId"] for b, o in zip(load.bodies(), outcomes, strict=True) if o.finished]
     errors = len(load.errors)
@@ -491,7 +494,7 @@ def concurrent_part(
     lines.append(
         f"{engine} concurrent: {count} runs at once (own thread + upload each) from"
         f" {len(load.reports)} client processes: {load.elapsed:.2f} s (load {load_average()});"
-        f" server CPU per run {cpu_ms:.1f} ms; {spread}"
+        f" server CPU per run {cpu_ms:.1f} ms; {spread}; CPU stolen by the hypervisor {stolen:.1f} s"
     )
     lines.append(f"  {load.describe()}")
     lines.append(f"  errors: {errors}/{count}  (target 0: {'met' if errors == 0 else 'NOT met'})")
@@ -517,6 +520,7 @@ def concurrent_part(
         f"{prefix}concurrent_lost_messages", len(lost), f"of {len(finished)}", target="0", met=not lost
     )
     RESULTS.figure(f"{prefix}concurrent_load_average", load_average(), "1-minute")
+    RESULTS.figure(f"{prefix}concurrent_steal_seconds", stolen, "s, all cores")
     report_errors(f"{engine} concurrent", outcomes, lines)
     late_note = f" ({late} appeared within 2 s)" if late else ""
     lines.append(
