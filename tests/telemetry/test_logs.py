@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -62,6 +63,32 @@ async def test_a_failed_runs_json_line_carries_its_ids_and_code(
     assert failed["level"] == "warning"
     assert failed["logger"] == "iris.runs"
     assert failed["time"].endswith("+00:00")
+
+
+@pytest.mark.parametrize(("engine_name", "log_level"), [("sqlite", "info"), ("sqlite", "debug")])
+async def test_the_vendor_clients_request_lines_are_logged_only_at_debug(
+    settings: Settings,
+    openai: tuple[FakeOpenAI, str],
+    auth: Callable[..., dict[str, str]],
+    log_level: str,
+) -> None:
+    settings = msgspec.structs.replace(settings, log_level=log_level)
+    async with with_openai_model(settings, openai, auth) as client:
+        handler, sink = captured(TextFormatter())
+        try:
+            openai[0].text("Hello")
+            body_in = run_input(str(uuid.uuid4()), user_message("hi"), model="openai/gpt-4o")
+            events = await run(client, auth("alice"), body_in)
+        finally:
+            logging.getLogger().removeHandler(handler)
+    assert of_type(events, "RUN_FINISHED")
+    vendor_lines = [line for line in sink.getvalue().splitlines() if "HTTP Request: POST" in line]
+    if log_level == "debug":
+        assert any(
+            "/v1/chat/completions" in line and f"run_id={body_in['runId']}" in line for line in vendor_lines
+        )
+    else:
+        assert vendor_lines == []
 
 
 def test_lines_outside_a_run_have_no_run_ids_and_text_keeps_them_at_the_end() -> None:
