@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.loop_monitor import LoopMonitor
@@ -217,3 +217,21 @@ async def test_a_large_write_and_its_transaction_end_run_off_the_loop_one_writer
         ("secon", 13),
         ("after", 5),
     ]
+
+
+async def test_sixteen_writers_at_once_reuse_their_connections_burst_after_burst(engine: AsyncEngine) -> None:
+    """Writers queued on the write lock each hold a connection: the pool keeps all of them, so a second
+    burst opens none (a connection is a file open, five pragmas and the schema parsed again)."""
+    opened: list[object] = []
+    event.listen(engine.sync_engine, "connect", lambda dbapi, _record: opened.append(dbapi))
+
+    async def write(value: int) -> None:
+        async with engine.begin() as conn:
+            await conn.execute(text("INSERT INTO t (v) VALUES (:v)"), {"v": str(value)})
+            await asyncio.sleep(0.01)  # the others queue behind this transaction meanwhile
+
+    for burst in range(3):
+        await asyncio.gather(*(write(burst * 16 + i) for i in range(16)))
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("SELECT count(*) FROM t"))).scalar() == 48
+    assert 1 <= len(opened) <= 16
