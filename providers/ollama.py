@@ -43,6 +43,7 @@ from providers.events import (
 from providers.http import (
     JSON_HEADERS,
     b64,
+    chunk_json,
     drain,
     error_for_status,
     json_body,
@@ -260,7 +261,7 @@ class OllamaProvider:
                     if not line.strip():
                         continue
                     try:
-                        events = state.feed(json.loads(line), self.id)
+                        events = state.feed(chunk_json(line), self.id)
                     except (ValueError, TypeError, AttributeError):  # not JSON, or not a chat object's shape
                         raise ProviderError(
                             "unavailable", "malformed line in the stream", provider=self.id

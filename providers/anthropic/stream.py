@@ -24,6 +24,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
+from providers.http import chunk_json
 
 _STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -91,7 +92,7 @@ class Translator:
 
     def feed(self, name: str, data: str) -> list[ProviderEvent]:
         try:
-            payload = json.loads(data)
+            payload = chunk_json(data)
         except ValueError:
             raise ProviderError(
                 "unavailable", f"malformed JSON in a {name!r} event", provider=self.provider

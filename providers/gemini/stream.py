@@ -27,7 +27,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import error_for_status
+from providers.http import chunk_json, error_for_status
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "STOP": "stop",
@@ -140,7 +140,7 @@ class Translator:
 
     def feed(self, data: str) -> list[ProviderEvent]:
         try:
-            chunk = json.loads(data)
+            chunk = chunk_json(data)
         except ValueError:
             raise ProviderError(
                 "unavailable", "malformed JSON in the stream", provider=self.provider

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -12,7 +11,15 @@ from httpx_sse import EventSource
 
 from providers.errors import ProviderError
 from providers.events import ProviderEvent
-from providers.http import JSON_HEADERS, drain, error_for_status, json_body, require_key, transport_error
+from providers.http import (
+    JSON_HEADERS,
+    chunk_json,
+    drain,
+    error_for_status,
+    json_body,
+    require_key,
+    transport_error,
+)
 from providers.messages import Message, RequestOptions
 from providers.openai.request import chat_request
 from providers.openai.stream import ChunkDecoder, could_not_fetch, without_key
@@ -153,7 +160,7 @@ class OpenAIProvider:
                     if not sse.data:
                         continue
                     try:
-                        events = decoder.feed(json.loads(sse.data))
+                        events = decoder.feed(chunk_json(sse.data))
                     except (ValueError, TypeError, AttributeError):  # not JSON, or not a chunk's shape
                         raise ProviderError(
                             "unavailable", "malformed chunk in the stream", provider=self.id
