@@ -256,6 +256,11 @@ FOLLOW_LAG_TARGET_MS = 50.0
 SLOW = {"name": "Slow", "provider": "local", "modelId": "slow", "type": "vision", "options": {"delayMs": 20}}
 
 
+class RunNotVisible(RuntimeError):
+    """Another process answered 404: the run's intake commit, which overlaps its first events, has not
+    landed yet (only the process running it knows the run before that)."""
+
+
 async def _timed_events(
     client: httpx.AsyncClient,
     method: str,
@@ -269,6 +274,8 @@ async def _timed_events(
     once three events arrived."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
     async with client.stream(method, url, json=body, headers=headers) as response:
+        if response.status_code == 404 and method == "GET":
+            raise RunNotVisible(url)
         if response.status_code != 200:
             raise RuntimeError(f"{method} {url} answered {response.status_code}")
         async for line in response.aiter_lines():
@@ -294,12 +301,26 @@ async def _follow_one(a: str, b: str, token: str) -> list[float]:
             _timed_events(client, "POST", f"{a}/agent/runs", token, body, on_a, streaming)
         )
         await streaming.wait()
-        attached = time.perf_counter()
         url = f"{b}/agent/runs/{body['runId']}/events?after=0"
-        await asyncio.gather(running_a, _timed_events(client, "GET", url, token, None, on_b))
+        _, attached = await asyncio.gather(running_a, _attached(client, url, token, on_b))
     if set(on_a) != set(on_b):
         raise RuntimeError(f"B saw {len(on_b)} events, A {len(on_a)}")
     return [on_b[i] - on_a[i] for i in on_a if on_a[i] > attached + 0.05]
+
+
+async def _attached(client: httpx.AsyncClient, url: str, token: str, seen: dict[str, float]) -> float:
+    """Follow from another process, asking again while it does not know the run yet (at most 2 s);
+    when the request that got the stream was sent."""
+    deadline = time.perf_counter() + 2.0
+    while True:
+        try:
+            sent = time.perf_counter()
+            await _timed_events(client, "GET", url, token, None, seen)
+            return sent
+        except RunNotVisible:
+            if time.perf_counter() > deadline:
+                raise
+            await asyncio.sleep(0.01)
 
 
 def follow_lag(tmp: str, url: str) -> tuple[list[str], int]:
