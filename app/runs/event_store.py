@@ -257,10 +257,14 @@ class EventStore:
         return events
 
     async def _settled(self) -> None:
-        """Wait for the batch in flight; raises its failure (its events are back in the buffer)."""
+        """Wait for the batch in flight; raises its failure, once (its events are back in the buffer, so
+        the terminal write that follows still records them)."""
         if self._writing is not None:
-            await asyncio.shield(self._writing)
-            self._writing = None
+            try:
+                await asyncio.shield(self._writing)
+            finally:
+                if self._writing.done():  # not when this wait was cancelled: the write goes on
+                    self._writing = None
 
     def commit_intake(self) -> None:
         """Start committing the run's intake (once); see :class:`EventSink`."""
