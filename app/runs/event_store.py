@@ -198,7 +198,7 @@ class EventStore:
             await asyncio.sleep(0)  # a burst (a fast vendor, SQLite written inline) lets the loop serve
             return
         if self._writing is None and time.monotonic() - self._flushed_at >= self._batch_seconds:
-            self._writing = asyncio.ensure_future(self._append(self._taken()))
+            self._start_batch()
         if turn:
             await asyncio.sleep(0)  # a waiting stream sends it now (RunChannel.publish)
 
@@ -247,14 +247,15 @@ class EventStore:
         sent live, or the log would have a gap.
         """
         await self._settled()
-        self._writing = asyncio.ensure_future(self._append(self._taken()))
+        self._start_batch()
         await self._settled()
 
-    def _taken(self) -> list[tuple[int, msgspec.Raw]]:
-        """The buffered events, now in flight (streamed, not logged: at most BATCH_EVENTS)."""
+    def _start_batch(self) -> None:
+        """Start appending the buffered events, now in flight (streamed, not logged: at most
+        BATCH_EVENTS), as a task of their own that a cancel of the run does not stop."""
         events, self._buffer = self._buffer, []
         self._in_flight = len(events)
-        return events
+        self._writing = asyncio.ensure_future(self._append(events))
 
     async def _settled(self) -> None:
         """Wait for the batch in flight; raises its failure, once (its events are back in the buffer, so
