@@ -3,12 +3,15 @@
 Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir; then the same on a
 throwaway PostgreSQL cluster, skipped visibly without initdb) and, with the offline `local/vision` model,
 one uploaded image and a 185-word prompt (about 200 streamed content events):
-- 30 sequential runs (after 3 warm-ups): time to first event (TTFE) and total run time, p50/p99, and the
+- 60 sequential runs (after 3 warm-ups): time to first event (TTFE) and total run time, p50/p99, and the
   server's CPU per run;
-- the same requests against a bare Litestar app (defined here, run as `--baseline-server`, uvicorn,
-  one process, like Iris) streaming the same number of LF-framed events of the same shape, and the
-  Iris/baseline ratios (target: total run time p50 ratio <= 2.0: the agent machinery - auth, image
-  fetch, persistence, event translation - may at most double the cost of a bare SSE stream);
+- beside the first engine (SQLite unless `--engines` leaves it out), the same requests against a bare
+  Litestar app (defined here, run as `--baseline-server`, uvicorn, one process, like Iris) streaming the
+  same number of LF-framed events of the same shape, side by side: both servers run at once and the runs
+  alternate between them in blocks of 10, so a machine that drifts (these do, by 2x from day to day)
+  moves both; and the Iris/baseline ratios (target: total run time p50 ratio <= 2.0: the agent
+  machinery - auth, image fetch, persistence, event translation - may at most double the cost of a
+  bare SSE stream);
 - 500 runs started at once (100 on PostgreSQL), each on its own thread with its own upload, sent from
   separate client processes (`_load.py`): elapsed time, server CPU per run (issue 26: half of the figure
   when the issue was filed), the client's CPU and whether it was saturated, errors (non-200, RUN_ERROR,
@@ -39,7 +42,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +71,8 @@ from PIL import Image
 
 MODEL_ID = "local/vision"
 WARMUP = 3
-SEQUENTIAL = 30
+SEQUENTIAL = 60
+BLOCK = 10  # sequential runs per block, Iris and the bare stream alternating
 CONCURRENT = 500
 CONCURRENT_TARGET_SECONDS = 4.0  # issue 15: 500 concurrent runs on one SQLite process
 # Issue 26: server CPU per run of the 500 at once, at most half of what it was when the issue was filed
@@ -397,14 +401,32 @@ async def sequential(url: str, bodies: Sequence[dict[str, Any]], token: str | No
         return [await stream(client, url, auth(token), body, agui=True) for body in bodies]
 
 
-def timed_sequential(
-    url: str, bodies: Sequence[dict[str, Any]], token: str | None, pid: int
-) -> tuple[list[Outcome], list[Outcome], float]:
-    """WARMUP runs, then the rest one after another: (warm-ups, measured, server CPU ms per measured run)."""
-    warm = asyncio.run(sequential(url, bodies[:WARMUP], token))
-    cpu = cpu_seconds(pid)
-    measured = asyncio.run(sequential(url, bodies[WARMUP:], token))
-    return warm, measured, (cpu_seconds(pid) - cpu) * 1000 / max(1, len(measured))
+@dataclass
+class Sequential:
+    """One server's share of the alternated sequential runs: its outcomes and its CPU."""
+
+    url: str
+    token: str | None
+    pid: int
+    outcomes: list[Outcome] = field(default_factory=list)
+    cpu_seconds: float = 0.0
+
+    def block(self, bodies: Sequence[dict[str, Any]]) -> None:
+        cpu = cpu_seconds(self.pid)
+        self.outcomes += asyncio.run(sequential(self.url, bodies, self.token))
+        self.cpu_seconds += cpu_seconds(self.pid) - cpu
+
+    @property
+    def cpu_per_run_ms(self) -> float:
+        return self.cpu_seconds * 1000 / max(1, len(self.outcomes))
+
+
+def alternated(turns: Sequence[tuple[Sequential, Sequence[dict[str, Any]]]]) -> None:
+    """Each server runs its bodies one after another in blocks of BLOCK, the servers taking turns."""
+    for start in range(0, max(len(bodies) for _, bodies in turns), BLOCK):
+        for server, bodies in turns:
+            if start < len(bodies):
+                server.block(bodies[start : start + BLOCK])
 
 
 def summarise(label: str, outcomes: Sequence[Outcome]) -> tuple[float, float, float, float] | None:
@@ -438,20 +460,25 @@ class IrisFigures:
 
     sequential: list[Outcome] = field(default_factory=list)
     cpu_per_run_ms: float | None = None
+    baseline: Sequential | None = None
+    """The bare stream's share of the sequential runs, when measured beside this engine's."""
     content_events: int = DEFAULT_CONTENT_EVENTS
     total_events: int = DEFAULT_CONTENT_EVENTS + 4
     lines: Lines = field(default_factory=Lines)
     failures: int = 0
 
 
-def measure_iris(tmp: str, png: bytes, engine: str, environ: dict[str, str], options: Options) -> IrisFigures:
-    """Start Iris on ``engine``; sequential runs, then ``options.concurrent`` at once and every history."""
+def measure_iris(
+    tmp: str, png: bytes, engine: str, environ: dict[str, str], options: Options, *, baseline: bool
+) -> IrisFigures:
+    """Start Iris on ``engine``; sequential runs (with ``baseline``, alternated with the bare stream's),
+    then ``options.concurrent`` at once and every history."""
     figures = IrisFigures()
     with iris(f"{tmp}/{engine}", environ) as (base, token, pid):
-        runs_url = f"{base}/agent/runs"
         threads = asyncio.run(prepare_threads(base, token, png, WARMUP + options.sequential))
         bodies = [run_body(*thread) for thread in threads]
-        warm, figures.sequential, figures.cpu_per_run_ms = timed_sequential(runs_url, bodies, token, pid)
+        runs = Sequential(f"{base}/agent/runs", token, pid)
+        warm = asyncio.run(sequential(runs.url, bodies[:WARMUP], token))
         if warm[0].status in (404, 405):
             figures.lines.append(
                 f"POST /agent/runs answered {warm[0].status}: no endpoint, Iris not measured"
@@ -459,15 +486,28 @@ def measure_iris(tmp: str, png: bytes, engine: str, environ: dict[str, str], opt
             figures.failures += 1
             return figures
         figures.failures += report_errors(f"{engine} warm-up", warm, figures.lines)
-        figures.failures += report_errors(f"{engine} sequential", figures.sequential, figures.lines)
-        sample = next((o for o in [*figures.sequential, *warm] if o.finished), None)
+        sample = next((o for o in warm if o.finished), None)
         if sample is not None:
             figures.content_events, figures.total_events = sample.types.count(CONTENT), len(sample.types)
+        turns: list[tuple[Sequential, Sequence[dict[str, Any]]]] = [(runs, bodies[WARMUP:])]
+        with ExitStack() as stack:  # the bare stream runs for the sequential runs only
+            if baseline:
+                figures.baseline = stack.enter_context(
+                    baseline_server(tmp, figures.content_events, figures.total_events)
+                )
+                bare = [run_body(str(uuid.uuid4()), None) for _ in range(WARMUP + options.sequential)]
+                asyncio.run(sequential(figures.baseline.url, bare[:WARMUP], None))
+                turns.append((figures.baseline, bare[WARMUP:]))
+            alternated(turns)
+        figures.sequential, figures.cpu_per_run_ms = runs.outcomes, runs.cpu_per_run_ms
+        figures.failures += report_errors(f"{engine} sequential", figures.sequential, figures.lines)
+        sample = sample or next((o for o in figures.sequential if o.finished), None)
+        if sample is not None:
             kinds = ", ".join(f"{kind} x{n}" for kind, n in Counter(sample.types).items())
-            figures.lines.append(f"one Iris run streams {figures.total_events} events: {kinds}")
+            figures.lines.append(f"one Iris run streams {len(sample.types)} events: {kinds}")
         figures.lines.append(
             f"{engine}: server CPU per sequential run {figures.cpu_per_run_ms:.1f} ms"
-            f" ({len(figures.sequential)} runs)"
+            f" ({len(figures.sequential)} runs, load {load_average()})"
         )
         RESULTS.figure(f"{engine}_sequential_cpu_per_run", figures.cpu_per_run_ms, "ms")
         done = [t for (t, _), o in zip(threads, [*warm, *figures.sequential], strict=True) if o.finished]
@@ -555,18 +595,15 @@ def concurrent_part(
     return errors + len(lost) + len(seq_lost)
 
 
-def measure_baseline(
-    tmp: str, content_events: int, total_events: int, options: Options
-) -> tuple[list[Outcome], float]:
-    """Start the bare Litestar app on the same event counts; sequential requests and CPU per request (ms)."""
+@contextmanager
+def baseline_server(tmp: str, content_events: int, total_events: int) -> Iterator[Sequential]:
+    """The bare Litestar app streaming the same event counts, running while the context is open."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, str(Path(__file__).resolve()), "--baseline-server", str(port)]
     command += [str(content_events), str(total_events)]
     with running(command, dict(os.environ), Path(tmp) / "baseline.log", f"{base}/healthz") as pid:
-        bodies = [run_body(str(uuid.uuid4()), None) for _ in range(WARMUP + options.sequential)]
-        _, measured, cpu = timed_sequential(f"{base}/sse", bodies, None, pid)
-        return measured, cpu
+        yield Sequential(f"{base}/sse", None, pid)
 
 
 def text_runs(count: int) -> list[dict[str, Any]]:
@@ -751,10 +788,9 @@ def main(options: Options) -> int:
                 stack.callback(cluster.stop)
                 environs["postgresql"] = {"IRIS_DATABASE_URL": cluster.start()}
         for engine, environ in environs.items():
-            engines[engine] = measure_iris(tmp, png, engine, environ, options)
+            engines[engine] = measure_iris(tmp, png, engine, environ, options, baseline=not engines)
             failures += engines[engine].failures
         first = next(iter(engines.values()), IrisFigures())
-        bare, bare_cpu = measure_baseline(tmp, first.content_events, first.total_events, options)
         for engine, environ in environs.items():
             for processes in (1, 2) if engine == "postgresql" else (1,):
                 loops[f"{engine} x{processes}"] = throughput(tmp, engine, environ, processes, options, lines)
@@ -763,13 +799,15 @@ def main(options: Options) -> int:
             follow_lines, follow_failures = follow_lag(tmp, environs["postgresql"]["IRIS_DATABASE_URL"])
         else:
             follow_lines, follow_failures = ["follow lag on PostgreSQL: skipped: PostgreSQL not measured"], 0
+    bare = first.baseline.outcomes if first.baseline is not None else []
     failures += follow_failures + report_errors("baseline", bare, lines)
     failures += sum(int(row["lost"]) + int(row["errors"]) for t in loops.values() for row in t.values())
     sqlite = engines.get("sqlite", first)
     print(
         f"sequential: {options.sequential} runs one after another (after {WARMUP} warm-ups), {MODEL_ID}, one"
         f" 256x256 PNG, {sqlite.content_events} TEXT_MESSAGE_CONTENT events; baseline: bare Litestar Stream,"
-        f" same counts"
+        f" same counts, running beside Iris on {next(iter(engines), 'no engine')}, the runs alternating in"
+        f" blocks of {BLOCK}"
     )
     iris_p = summarise("iris", sqlite.sequential) if sqlite.sequential else None
     for engine, measured in engines.items():
@@ -785,7 +823,8 @@ def main(options: Options) -> int:
         )
         RESULTS.figure("ratio_ttfe_p50", ttfe_ratio, "x")
         print(f"ratio iris/baseline TTFE p50:  {ttfe_ratio:5.2f}x  (total p99: {iris_p[3] / bare_p[3]:.2f}x)")
-        if sqlite.cpu_per_run_ms:
+        if sqlite.cpu_per_run_ms and first.baseline is not None:
+            bare_cpu = first.baseline.cpu_per_run_ms
             print(
                 f"server CPU per run: iris {sqlite.cpu_per_run_ms:.1f} ms, baseline {bare_cpu:.1f} ms"
                 f" ({sqlite.cpu_per_run_ms / max(1e-9, bare_cpu):.1f}x)"
