@@ -96,15 +96,27 @@ def colour_name(rgb: tuple[int, int, int]) -> str:
     )
 
 
+SAMPLE_EDGE = 48
+"""The colours are counted on the image shrunk to this many pixels a side."""
+
+
 def describe_image(part: ImagePart, index: int) -> str:
-    """Decode the bytes and say what they are: the proof that the image reached the model."""
+    """Decode the bytes and say what they are: the proof that the image reached the model.
+
+    A JPEG is decoded at the smallest of its built-in scales (1/2 to 1/8) still at least
+    :data:`SAMPLE_EDGE` a side, and the shrink is a box average (each sample the mean of its block):
+    a JPEG costs a tenth of a full decode with a bicubic shrink, a PNG about a quarter less. The
+    leading colours are the same; shares may move by a few points, and where two colours meet their
+    blend may be named third.
+    """
     assert part.data is not None
     with Image.open(io.BytesIO(part.data)) as image:
         fmt = image.format or "unknown"
-        width, height = image.size
-        small = image.convert("RGB").resize((48, 48))
+        width, height = image.size  # before draft(), which shrinks what the decoder reports
+        image.draft("RGB", (SAMPLE_EDGE, SAMPLE_EDGE))
+        small = image.convert("RGB").resize((SAMPLE_EDGE, SAMPLE_EDGE), Image.Resampling.BOX)
     counts: list[tuple[int, tuple[int, int, int]]] = sorted(
-        small.quantize(colors=4).convert("RGB").getcolors(48 * 48) or [],  # type: ignore[arg-type]
+        small.quantize(colors=4).convert("RGB").getcolors(SAMPLE_EDGE * SAMPLE_EDGE) or [],  # type: ignore[arg-type]
         reverse=True,
     )
     total = sum(count for count, _ in counts) or 1
