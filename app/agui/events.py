@@ -183,6 +183,11 @@ AgUiEvent = (
     | Custom
 )
 
+TERMINAL_EVENTS: tuple[type[RunFinished], type[RunError]] = (RunFinished, RunError)
+"""What ends a run, for ``isinstance``. A tuple made once: ``RunFinished | RunError`` written in a call
+builds a union object each time it runs (with an ``AttributeError`` raised and caught inside), and
+these checks run for every event."""
+
 _encoder = msgspec.json.Encoder()
 
 

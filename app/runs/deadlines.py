@@ -57,10 +57,15 @@ class Deadlines:
         )
 
 
+_NOT_PROGRESS = (TextStart, ReasoningStart, ProviderWarning)
+"""Type tuples for ``isinstance`` are made once here and below: ``A | B`` in a call builds a union object
+every time it runs (an ``AttributeError`` raised and caught inside), and these checks run per event."""
+
+
 def is_progress(event: ProviderEvent) -> bool:
     """Whether an event is real progress: content (thinking included), a tool call, usage or the finish.
     A bare start, an empty delta or a warning is not (a vendor could send those forever)."""
-    if isinstance(event, TextStart | ReasoningStart | ProviderWarning):
+    if isinstance(event, _NOT_PROGRESS):
         return False
     return getattr(event, "delta", None) != ""
 

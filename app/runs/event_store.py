@@ -28,6 +28,7 @@ import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
 from app.agui.events import (
+    TERMINAL_EVENTS,
     AgUiEvent,
     CancelledOutcome,
     InterruptOutcome,
@@ -98,7 +99,7 @@ class LiveOnly:
             _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
         self.events.append(event)
         turn = self.channel.publish((len(self.events), encode_event(event)))
-        if isinstance(event, RunFinished | RunError):
+        if isinstance(event, TERMINAL_EVENTS):
             self._finished = True
             self.channel.close()
         elif turn or len(self.events) % BATCH_EVENTS == 0:
@@ -179,7 +180,7 @@ class EventStore:
         self.sequence += 1
         payload = encode_event(event)
         self._buffer.append((self.sequence, msgspec.Raw(payload)))
-        if isinstance(event, RunFinished | RunError):
+        if isinstance(event, TERMINAL_EVENTS):
             try:
                 await self._finish(event)
             except BaseException:

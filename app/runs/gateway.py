@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from app.agui.events import AgUiEvent, RunError, RunFinished
+from app.agui.events import TERMINAL_EVENTS, AgUiEvent, RunError
 from app.runs.intake import RunPlan
 from app.runs.orchestrator import Orchestrator
 from app.runs.services import RunServices
@@ -28,7 +28,7 @@ class _Queued:
     async def emit(self, event: AgUiEvent) -> None:
         if self._finished:
             raise RuntimeError("the run already ended")
-        self._finished = isinstance(event, RunFinished | RunError)
+        self._finished = isinstance(event, TERMINAL_EVENTS)
         self.queue.put_nowait(event)
         await asyncio.sleep(0)  # let a waiting consumer send it now
 
@@ -61,7 +61,7 @@ class GatewayRun:
             while True:
                 event = await self._sink.queue.get()
                 yield event
-                if isinstance(event, RunFinished | RunError):
+                if isinstance(event, TERMINAL_EVENTS):
                     return
         finally:
             if not task.done():

@@ -55,13 +55,16 @@ from providers import Warning as ProviderWarning
 
 log = logging.getLogger("iris.runs")
 
+# Made once, as in app.runs.deadlines: ``A | B`` in an ``isinstance`` call builds a union per event.
+_CONTENT = (TextDelta, ReasoningDelta, ReasoningOpaque, ProviderToolCallStart)
+_REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd, ReasoningOpaque)
+_OPENS_TEXT = (TextDelta, ProviderToolCallStart)
+
 
 def is_content(event: object) -> bool:
     """Whether an event is the answer's content (text, reasoning, a tool call): the first one is the
     turn's "first chunk"; usage and the finish are progress but not content."""
-    return isinstance(
-        event, TextDelta | ReasoningDelta | ReasoningOpaque | ProviderToolCallStart
-    ) and is_progress(event)
+    return isinstance(event, _CONTENT) and is_progress(event)
 
 
 Builder = Callable[[bool], Awaitable[Sequence[Message]]]
@@ -194,10 +197,10 @@ class ModelTurns:
             async for event in stream:
                 if is_content(event):
                     chat.first_chunk()
-                if isinstance(event, ReasoningStart | ReasoningDelta | ReasoningEnd | ReasoningOpaque):
+                if isinstance(event, _REASONING):
                     await self._reasoning(turn, event)
                     continue
-                if isinstance(event, TextDelta | ProviderToolCallStart):
+                if isinstance(event, _OPENS_TEXT):
                     await self._open_text(turn)
                 if isinstance(event, TextDelta):
                     if event.delta:

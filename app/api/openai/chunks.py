@@ -17,6 +17,7 @@ from typing import get_args
 import msgspec
 
 from app.agui.events import (
+    TERMINAL_EVENTS,
     AgUiEvent,
     ReasoningMessageContent,
     RunError,
@@ -94,7 +95,7 @@ class Answer:
             )
         if isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
             self.vendor_finish = str(event.metadata[WORKER_OUTPUT_KEY].get("finishReason", "stop"))
-        elif isinstance(event, RunFinished | RunError):
+        elif isinstance(event, TERMINAL_EVENTS):
             self.usage = completion_usage(event)
             if isinstance(event, RunFinished) and event.metadata and MODEL_KEY in event.metadata:
                 self.model = str(event.metadata[MODEL_KEY])  # a fallback may have answered
