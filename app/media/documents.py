@@ -65,9 +65,10 @@ async def _in_worker(job: Job, timeout: float) -> Answer:  # noqa: ASYNC109 - th
             "The PDF could not be read within the reader's memory limit, or it crashed the reader."
         )
     try:
-        return msgspec.msgpack.decode(out, type=Answer)
+        answer: Answer = msgspec.msgpack.decode(out, type=Answer)  # a union: msgspec's stub says Any
     except msgspec.DecodeError as exc:  # pragma: no cover - only a broken worker writes this
         raise _undecodable("The PDF reader gave no usable answer.") from exc
+    return answer
 
 
 def _raise_refused(answer: Answer) -> None:
