@@ -16,7 +16,7 @@ the loop, so its work is counted; PostgreSQL's round trips are not, their driver
 - event batches and the closing transaction: ``EventStore._append`` and ``EventStore._record``;
 - server CPU per run (all threads, from ``/proc``) and what the phases leave unaccounted.
 
-Statements and commits are counted per phase too (a SQLAlchemy ``before_cursor_execute`` listener;
+Statements and commits are counted per phase too (``bench/_sqlcount.py``'s counters;
 ``--statements`` lists one run's). ``--before REF [--passes N]`` alternates this tree's server with
 commit REF's (its packages from ``git archive``), so a change's before and after see the same load.
 PostgreSQL is skipped, with the reason, when ``initdb`` is missing. Usage: ``python bench/profile_run.py
@@ -150,20 +150,18 @@ def _instrument() -> None:
 
 def _count_statements() -> None:
     """Count every cursor execution (an ``executemany`` is one) under the phase it ran in."""
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
+    from _sqlcount import count_sql
 
-    def statement(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
+    def statement(sql: str) -> None:
         # Sequential runs only: with one run at a time, the phase stack is that run's.
         phase = _phase[-1] if _phase else "other"
         _totals[f"statements:{phase}"] += 1
         _statements.append(f"{phase}: {' '.join(sql.split())[:160]}")
 
-    def commit(_conn: Any) -> None:
+    def commit() -> None:
         _totals["commits"] += 1
 
-    event.listen(Engine, "before_cursor_execute", statement)
-    event.listen(Engine, "commit", commit)
+    count_sql(statement, commit)
 
 
 def _dump(_signum: int, _frame: FrameType | None) -> None:

@@ -30,7 +30,7 @@ from uuid_utils.compat import uuid7
 
 from app.persistence.models import ChatSession, Message, Run, RunEvent
 from app.persistence.repositories._common import utcnow
-from app.persistence.repositories._driver_sql import bound, insert_sql, pg_type
+from app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
 
 RUN_EVENTS_CHANNEL = "iris_run_events"
 """PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew (``app.runs.notices``)."""
@@ -103,12 +103,16 @@ async def append_events(connection: AsyncConnection, run_id: UUID, events: Seque
     (run_value,) = bound(connection.dialect, _RUN_EVENTS, ("run_id",), (run_id,))
     encoded = _encoded(events)
     if connection.dialect.name == "postgresql":
-        await connection.exec_driver_sql(
-            _PG_APPEND, (run_value, [seq for seq, _ in events], encoded, RUN_EVENTS_CHANNEL, str(run_id))
+        await execute(
+            connection,
+            _PG_APPEND,
+            (run_value, [seq for seq, _ in events], encoded, RUN_EVENTS_CHANNEL, str(run_id)),
         )
         return
-    await connection.exec_driver_sql(
-        _SQLITE_APPEND, [(run_value, seq, text) for (seq, _), text in zip(events, encoded, strict=True)]
+    await execute(
+        connection,
+        _SQLITE_APPEND,
+        [(run_value, seq, text) for (seq, _), text in zip(events, encoded, strict=True)],
     )
 
 
@@ -201,20 +205,21 @@ async def write_closing_rows(connection: AsyncConnection, rows: ClosingRows) -> 
         sequences = [seq for seq, _ in rows.events]
         log = (sequences, _encoded(rows.events))
         parameters = (run_pk, *outcome, *log, session_pk, rows.touch_session, leaf_pk)
-        result = await connection.exec_driver_sql(
-            _PG_CLOSE, (*parameters, RUN_EVENTS_CHANNEL, str(rows.run_id), *arrays)
+        result = await execute(
+            connection, _PG_CLOSE, (*parameters, RUN_EVENTS_CHANNEL, str(rows.run_id), *arrays)
         )
         return bool(result.scalar())
-    if not (await connection.exec_driver_sql(_SQLITE_FINISH, (*outcome, run_pk))).rowcount:
+    if not (await execute(connection, _SQLITE_FINISH, (*outcome, run_pk))).rowcount:
         return False
     await append_events(connection, rows.run_id, rows.events)
     if messages:
-        last = (await connection.exec_driver_sql(_SQLITE_NEXT_POSITION, (session_pk,))).scalar()
+        last = (await execute(connection, _SQLITE_NEXT_POSITION, (session_pk,))).scalar()
         start = 0 if last is None else int(last) + 1
-        await connection.exec_driver_sql(
+        await execute(
+            connection,
             _SQLITE_MESSAGES,
             [(*row, session_pk, run_pk, start + i, stamp, stamp) for i, row in enumerate(messages)],
         )
     if rows.touch_session:
-        await connection.exec_driver_sql(_SQLITE_TOUCH, (stamp, leaf_pk, stamp, session_pk))
+        await execute(connection, _SQLITE_TOUCH, (stamp, leaf_pk, stamp, session_pk))
     return True

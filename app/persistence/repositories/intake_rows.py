@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.persistence.models import ChatSession, Message, Run
 from app.persistence.repositories._common import utcnow
-from app.persistence.repositories._driver_sql import bound, insert_sql, pg_marks, pg_type
+from app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_marks, pg_type
 
 _SESSION_COLUMNS = (
     "id",
@@ -203,11 +203,11 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
     if dialect.name == "postgresql":
         columns = [list(column) for column in zip(*messages, strict=True)] or [[] for _ in _MESSAGE_COLUMNS]
         statement = _PG_NEW_SESSION if rows.new_session else _PG_MOVE_SESSION
-        await connection.exec_driver_sql(statement, (*thread_values, *run_values, *columns))
+        await execute(connection, statement, (*thread_values, *run_values, *columns))
         return
-    await connection.exec_driver_sql(
-        _SQLITE_NEW_SESSION if rows.new_session else _SQLITE_MOVE_SESSION, tuple(thread_values)
+    await execute(
+        connection, _SQLITE_NEW_SESSION if rows.new_session else _SQLITE_MOVE_SESSION, tuple(thread_values)
     )
-    await connection.exec_driver_sql(_SQLITE_RUN, tuple(run_values))
+    await execute(connection, _SQLITE_RUN, tuple(run_values))
     if messages:
-        await connection.exec_driver_sql(_SQLITE_MESSAGES, [tuple(row) for row in messages])
+        await execute(connection, _SQLITE_MESSAGES, [tuple(row) for row in messages])
