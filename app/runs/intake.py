@@ -11,6 +11,7 @@ starts while it calls the model (:mod:`app.runs.streaming`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -73,27 +74,35 @@ from providers.registry import ProviderRegistry
 MAX_ID_LENGTH = 128
 
 
-@dataclass(frozen=True, slots=True)
 class Repositories:
-    """The repositories intake works with, all on the intake's session, and the process's catalogue."""
+    """The repositories intake works with, all on the intake's ``session``, and the process's catalogue.
 
-    catalogue: CatalogueCache
-    mcp_servers: McpServerRepository
-    sessions: SessionRepository
-    messages: MessageRepository
-    runs: RunRepository
-    uploads: UploadRepository
+    Each is made when first used: advanced-alchemy's repository constructor does real work, and a run on
+    a new thread uses two of the five."""
 
-    @classmethod
-    def on(cls, session: AsyncSession, catalogue: CatalogueCache) -> Repositories:
-        return cls(
-            catalogue=catalogue,
-            mcp_servers=McpServerRepository(session=session),
-            sessions=SessionRepository(session=session),
-            messages=MessageRepository(session=session),
-            runs=RunRepository(session=session),
-            uploads=UploadRepository(session=session),
-        )
+    def __init__(self, session: AsyncSession, catalogue: CatalogueCache) -> None:
+        self.session = session
+        self.catalogue = catalogue
+
+    @functools.cached_property
+    def mcp_servers(self) -> McpServerRepository:
+        return McpServerRepository(session=self.session)
+
+    @functools.cached_property
+    def sessions(self) -> SessionRepository:
+        return SessionRepository(session=self.session)
+
+    @functools.cached_property
+    def messages(self) -> MessageRepository:
+        return MessageRepository(session=self.session)
+
+    @functools.cached_property
+    def runs(self) -> RunRepository:
+        return RunRepository(session=self.session)
+
+    @functools.cached_property
+    def uploads(self) -> UploadRepository:
+        return UploadRepository(session=self.session)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +186,7 @@ async def prepare_run(
     forwarded = body.forwarded_props if isinstance(body.forwarded_props, dict) else {}
 
     found = await repos.sessions.for_intake(thread_id, principal.user_id, run_id)
-    catalogue = await repos.catalogue.at(repos.sessions.session, found.generation)
+    catalogue = await repos.catalogue.at(repos.session, found.generation)
     session = resolve_thread(found.session)
     agent = await resolve_agent(catalogue, session, forwarded, principal)
     history: list[Message] = []
@@ -287,8 +296,8 @@ async def prepare_run(
         )
     position = found.next_position
     if inline is not None:
-        await inline.admit(repos.runs.session, principal)
-    await admit_run(repos.runs.session, principal, settings)  # last check: refusals use no quota
+        await inline.admit(repos.session, principal)
+    await admit_run(repos.session, principal, settings)  # last check: refusals use no quota
     if inline is not None:  # accepted: the inline files are stored (the intake removes them on failure)
         await inline.store(repos.uploads)
 

@@ -42,7 +42,7 @@ class Intake:
     def __init__(self, manager: RunManager, settings: Settings) -> None:
         services = manager.services
         self.session: AsyncSession = services.alchemy.create_session_maker()()
-        self.repos = Repositories.on(self.session, services.catalogue)
+        self.repos = Repositories(self.session, services.catalogue)
         self.inline = InlineUploads(services.storage, services.media.limiter, settings)
         self._handed_over = False
         self._commit: asyncio.Future[None] | None = None
