@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -13,69 +10,30 @@ import httpx
 import msgspec
 
 from providers.errors import ProviderError, ProviderErrorKind
+from providers.media_text import MEDIA, encode_body
 from providers.messages import AudioPart, DocumentPart, ImagePart
 
 
-class Base64Memo:
-    """The base64 text of the byte strings encoded last, up to ``max_chars`` of text, by identity.
-
-    A conversation sends its images again with every turn, and the core hands the same ``bytes`` object
-    for an image while its variant is in memory (``app.media.variants``): encoding ~100 KB again was
-    about 7 % of a run's instructions. Entries hold their ``bytes``, so an ``id`` is never reused while
-    it is a key; texts under :data:`MEMO_MIN_BYTES` are not kept. Thread-safe (a lock around the dict)."""
-
-    def __init__(self, max_chars: int) -> None:
-        self._max_chars = max_chars
-        self._recent: OrderedDict[int, tuple[bytes, str]] = OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def encode(self, data: bytes) -> str:
-        if len(data) < MEMO_MIN_BYTES:
-            return base64.b64encode(data).decode("ascii")
-        key = id(data)
-        with self._lock:
-            hit = self._recent.get(key)
-            if hit is not None and hit[0] is data:
-                self._recent.move_to_end(key)
-                return hit[1]
-        text = base64.b64encode(data).decode("ascii")
-        if len(text) <= self._max_chars:
-            with self._lock:
-                if (stale := self._recent.pop(key, None)) is not None:
-                    self._chars -= len(stale[1])
-                self._recent[key] = (data, text)
-                self._chars += len(text)
-                while self._chars > self._max_chars:
-                    _, (_, evicted) = self._recent.popitem(last=False)
-                    self._chars -= len(evicted)
-        return text
-
-
-MEMO_MIN_BYTES = 16 * 1024
-"""Smaller byte strings are encoded every time (cheap, and not worth an entry)."""
-MEMO_CHARS = 16 * 1024 * 1024
-"""The most base64 text :data:`BASE64` keeps (about 12 MiB of images)."""
-BASE64 = Base64Memo(MEMO_CHARS)
-
-
 def b64(part: ImagePart | DocumentPart | AudioPart) -> str:
-    """The part's bytes as base64 text (raises if the core chose URL delivery for an image); the same
-    ``bytes`` object sent again is not encoded again (:class:`Base64Memo`)."""
+    """The part's bytes as base64 text (raises if the core chose URL delivery for an image); made once
+    for the same ``bytes`` sent again (:mod:`providers.media_text`)."""
     if part.data is None:
         raise ValueError("inline delivery needs image data")
-    return BASE64.encode(part.data)
+    return MEDIA.base64(part.data)
 
 
 def data_url(part: ImagePart | DocumentPart | AudioPart) -> str:
-    """``data:<mime>;base64,…`` for vendors that take inline media as URLs."""
-    return f"data:{part.mime_type};base64,{b64(part)}"
+    """``data:<mime>;base64,…`` for vendors that take inline media as URLs (made once, as :func:`b64`)."""
+    if part.data is None:
+        raise ValueError("inline delivery needs image data")
+    return MEDIA.data_url(part.mime_type, part.data)
 
 
 def json_body(body: dict[str, Any]) -> bytes:
     """Encode a request body in one pass, straight to bytes: image-heavy bodies are tens of MB, and
-    ``json.dumps(...).encode()`` would hold a str and a bytes copy of it at once."""
-    return msgspec.json.encode(body)
+    ``json.dumps(...).encode()`` would hold a str and a bytes copy of it at once. Media text made by
+    :func:`b64` and :func:`data_url` goes in as the JSON it was encoded to once."""
+    return encode_body(body)
 
 
 def chunk_json(text: str) -> Any:
