@@ -17,6 +17,19 @@ from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
+"""What a commit's server needs of its tree (``checkout``): its packages and its migrations."""
+
+
+def checkout(ref: str, into: Path) -> Path:
+    """The packages and migrations of commit ``ref``, extracted into ``into`` (a new directory), for a
+    side-by-side comparison with this tree's server."""
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
 
 
 def process_tree(pid: int) -> list[int]:

@@ -31,7 +31,6 @@ import functools
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +50,7 @@ if "--source" in sys.argv:  # ``--before REF``'s server: that commit's packages,
 from _iris import (
     ROOT,
     add_model,
+    checkout,
     cpu_seconds,
     dev_token,
     free_port,
@@ -259,20 +259,6 @@ def snapshot(pid: int, out: Path) -> dict[str, Any]:
 STATEMENT_PHASES = ("prepare_run", "intake_commit", "append", "record", "other")
 
 
-PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
-
-
-def checkout(ref: str, into: Path) -> str:
-    """The packages and migrations of commit ``ref``, extracted into ``into`` (served by ``--serve
-    --source``, which migrates its own fresh database with them)."""
-    into.mkdir()
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return str(into)
-
-
 def profile(
     engine: str, runs: int, tmp: str, environ: dict[str, str], source: str | None = None
 ) -> dict[str, Any]:
@@ -411,7 +397,7 @@ def main() -> int:
     results: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     with tempfile.TemporaryDirectory() as sources:
-        before = checkout(args.before, Path(sources) / "before") if args.before else None
+        before = str(checkout(args.before, Path(sources) / "before")) if args.before else None
         rounds: list[tuple[str, str | None]] = [("", None)]
         if before:  # alternated, so both see the same load
             rounds = [

@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _iris import ROOT, cpu_seconds, free_port, iris, load, running
+from _iris import ROOT, checkout, cpu_seconds, free_port, iris, load, running
 from _results import Results
 
 WARMUP = 30
@@ -79,19 +78,6 @@ def serve_collector(port: int) -> None:
         await send({"type": "http.response.body", "body": b""})
 
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
-
-
-PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
-
-
-def checkout(ref: str, into: Path) -> Path:
-    """The packages and migrations of commit ``ref``, extracted into ``into``."""
-    into.mkdir()
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", ref, *PACKAGES], cwd=ROOT, check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 def served_from(source: Path) -> tuple[str, ...]:
