@@ -21,6 +21,7 @@ import uuid_utils
 
 from app.agui.events import (
     AgUiEvent,
+    ReasoningMessageContent,
     TextMessageContent,
     TextMessageEnd,
     TextMessageStart,
@@ -55,8 +56,15 @@ from providers import Warning as ProviderWarning
 
 log = logging.getLogger("iris.runs")
 
+INTAKE_COMMIT_SECONDS = 0.01
+"""How long after a model's request went out its run's intake commit starts at the latest. It starts
+sooner, as soon as the first content has gone to the client: on SQLite the commit runs on the loop, and
+started with the request it held back the first tokens of a vendor that answers within a millisecond or
+two. Any vendor slower than this commits while it thinks, as before."""
+
 # Made once, as in app.runs.deadlines: ``A | B`` in an ``isinstance`` call builds a union per event.
 _CONTENT = (TextDelta, ReasoningDelta, ReasoningOpaque, ProviderToolCallStart)
+_CONTENT_OUT = (TextMessageContent, ReasoningMessageContent, ToolCallStart)
 _REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd, ReasoningOpaque)
 _OPENS_TEXT = (TextDelta, ProviderToolCallStart)
 
@@ -109,6 +117,8 @@ class ModelTurns:
         self._attempts = attempts
         self._open_turn: Turn | None = None
         self._open_calls: set[str] = set()
+        self._intake_timer: asyncio.TimerHandle | None = None
+        self._intake_started = False
         self.emitted = 0
         """Events these turns emitted so far."""
 
@@ -172,6 +182,15 @@ class ModelTurns:
         client forbids a retry or a fallback)."""
         self.emitted += 1
         await self.store.emit(event)
+        if not self._intake_started and isinstance(event, _CONTENT_OUT):
+            self._commit_intake()  # the client has this first content already (EventStore.emit)
+
+    def _commit_intake(self) -> None:
+        """Start the run's intake commit (once; see :data:`INTAKE_COMMIT_SECONDS`)."""
+        self._intake_started = True
+        if self._intake_timer is not None:
+            self._intake_timer.cancel()
+        self.store.commit_intake()
 
     async def _stream(
         self, turn: Turn, chat: ChatTelemetry, build: Builder, options: RequestOptions, by_url: bool
@@ -186,7 +205,9 @@ class ModelTurns:
                 turn.counts.estimated_audio_tokens,
             ) = request_attachment_tokens(messages, plan.provider.id)
             chat.request(messages, options.system)
-            self.store.commit_intake()  # while the vendor thinks
+            if not self._intake_started and self._intake_timer is None:  # while the vendor thinks
+                loop = asyncio.get_running_loop()
+                self._intake_timer = loop.call_later(INTAKE_COMMIT_SECONDS, self._commit_intake)
             return messages
 
         stream = paced(
