@@ -6,6 +6,7 @@ no other way to authenticate, so the checks live here and nowhere else.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -96,6 +97,34 @@ def provide_principal(request: Request[Any, Any, Any], settings: NamedDependency
     return decode_token(settings.jwt_secret, bearer_token(request), audience=settings.jwt_audience)
 
 
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What a request that starts a run needs — the caller, and the app's settings, providers, URL
+    policy and run manager — as one dependency. Litestar resolves the dependencies of one level at
+    once, each in a task of its own: asked for one by one, these cost every run a task group of four
+    (~70 µs, issue 26)."""
+
+    principal: Principal
+    settings: Settings
+    registry: ProviderRegistry
+    url_policy: UrlPolicy
+    run_manager: RunManager
+    decode_limiter: anyio.CapacityLimiter
+    """Bounds the image decodes of inline media (data URLs)."""
+
+
+def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
+    state = request.app.state
+    return RunContext(
+        principal=provide_principal(request, state.settings),
+        settings=state.settings,
+        registry=state.registry,
+        url_policy=state.url_policy,
+        run_manager=state.run_manager,
+        decode_limiter=state.decode_limiter,
+    )
+
+
 def provide_admin(principal: NamedDependency[Principal]) -> Principal:
     return require_admin(principal)
 
@@ -147,6 +176,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
     "search_indexer": Provide(provide_search_indexer, sync_to_thread=False),
     "principal": Provide(provide_principal, sync_to_thread=False),
+    "run_context": Provide(provide_run_context, sync_to_thread=False),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
     "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),

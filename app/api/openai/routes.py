@@ -12,7 +12,6 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import anyio
 import msgspec
 from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
@@ -22,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.events import AgUiEvent, RunError, RunFinished
 from app.agui.sse import HEADERS
+from app.api.deps import RunContext
 from app.api.openai.chunks import Answer, stream_chunks
 from app.api.openai.convert import gateway_input
 from app.api.openai.docs import openai_documented
@@ -31,14 +31,10 @@ from app.errors import NotFound
 from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.gateway import GatewayRun
-from app.runs.manager import RunManager
 from app.runs.stateless import stateless_run
 from app.runs.streaming import observed
 from app.security.auth import Principal
 from app.security.quotas import admit_run
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from providers.registry import ProviderRegistry
 
 CHAT_CODES = {
     400: [
@@ -86,13 +82,9 @@ class OpenAIController(Controller):
     security = [{"BearerToken": []}]
     exception_handlers = OPENAI_EXCEPTION_HANDLERS
     signature_types = [
+        RunContext,
         Principal,
-        Settings,
-        ProviderRegistry,
-        UrlPolicy,
-        RunManager,
         ModelRepository,
-        UploadRepository,
         AsyncSession,
     ]
 
@@ -107,34 +99,30 @@ class OpenAIController(Controller):
     async def chat_completions(
         self,
         data: JSONBody[ChatCompletionRequest],
-        principal: NamedDependency[Principal],
-        settings: NamedDependency[Settings],
-        registry: NamedDependency[ProviderRegistry],
-        url_policy: NamedDependency[UrlPolicy],
-        run_manager: NamedDependency[RunManager],
-        upload_repo: NamedDependency[UploadRepository],
+        run_context: NamedDependency[RunContext],
         db_session: NamedDependency[AsyncSession],
-        decode_limiter: NamedDependency[anyio.CapacityLimiter],
     ) -> Stream | Response[Any]:
         """Answer ``messages`` with ``model`` (``provider/modelId``): ``chat.completion.chunk`` server-sent
         events ending with ``data: [DONE]`` when ``stream``, else one ``chat.completion``. Images are
         ``data:`` URLs or Iris's own signed URLs; PDFs are ``file`` parts with ``file_data`` (a
         ``data:`` URL; a ``file_id`` is refused) and audio ``input_audio`` parts (WAV or MP3), each
         checked like an upload; ``tools`` are the client's to run. Nothing is stored."""
+        principal, settings = run_context.principal, run_context.settings
+        run_manager = run_context.run_manager
         given = await gateway_input(
             data,
             principal=principal,
-            uploads=upload_repo,
-            policy=url_policy,
+            uploads=UploadRepository(session=db_session),
+            policy=run_context.url_policy,
             settings=settings,
-            limiter=decode_limiter,
+            limiter=run_context.decode_limiter,
         )
         plan = await stateless_run(
             data.model,
             given.history,
             principal=principal,
             models=await run_manager.services.catalogue.current(db_session),
-            registry=registry,
+            registry=run_context.registry,
             settings=settings,
             model_field="model",
             tools=given.tools,

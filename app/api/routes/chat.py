@@ -8,8 +8,8 @@ from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api.deps import RunContext
 from app.api.openapi import RUN_CHECKS, documented
 from app.errors import IrisError
 from app.persistence.repositories import (
@@ -31,11 +31,9 @@ from app.runs.usage import SessionUsage, session_usage
 from app.schemas.chat import ChatHistory, ChatRequest, SessionList
 from app.security.access import agent_by_slug, owned_agent_session
 from app.security.auth import Principal
-from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.storage.base import Storage
 from app.storage.signing import sign_image_parts
-from providers.registry import ProviderRegistry
 
 
 class ChatController(Controller):
@@ -45,18 +43,16 @@ class ChatController(Controller):
     tags = ["Chat"]
     security = [{"BearerToken": []}]
     signature_types = [
+        RunContext,
         Principal,
         Settings,
         Storage,
-        ProviderRegistry,
-        UrlPolicy,
         RunManager,
         AgentRepository,
         SessionRepository,
         MessageRepository,
         RunRepository,
         UploadRepository,
-        AsyncSession,
     ]
 
     @post(
@@ -83,25 +79,22 @@ class ChatController(Controller):
         self,
         slug: FromPath[str],
         data: JSONBody[ChatRequest],
-        principal: NamedDependency[Principal],
-        settings: NamedDependency[Settings],
-        registry: NamedDependency[ProviderRegistry],
-        url_policy: NamedDependency[UrlPolicy],
-        run_manager: NamedDependency[RunManager],
+        run_context: NamedDependency[RunContext],
     ) -> Stream:
         """Send a message (text and images) and stream the answer as AG-UI events; ``RUN_STARTED``
         carries the session id. ``editMessageId`` replaces a message and answers again from there;
         ``regenerate`` answers the last message again, with its original images."""
         run_input, rewind = chat_run_input(slug, data)
+        context, settings, run_manager = run_context, run_context.settings, run_context.run_manager
         async with Intake(run_manager, settings) as intake:
             try:
                 plan = await prepare_run(
                     run_input,
-                    principal=principal,
+                    principal=context.principal,
                     repos=intake.repos,
-                    registry=registry,
+                    registry=context.registry,
                     settings=settings,
-                    policy=url_policy,
+                    policy=context.url_policy,
                     toolbox=run_manager.services.toolbox,
                     storage=run_manager.services.storage,
                     rewind=rewind,

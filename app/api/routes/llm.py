@@ -11,16 +11,12 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api.deps import RunContext
 from app.api.openapi import STATELESS_CHECKS, documented
 from app.persistence.repositories import UploadRepository
-from app.runs.manager import RunManager
 from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
-from app.security.auth import Principal
 from app.security.quotas import admit_run
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from providers.registry import ProviderRegistry
 
 
 class LlmController(Controller):
@@ -29,12 +25,7 @@ class LlmController(Controller):
     tags = ["Chat"]
     security = [{"BearerToken": []}]
     signature_types = [
-        Principal,
-        Settings,
-        ProviderRegistry,
-        UrlPolicy,
-        RunManager,
-        UploadRepository,
+        RunContext,
         AsyncSession,
     ]
 
@@ -53,24 +44,21 @@ class LlmController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[LlmChatRequest],
-        principal: NamedDependency[Principal],
-        settings: NamedDependency[Settings],
-        registry: NamedDependency[ProviderRegistry],
-        url_policy: NamedDependency[UrlPolicy],
-        run_manager: NamedDependency[RunManager],
-        upload_repo: NamedDependency[UploadRepository],
+        run_context: NamedDependency[RunContext],
         db_session: NamedDependency[AsyncSession],
     ) -> Stream | Response[LlmChatAnswer]:
         """Answer ``parts`` (or ``content``) after the given ``messages``: AG-UI events when ``stream``
         (the default), else ``{content, usage}``. Same URL policy and capability checks as every run."""
+        principal, settings = run_context.principal, run_context.settings
+        run_manager = run_context.run_manager
         plan = await stateless_plan(
             data,
             principal=principal,
             models=await run_manager.services.catalogue.current(db_session),
-            uploads=upload_repo,
-            registry=registry,
+            uploads=UploadRepository(session=db_session),
+            registry=run_context.registry,
             settings=settings,
-            policy=url_policy,
+            policy=run_context.url_policy,
         )
         await admit_run(db_session, principal, settings, stored=False)
         await db_session.commit()  # counted before the vendor is called, whatever happens next

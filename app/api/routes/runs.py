@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
+from app.api.deps import RunContext
 from app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
 from app.catalogue.views import media_by_model, reasoning_by_model
 from app.errors import Conflict, Unprocessable
@@ -54,6 +55,7 @@ class RunController(Controller):
     path = "/agent"
     tags = ["AG-UI"]
     signature_types = [
+        RunContext,
         Principal,
         Settings,
         Storage,
@@ -101,11 +103,7 @@ class RunController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[RunAgentInput],
-        principal: NamedDependency[Principal],
-        settings: NamedDependency[Settings],
-        registry: NamedDependency[ProviderRegistry],
-        url_policy: NamedDependency[UrlPolicy],
-        run_manager: NamedDependency[RunManager],
+        run_context: NamedDependency[RunContext],
     ) -> Stream:
         """Run the agent on a thread; the answer streams as AG-UI 1.0 events (``text/event-stream``).
 
@@ -122,14 +120,15 @@ class RunController(Controller):
                 code="resume_required",
                 field="resume",
             )
+        context, settings, run_manager = run_context, run_context.settings, run_context.run_manager
         async with Intake(run_manager, settings) as intake:
             plan = await prepare_run(
                 data,
-                principal=principal,
+                principal=context.principal,
                 repos=intake.repos,
-                registry=registry,
+                registry=context.registry,
                 settings=settings,
-                policy=url_policy,
+                policy=context.url_policy,
                 toolbox=run_manager.services.toolbox,
                 storage=run_manager.services.storage,
                 inline=intake.inline,
