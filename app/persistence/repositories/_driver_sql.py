@@ -78,12 +78,8 @@ async def execute(connection: AsyncConnection, sql: str, parameters: Sequence[An
     a sampled run's spans, a bench's counters — gets them through ``exec_driver_sql``, as does
     PostgreSQL, whose statements are one round trip each anyway."""
     many = isinstance(parameters, list)
-    sync = connection.sync_connection
-    raw = None
-    if sync is not None and not sync.invalidated and not sync.closed and connection.dialect.name == "sqlite":
-        if not (sync.dispatch.before_cursor_execute or sync.dispatch.after_cursor_execute):
-            raw = sync.connection.driver_connection
-    if not isinstance(raw, IrisConnection):
+    raw = _iris_connection(connection)
+    if raw is None:
         result = await connection.exec_driver_sql(sql, parameters if many else tuple(parameters))
         return DriverResult(list(result.fetchall()) if result.returns_rows else [], result.rowcount)
     cursor = IrisCursor(raw)
@@ -97,3 +93,15 @@ async def execute(connection: AsyncConnection, sql: str, parameters: Sequence[An
             sql, parameters, exc, sqlite3.Error, dialect=connection.dialect, ismulti=many
         ) from exc
     return DriverResult(await cursor.fetchall(), cursor.rowcount)
+
+
+def _iris_connection(connection: AsyncConnection) -> IrisConnection | None:
+    """Iris's SQLite connection under ``connection`` when a statement may go to it directly: checked out
+    and valid, and nothing listening to this connection's statements."""
+    sync = connection.sync_connection
+    if sync is None or sync.invalidated or sync.closed or connection.dialect.name != "sqlite":
+        return None
+    if sync.dispatch.before_cursor_execute or sync.dispatch.after_cursor_execute:
+        return None
+    raw = sync.connection.driver_connection
+    return raw if isinstance(raw, IrisConnection) else None
