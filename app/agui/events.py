@@ -188,6 +188,14 @@ TERMINAL_EVENTS: tuple[type[RunFinished], type[RunError]] = (RunFinished, RunErr
 builds a union object each time it runs (with an ``AttributeError`` raised and caught inside), and
 these checks run for every event."""
 
+OPENING_EVENTS: tuple[type[TextMessageStart], type[ReasoningStart], type[ReasoningMessageStart]] = (
+    TextMessageStart,
+    ReasoningStart,
+    ReasoningMessageStart,
+)
+"""Events that open what their first content follows at once: they need no socket write of their own
+(``RunChannel.publish``'s ``urgent``)."""
+
 _encoder = msgspec.json.Encoder()
 
 

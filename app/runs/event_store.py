@@ -28,6 +28,7 @@ import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
 from app.agui.events import (
+    OPENING_EVENTS,
     TERMINAL_EVENTS,
     AgUiEvent,
     CancelledOutcome,
@@ -98,7 +99,9 @@ class LiveOnly:
         if isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
             _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
         self.events.append(event)
-        turn = self.channel.publish((len(self.events), encode_event(event)))
+        turn = self.channel.publish(
+            (len(self.events), encode_event(event)), urgent=not isinstance(event, OPENING_EVENTS)
+        )
         if isinstance(event, TERMINAL_EVENTS):
             self._finished = True
             self.channel.close()
@@ -191,7 +194,7 @@ class EventStore:
             self._buffer.clear()
             self._close((self.sequence, payload))
             return
-        turn = self.channel.publish((self.sequence, payload))
+        turn = self.channel.publish((self.sequence, payload), urgent=not isinstance(event, OPENING_EVENTS))
         if self._writing is not None and self._writing.done():
             await self._settled()  # a batch that failed ends the run here, its events kept to record
         if len(self._buffer) + self._in_flight >= BATCH_EVENTS:

@@ -122,6 +122,10 @@ class Subscription:
         self._ended = True
         self._ready.set()
 
+    @property
+    def exhausted(self) -> bool:
+        return self._ended and self._next >= len(self._frames)
+
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
         self._writing = False
         self._skip_asked_past()
@@ -162,9 +166,11 @@ def _ends_of(frames: list[Frame]) -> list[int]:
     return ends
 
 
-SEND_TURNS = 4
+SEND_TURNS = 2
 """How many times a run yields to its waiting streams as soon as it publishes (see
-:meth:`RunChannel.publish`): enough for ``RUN_STARTED`` and the first tokens."""
+:meth:`RunChannel.publish`): ``RUN_STARTED``, then the first content. Every write wakes the client (a
+few tens of microseconds of the server's CPU each on loopback), and a burst's later frames lose nothing
+by going out together a moment later."""
 
 
 class RunChannel:
@@ -180,6 +186,7 @@ class RunChannel:
         self._limits = limits
         self.closed = False
         self._turns = 0
+        self._woke = False
 
     def subscribe(self, after: int = 0) -> Subscription:
         """A subscription that first gets the frames numbered after ``after``, then the live ones."""
@@ -197,12 +204,14 @@ class RunChannel:
             self._subscribers.remove(subscription)
         subscription.release()
 
-    def publish(self, frame: Frame) -> bool:
+    def publish(self, frame: Frame, *, urgent: bool = True) -> bool:
         """Keep a frame and tell every follower. Returns whether the producer should yield to the event
-        loop now, so that a stream waiting for frames sends this one at once: true for a run's first few
-        frames (:data:`SEND_TURNS`), its first tokens, which a vendor's burst (many chunks in one read)
-        would otherwise hold back until the whole burst is translated. Later frames go out together, in
-        one write per turn of the loop. A follower too far behind is let go here."""
+        loop now, so that a stream waiting for frames sends this one at once: true for a run's first
+        :data:`SEND_TURNS` ``urgent`` frames (``RUN_STARTED`` and its first token, which a vendor's burst
+        of many chunks in one read would otherwise hold back until the whole burst is translated). A
+        frame that is not urgent (a message's start, which its first content always follows at once)
+        goes out with the next one. Later frames go out together, in one write per turn of the loop. A
+        follower too far behind is let go here."""
         self._frames.append(frame)
         self._ends.append((self._ends[-1] if self._ends else 0) + len(frame[1]))
         woke = False
@@ -212,8 +221,10 @@ class RunChannel:
             for subscription in [s for s in self._subscribers if s.over(self._limits)]:
                 self._subscribers.remove(subscription)
                 subscription.drop("slow_reader")
-        if not woke or self._turns >= SEND_TURNS:
+        self._woke = self._woke or woke  # a frame that is not urgent may have been the one to wake it
+        if not urgent or not self._woke or self._turns >= SEND_TURNS:
             return False
+        self._woke = False
         self._turns += 1
         return True
 
@@ -247,6 +258,10 @@ class LoggedFrames:
 
     def close(self) -> None:
         self._wakeups.unwatch(self._run_pk, self._woken)
+
+    @property
+    def exhausted(self) -> bool:
+        return self._done
 
     async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
         if self._done:

@@ -7,13 +7,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from functools import partial
+from typing import Any
 from uuid import UUID
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from litestar.response import Stream
+from litestar.response.base import ASGIResponse
+from litestar.response.streaming import ASGIStreamingResponse
+from litestar.types import Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agui.sse import HEADERS, FrameSource, relay
+from app.agui.sse import HEADERS, FrameSource, LastChunk, relay
 from app.errors import Unprocessable
 from app.media.inline_uploads import InlineUploads
 from app.persistence.db import session_scope
@@ -141,7 +145,34 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
 
 
 def sse(body: AsyncIterator[bytes]) -> Stream:
-    return Stream(body, media_type="text/event-stream", headers=HEADERS)
+    return EventStream(body, media_type="text/event-stream", headers=HEADERS)
+
+
+class EventStream(Stream):
+    """Litestar's ``Stream`` for a :func:`~app.agui.sse.relay` body: its :class:`~app.agui.sse.LastChunk`
+    goes out with the response's end. Litestar ends a stream with an empty last body, which uvicorn
+    writes on its own (the chunked terminator): a second socket write, and a second wake-up of the
+    client, for every stream."""
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> ASGIResponse:
+        response = super().to_asgi_response(*args, **kwargs)
+        response.__class__ = _EventStreamResponse  # the same response; only its body's end differs
+        return response
+
+
+class _EventStreamResponse(ASGIStreamingResponse):
+    __slots__ = ()
+
+    async def _stream(self, send: Send) -> None:
+        async for chunk in self.iterator:
+            last = isinstance(chunk, LastChunk)
+            body = chunk if isinstance(chunk, bytes) else chunk.encode(self.encoding)
+            await send({"type": "http.response.body", "body": body, "more_body": not last})
+            if last:
+                if isinstance(self.iterator, AsyncGenerator):
+                    await self.iterator.aclose()  # it has nothing more: its ``finally`` runs now
+                return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def observed(
