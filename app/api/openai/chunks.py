@@ -27,6 +27,7 @@ from app.agui.events import (
     ToolCallArgs,
     ToolCallStart,
 )
+from app.agui.sse import LastChunk
 from app.api.openai.wire import (
     AssistantAnswer,
     ChatCompletion,
@@ -165,7 +166,7 @@ async def stream_chunks(
         if delta is not None:
             yield sse(answer.chunk(delta))
         elif isinstance(event, RunError):
-            yield sse(error(event))
+            yield LastChunk(sse(error(event)))
             return
         elif isinstance(event, RunFinished):
             yield sse(answer.chunk(Delta(), answer.finish_reason))
@@ -179,5 +180,5 @@ async def stream_chunks(
                         usage=answer.usage,
                     )
                 )
-            yield b"data: [DONE]\n\n"
+            yield LastChunk(b"data: [DONE]\n\n")  # written with the body's end (EventStream)
             return

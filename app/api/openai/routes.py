@@ -32,7 +32,7 @@ from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository, UploadRepository
 from app.runs.gateway import GatewayRun
 from app.runs.stateless import stateless_run
-from app.runs.streaming import observed
+from app.runs.streaming import EventStream, observed
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 
@@ -157,7 +157,7 @@ class OpenAIController(Controller):
             answer, _chained(early, events), include_usage=include_usage, error=lambda e: run_failure(e)[1]
         )
         observed_body = observed(body, run_manager.services.telemetry)  # counted as an open stream
-        return Stream(observed_body, media_type="text/event-stream", headers=HEADERS)
+        return EventStream(observed_body, media_type="text/event-stream", headers=HEADERS)
 
     @get("/models", operation_id="ListOpenAIModels", operation_class=openai_documented(ok="ModelCards"))
     async def list_models(
