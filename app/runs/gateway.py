@@ -8,18 +8,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from app.agui.events import TERMINAL_EVENTS, AgUiEvent, RunError
+from app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
 from app.runs.intake import RunPlan
+from app.runs.live import SEND_TURNS
 from app.runs.orchestrator import Orchestrator
 from app.runs.services import RunServices
 
 
 class _Queued:
-    """An event sink handing each event to the consumer as it is emitted; nothing is written."""
+    """An event sink handing each event to the consumer as it is emitted; nothing is written.
+
+    Like a run's channel (``app.runs.live.RunChannel.publish``), it lets the consumer have the first
+    content at once and keeps the rest of a vendor's burst for it to take together, in one write."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[AgUiEvent] = asyncio.Queue()
         self._finished = False
+        self._turns = 0
 
     @property
     def finished(self) -> bool:
@@ -30,7 +35,9 @@ class _Queued:
             raise RuntimeError("the run already ended")
         self._finished = isinstance(event, TERMINAL_EVENTS)
         self.queue.put_nowait(event)
-        await asyncio.sleep(0)  # let a waiting consumer send it now
+        if self._turns < SEND_TURNS and not isinstance(event, OPENING_EVENTS):
+            self._turns += 1
+            await asyncio.sleep(0)  # a waiting consumer sends it now
 
     def abandon(self, event: RunError) -> None:
         self._finished = True
@@ -52,6 +59,10 @@ class GatewayRun:
         """The model the run is on now (``provider/modelId``). Once an event of the answer has been
         emitted this is the model that answers: a run moves to a fallback only before any."""
         return self._orchestrator.plan.model_ref
+
+    def queued(self) -> bool:
+        """Whether more events are waiting, to be taken without waiting (the consumer's batches)."""
+        return not self._sink.queue.empty()
 
     async def events(self) -> AsyncIterator[AgUiEvent]:
         """The run's events up to and including its terminal one; closing the iterator early cancels

@@ -156,29 +156,35 @@ async def stream_chunks(
     *,
     include_usage: bool,
     error: Callable[[RunError], msgspec.Struct],
+    queued: Callable[[], bool] = lambda: False,
 ) -> AsyncGenerator[bytes, None]:
     """The SSE body: a first chunk naming the role, one chunk per delta, the finish, optionally the
     usage, then ``[DONE]``; a run that fails ends the stream with an ``{"error": …}`` chunk instead
-    (the SDKs raise it). ``error`` builds that chunk from the ``RunError``."""
-    yield sse(answer.chunk(Delta(role="assistant", content="")))
+    (the SDKs raise it). ``error`` builds that chunk from the ``RunError``. The chunks of events that
+    ``queued`` says are already waiting go out together, in one write (a vendor's burst)."""
+    pending = [sse(answer.chunk(Delta(role="assistant", content="")))]
     async for event in events:
         delta = answer.take(event)
         if delta is not None:
-            yield sse(answer.chunk(delta))
+            pending.append(sse(answer.chunk(delta)))
         elif isinstance(event, RunError):
-            yield LastChunk(sse(error(event)))
+            pending.append(sse(error(event)))
+            yield LastChunk(b"".join(pending))
             return
         elif isinstance(event, RunFinished):
-            yield sse(answer.chunk(Delta(), answer.finish_reason))
+            pending.append(sse(answer.chunk(Delta(), answer.finish_reason)))
             if include_usage:
-                yield sse(
-                    ChatCompletionChunk(
-                        id=answer.completion_id,
-                        created=answer.created,
-                        model=answer.model,
-                        choices=[],
-                        usage=answer.usage,
-                    )
+                usage = ChatCompletionChunk(
+                    id=answer.completion_id,
+                    created=answer.created,
+                    model=answer.model,
+                    choices=[],
+                    usage=answer.usage,
                 )
-            yield LastChunk(b"data: [DONE]\n\n")  # written with the body's end (EventStream)
+                pending.append(sse(usage))
+            pending.append(b"data: [DONE]\n\n")
+            yield LastChunk(b"".join(pending))  # written with the body's end (EventStream)
             return
+        if pending and not queued():
+            yield b"".join(pending)
+            pending = []

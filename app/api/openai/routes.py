@@ -154,7 +154,11 @@ class OpenAIController(Controller):
         answer.model = run.model_ref  # the answering model, a fallback perhaps: every chunk names it
         include_usage = data.stream_options is not None and data.stream_options.include_usage
         body = stream_chunks(
-            answer, _chained(early, events), include_usage=include_usage, error=lambda e: run_failure(e)[1]
+            answer,
+            _chained(early, events),
+            include_usage=include_usage,
+            error=lambda e: run_failure(e)[1],
+            queued=run.queued,
         )
         observed_body = observed(body, run_manager.services.telemetry)  # counted as an open stream
         return EventStream(observed_body, media_type="text/event-stream", headers=HEADERS)
