@@ -17,7 +17,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
-from app.persistence.sqlite import async_creator
+from app.persistence.sqlite import PRAGMAS, async_creator
 from app.settings import Settings
 
 # Plain `alembic` and advanced-alchemy's CLI must agree on this name (AA defaults to "alembic_versions").
@@ -34,11 +34,13 @@ def create_engine(
     *,
     sqlite_lock_timeout: float = DEFAULT_SQLITE_LOCK_TIMEOUT,
     write_wait: Callable[[float], None] | None = None,
+    one_writer: bool = False,
 ) -> AsyncEngine:
     """An async engine; SQLite gets WAL, enforced foreign keys, statements run inline on the loop and
     writers serialised in-process without ever waiting on the loop thread (``app.persistence.sqlite``),
     each waiting at most ``sqlite_lock_timeout`` seconds for its turn (``write_wait`` is told how long
-    each write transaction waited).
+    each write transaction waited); with ``one_writer`` (the app's engine) all of them on one shared
+    connection. Not for migrations: they set pragmas on their own connection for their writes.
 
     JSON columns go through msgspec: run events are JSON, and there are many of them.
     """
@@ -50,12 +52,18 @@ def create_engine(
         # SQLAlchemy's default 5, and each one beyond was closed when checked in (95 new connections in
         # ~1,100 requests at c=16). Pooled connections must not outlive their event loop, so every
         # engine is disposed with what owns it (the app's by advanced-alchemy's lifespan).
+        # Last in, first out: a run's transactions one after another then reuse one connection, whose
+        # page cache is still good for reads when nothing else wrote in between.
         database = make_url(url).database or ":memory:"
+        creator = async_creator(
+            database, lock_timeout=sqlite_lock_timeout, write_wait=write_wait, one_writer=one_writer
+        )
         engine = create_async_engine(
             url,
-            async_creator=async_creator(database, lock_timeout=sqlite_lock_timeout, write_wait=write_wait),
+            async_creator=creator,
             pool_size=POOL_SIZE,
             max_overflow=POOL_OVERFLOW,
+            pool_use_lifo=True,
             **json,
         )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
@@ -73,11 +81,8 @@ def _json_text(value: Any) -> str:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=0")  # waiting happens on the loop, not in SQLite (see sqlite.py)
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints sync the disk: a thread runs them
+    for pragma in PRAGMAS:
+        cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
 
 
@@ -98,6 +103,7 @@ def create_alchemy_config(
             settings.effective_database_url,
             sqlite_lock_timeout=settings.sqlite_lock_timeout_seconds,
             write_wait=write_wait,
+            one_writer=True,
         ),
         before_send_handler="autocommit",
         session_config=AsyncSessionConfig(expire_on_commit=False),

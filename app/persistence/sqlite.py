@@ -16,6 +16,15 @@ handled without it:
 - **One writer per process, queued on the loop.** Before its first writing statement a connection takes
   the engine's :class:`WriteLock` (an asyncio lock) and holds it until ``commit``/``rollback``/``close``,
   so in-process writers never find each other busy; only another process can.
+- **…on one connection.** An engine made with ``one_writer`` (the app's) runs every write transaction,
+  from its first writing statement to its end, on one SQLite connection the lock owns: a connection's
+  page cache is thrown away whenever another connection has written, so with a pool of twenty every
+  write transaction began by reading each page it touched again (a run's intake insert of its thread
+  took ~120 µs at c=16, ~70 µs on the shared connection). It changes nothing a transaction can see:
+  the statements before its first write are reads, which Python's ``sqlite3`` runs outside any
+  transaction, and from that write on every statement of it runs on the shared connection, reads
+  included. Its pragmas are the pool's (:data:`PRAGMAS`), and functions a pooled connection registers
+  are registered on it too; it is closed with the last pooled connection.
 - **One deadline per write turn.** Waiting for this process's lock and then for the file (another
   process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
   another that is itself waiting for the file gives up when its own deadline passes, not a deadline
@@ -59,6 +68,14 @@ OFF_LOOP_BYTES = 256 * 1024
 transaction's end run on a thread instead of inline (see the module docstring)."""
 CHECKPOINT_EVERY = 200
 """Write commits between WAL checkpoints (each commit of a run appends a few pages)."""
+PRAGMAS = (
+    "journal_mode=WAL",
+    "foreign_keys=ON",
+    "busy_timeout=0",  # waiting happens on the loop, not in SQLite (see the module docstring)
+    "synchronous=NORMAL",
+    "wal_autocheckpoint=0",  # checkpoints sync the disk: a thread runs them (Checkpoints)
+)
+"""What every connection Iris opens on the file runs first."""
 
 
 def is_write(sql: str) -> bool:
@@ -77,12 +94,43 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 
 
 class WriteLock:
-    """The one in-process writer of an engine's database, acquired with a deadline."""
+    """The one in-process writer of an engine's database, acquired with a deadline; given the database's
+    file (``one_writer``), also the one connection every write transaction runs on (:meth:`writer`)."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, database: str | None = None) -> None:
         self.timeout = timeout
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._database = database
+        self._writer: sqlite3.Connection | None = None
+        self._functions: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._users = 0
+
+    def writer(self) -> sqlite3.Connection | None:
+        """The shared write connection (opened on first use), or ``None`` when each writes on its own."""
+        if self._database is None:
+            return None
+        if self._writer is None:
+            self._writer = open_connection(self._database)
+            for args, kwargs in self._functions.values():
+                self._writer.create_function(*args, **kwargs)
+        return self._writer
+
+    def function(self, *args: Any, **kwargs: Any) -> None:
+        """A function a pooled connection registered: the shared connection gets it too."""
+        self._functions[args[:2]] = (args, kwargs)
+        if self._writer is not None:
+            self._writer.create_function(*args, **kwargs)
+
+    def opened(self) -> None:
+        self._users += 1
+
+    def closed(self) -> None:
+        """A pooled connection closed; with the last one the shared connection closes too."""
+        self._users -= 1
+        if self._users <= 0 and self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
     async def acquire(self, deadline: float) -> None:
         """Take the lock, or raise "database is locked" at ``deadline`` (``time.monotonic()``)."""
@@ -269,13 +317,19 @@ class IrisConnection:
 
     @property
     def _conn(self) -> sqlite3.Connection:
+        """The connection statements run on: this one's, or from a transaction's first write to its end
+        the engine's shared write connection, if it has one."""
         if self._connection is None:
             raise ValueError("no active connection")
+        if self._writing and (writer := self._write_lock.writer()) is not None:
+            return writer
         return self._connection
 
     @property
     def isolation_level(self) -> str | None:
-        return self._conn.isolation_level
+        if self._connection is None:
+            raise ValueError("no active connection")
+        return self._connection.isolation_level
 
     async def cursor(self) -> IrisCursor:
         return IrisCursor(self)
@@ -284,7 +338,10 @@ class IrisConnection:
         return await IrisCursor(self).execute(sql, parameters)
 
     async def create_function(self, *args: Any, **kwargs: Any) -> None:
-        self._conn.create_function(*args, **kwargs)
+        if self._connection is None:
+            raise ValueError("no active connection")
+        self._connection.create_function(*args, **kwargs)
+        self._write_lock.function(*args, **kwargs)
 
     async def run(self, function: Callable[..., T], *args: Any, off_loop: bool = False, **kwargs: Any) -> T:
         """``function(sqlite3_connection, *args, **kwargs)``, retried while the database is busy: until
@@ -356,13 +413,19 @@ class IrisConnection:
         self.stop()
 
     def stop(self) -> None:
-        """Close now (also SQLAlchemy's forced terminate); a connection never keeps the write lock."""
+        """Close now (also SQLAlchemy's forced terminate); a connection never keeps the write lock, and
+        what it wrote on the shared connection and did not commit is rolled back."""
         try:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            if self._writing and (writer := self._write_lock.writer()) is not None:
+                writer.rollback()
         finally:
-            self._end_write()
+            try:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+                    self._write_lock.closed()
+            finally:
+                self._end_write()
 
     def _end_write(self) -> None:
         self._turn_deadline = None
@@ -372,17 +435,34 @@ class IrisConnection:
             self._write_lock.release()
 
 
+def open_connection(database: str) -> sqlite3.Connection:
+    """A connection to the file, as Iris uses them: usable from any thread (one caller at a time),
+    SQLite's own busy wait off (``IrisConnection.run`` waits, on the loop), :data:`PRAGMAS` run."""
+    connection = sqlite3.connect(database, timeout=0, check_same_thread=False)
+    for pragma in PRAGMAS:
+        connection.execute(f"PRAGMA {pragma}").close()
+    return connection
+
+
 def async_creator(
-    database: str, *, lock_timeout: float, write_wait: Callable[[float], None] | None = None
+    database: str,
+    *,
+    lock_timeout: float,
+    write_wait: Callable[[float], None] | None = None,
+    one_writer: bool = False,
 ) -> Callable[[], Awaitable[IrisConnection]]:
     """SQLAlchemy's ``async_creator`` for one SQLite file: connections sharing one :class:`WriteLock`
-    and one :class:`Checkpoints`; ``write_wait`` hears how long each write turn waited."""
-    write_lock = WriteLock(lock_timeout)
+    and one :class:`Checkpoints`; ``write_wait`` hears how long each write turn waited; with
+    ``one_writer`` (not for an in-memory database, which is another one on each connection) every write
+    transaction runs on one shared connection (see the module docstring)."""
+    shared = one_writer and database not in ("", ":memory:")
+    write_lock = WriteLock(lock_timeout, database if shared else None)
     checkpoints = Checkpoints(database, lock_timeout)
 
     async def create() -> IrisConnection:
-        # busy_timeout 0: SQLite's busy handler would sleep on the loop thread; IrisConnection.run waits.
+        # The engine's "connect" listener runs PRAGMAS on it too (app.persistence.db).
         connection = sqlite3.connect(database, timeout=0, check_same_thread=False)
+        write_lock.opened()
         return IrisConnection(connection, write_lock, checkpoints, write_wait)
 
     return create

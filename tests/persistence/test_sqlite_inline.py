@@ -1,5 +1,7 @@
 """SQLite statements run on the event loop (app/persistence/sqlite.py): a busy database is waited for
-from the loop, never inside SQLite, and WAL checkpoints happen on a thread of their own."""
+from the loop, never inside SQLite, and WAL checkpoints happen on a thread of their own. Every test
+runs on an engine whose connections each write on their own and on one whose write transactions share
+one connection (``one_writer``, the app's)."""
 
 from __future__ import annotations
 
@@ -21,23 +23,32 @@ from app.persistence.sqlite import CHECKPOINT_EVERY, OFF_LOOP_BYTES
 from tests.support.waits import REQUEST_SECONDS, until
 
 
+@pytest.fixture(params=[False, True], ids=["own-writers", "one-writer"])
+def one_writer(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+async def engine(tmp_path: Path, one_writer: bool) -> AsyncIterator[AsyncEngine]:
     """An engine whose lock waits end after 1 s."""
-    async with _engine(tmp_path, 1.0) as created:
+    async with _engine(tmp_path, 1.0, one_writer) as created:
         yield created
 
 
 @pytest.fixture
-async def patient_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+async def patient_engine(tmp_path: Path, one_writer: bool) -> AsyncIterator[AsyncEngine]:
     """An engine whose lock waits a loaded machine never outlasts: only a release ends them."""
-    async with _engine(tmp_path, REQUEST_SECONDS) as created:
+    async with _engine(tmp_path, REQUEST_SECONDS, one_writer) as created:
         yield created
 
 
 @asynccontextmanager
-async def _engine(tmp_path: Path, lock_timeout: float) -> AsyncIterator[AsyncEngine]:
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}", sqlite_lock_timeout=lock_timeout)
+async def _engine(tmp_path: Path, lock_timeout: float, one_writer: bool) -> AsyncIterator[AsyncEngine]:
+    engine = create_engine(
+        f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite'}",
+        sqlite_lock_timeout=lock_timeout,
+        one_writer=one_writer,
+    )
     async with engine.begin() as conn:
         await conn.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"))
     try:
@@ -235,3 +246,44 @@ async def test_sixteen_writers_at_once_reuse_their_connections_burst_after_burst
     async with engine.connect() as conn:
         assert (await conn.execute(text("SELECT count(*) FROM t"))).scalar() == 48
     assert 1 <= len(opened) <= 16
+
+
+async def test_a_write_transaction_reads_its_own_writes_and_others_only_what_it_committed(
+    engine: AsyncEngine,
+) -> None:
+    async with engine.connect() as writer, engine.connect() as reader:
+        await writer.execute(text("INSERT INTO t (v) VALUES ('mine')"))
+        mine = (await writer.execute(text("SELECT v FROM t"))).scalars().all()
+        theirs = (await reader.execute(text("SELECT v FROM t"))).scalars().all()
+        await writer.commit()
+        after = (await reader.execute(text("SELECT v FROM t"))).scalars().all()
+    assert (mine, theirs, after) == (["mine"], [], ["mine"])
+
+
+async def test_what_a_writer_did_not_commit_never_reaches_the_next_one(engine: AsyncEngine) -> None:
+    async with engine.connect() as conn:
+        await conn.execute(text("INSERT INTO t (v) VALUES ('rolled back')"))
+        await conn.rollback()
+    async with engine.connect() as other, engine.connect() as conn:
+        await other.execute(text("SELECT 1"))  # another pooled connection stays open meanwhile
+        await conn.execute(text("INSERT INTO t (v) VALUES ('dropped with its connection')"))
+        iris = (await conn.get_raw_connection()).driver_connection
+        assert iris is not None
+        iris.stop()  # closed mid-transaction: SQLAlchemy's forced terminate
+        await conn.invalidate()
+    await _insert(engine, "committed")
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("SELECT v FROM t"))).scalars().all() == ["committed"]
+
+
+def _open_files(path: Path) -> int:
+    """How many of this process's file descriptors are open on ``path``."""
+    return sum(1 for fd in Path("/proc/self/fd").iterdir() if fd.resolve() == path.resolve())
+
+
+async def test_the_shared_write_connection_closes_with_the_engine(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite"
+    async with _engine(tmp_path, 1.0, one_writer=True) as engine:
+        await asyncio.gather(*(_insert(engine, str(i)) for i in range(4)))
+        assert _open_files(path) >= 2  # a pooled connection and the shared writer at least
+    assert _open_files(path) == 0
