@@ -49,6 +49,7 @@ writer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import time
@@ -398,6 +399,13 @@ class IrisConnection:
         wrote = self._writing
         try:
             await self.run(sqlite3.Connection.commit)
+        except BaseException:
+            # A COMMIT that fails (a deferred foreign key, say) leaves the transaction open: undo it now,
+            # on the connection it is on, which the caller's rollback after this would no longer reach
+            # once the write turn is over (the shared write connection, the next writer's).
+            with contextlib.suppress(sqlite3.Error):
+                await self.run(sqlite3.Connection.rollback)
+            raise
         finally:
             self._end_write()
         if wrote:

@@ -287,3 +287,26 @@ async def test_the_shared_write_connection_closes_with_the_engine(tmp_path: Path
         await asyncio.gather(*(_insert(engine, str(i)) for i in range(4)))
         assert _open_files(path) >= 2  # a pooled connection and the shared writer at least
     assert _open_files(path) == 0
+
+
+async def test_a_commit_that_fails_leaves_nothing_for_the_next_writer(engine: AsyncEngine) -> None:
+    """A deferred foreign key fails the COMMIT itself, which leaves SQLite's transaction open: it must
+    be undone on the connection it is on (the shared one, with ``one_writer``), not carried into the
+    next writer's transaction."""
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE parent (id INTEGER PRIMARY KEY)"))
+        await conn.execute(
+            text("CREATE TABLE child (p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+        )
+
+    async def doomed() -> None:
+        async with engine.begin() as conn:
+            await conn.execute(text("INSERT INTO t (v) VALUES ('doomed')"))
+            await conn.execute(text("INSERT INTO child (p) VALUES (999)"))  # no such parent: fails at COMMIT
+
+    with pytest.raises(Exception, match="FOREIGN KEY constraint failed"):
+        await doomed()
+    await _insert(engine, "next")
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("SELECT v FROM t"))).scalars().all() == ["next"]
+        assert (await conn.execute(text("SELECT count(*) FROM child"))).scalar_one() == 0
