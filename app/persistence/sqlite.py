@@ -105,23 +105,29 @@ class WriteLock:
         self._database = database
         self._writer: sqlite3.Connection | None = None
         self._functions: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._unregistered: list[tuple[Any, ...]] = []
         self._users = 0
 
     def writer(self) -> sqlite3.Connection | None:
-        """The shared write connection (opened on first use), or ``None`` when each writes on its own."""
+        """The shared write connection (opened on first use), or ``None`` when each writes on its own.
+        Only its write turn's holder calls this, so nothing else is using it."""
         if self._database is None:
             return None
         if self._writer is None:
             self._writer = open_connection(self._database)
-            for args, kwargs in self._functions.values():
-                self._writer.create_function(*args, **kwargs)
+            self._unregistered = list(self._functions)
+        while self._unregistered:  # now, and not when registered: SQLite refuses it mid-statement
+            args, kwargs = self._functions[self._unregistered.pop()]
+            self._writer.create_function(*args, **kwargs)
         return self._writer
 
     def function(self, *args: Any, **kwargs: Any) -> None:
-        """A function a pooled connection registered: the shared connection gets it too."""
-        self._functions[args[:2]] = (args, kwargs)
-        if self._writer is not None:
-            self._writer.create_function(*args, **kwargs)
+        """A function a pooled connection registered (by name and arity; every new connection registers
+        SQLAlchemy's ``regexp`` again): the shared connection gets it at its next write turn."""
+        key = args[:2]
+        if key not in self._functions:
+            self._functions[key] = (args, kwargs)
+            self._unregistered.append(key)
 
     def opened(self) -> None:
         self._users += 1

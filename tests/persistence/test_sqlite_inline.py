@@ -310,3 +310,42 @@ async def test_a_commit_that_fails_leaves_nothing_for_the_next_writer(engine: As
     async with engine.connect() as conn:
         assert (await conn.execute(text("SELECT v FROM t"))).scalars().all() == ["next"]
         assert (await conn.execute(text("SELECT count(*) FROM child"))).scalar_one() == 0
+
+
+async def test_a_connection_opened_while_a_large_write_runs_does_not_fail(
+    patient_engine: AsyncEngine,
+) -> None:
+    """Each new pooled connection registers SQLAlchemy's ``regexp`` function, which the shared write
+    connection takes too: not while a large statement runs on it off the loop, but at the next write
+    turn. Registered at once, it waited for the connection's mutex holding the GIL, which the
+    statement's Python function needed: the process hung (or, between two statements, SQLite refused
+    to redefine the function and the new connection's request failed)."""
+    engine = patient_engine
+    started = threading.Event()
+
+    def slow(value: str) -> str:
+        started.set()
+        time.sleep(0.3)
+        return value
+
+    async with engine.connect() as writing:
+        iris = (await writing.get_raw_connection()).driver_connection
+        assert iris is not None
+        await iris.create_function("slow", 1, slow)
+        large = asyncio.ensure_future(
+            writing.execute(text("INSERT INTO t (v) VALUES (slow(:v))"), {"v": "x" * OFF_LOOP_BYTES})
+        )
+        await asyncio.to_thread(started.wait, REQUEST_SECONDS)  # on its worker thread now
+        failed: Exception | None = None
+        try:
+            async with engine.connect() as fresh:  # a new pooled connection, opened meanwhile
+                assert (await fresh.execute(text("SELECT count(*) FROM t"))).scalar_one() == 0
+        except Exception as exc:  # reported below, once the large write is over
+            failed = exc
+        await large
+        await writing.commit()
+    assert failed is None, failed
+    async with engine.begin() as conn:
+        await conn.execute(text("INSERT INTO t (v) VALUES ('c')"))
+        found = await conn.execute(text("SELECT v FROM t WHERE v REGEXP '^c$'"))
+        assert found.scalars().all() == ["c"]
