@@ -23,8 +23,10 @@ handled without it:
   took ~120 µs at c=16, ~70 µs on the shared connection). It changes nothing a transaction can see:
   the statements before its first write are reads, which Python's ``sqlite3`` runs outside any
   transaction, and from that write on every statement of it runs on the shared connection, reads
-  included. Its pragmas are the pool's (:data:`PRAGMAS`), and functions a pooled connection registers
-  are registered on it too; it is closed with the last pooled connection.
+  included. Its pragmas are the pool's (:data:`PRAGMAS`), functions a pooled connection registers are
+  registered on it at its next write turn (never while another statement may be running on it), what
+  a writer leaves uncommitted (a failed COMMIT, a connection closed mid-transaction) is rolled back on
+  it, and it is closed with the last pooled connection.
 - **One deadline per write turn.** Waiting for this process's lock and then for the file (another
   process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
   another that is itself waiting for the file gives up when its own deadline passes, not a deadline

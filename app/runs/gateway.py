@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
+from app.runs.event_store import BATCH_EVENTS
 from app.runs.intake import RunPlan
 from app.runs.live import SEND_TURNS
 from app.runs.orchestrator import Orchestrator
@@ -38,6 +39,8 @@ class _Queued:
         if self._turns < SEND_TURNS and not isinstance(event, OPENING_EVENTS):
             self._turns += 1
             await asyncio.sleep(0)  # a waiting consumer sends it now
+        elif self.queue.qsize() % BATCH_EVENTS == 0:
+            await asyncio.sleep(0)  # a long burst lets the loop serve (as the event store does)
 
     def abandon(self, event: RunError) -> None:
         self._finished = True
