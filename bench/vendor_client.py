@@ -1,5 +1,5 @@
 """The vendor SSE stream through the HTTP clients a gateway would pick (issue 26): Iris's vendor client
-as it is built (``app.vendor_http``: httpx over Iris's aiohttp transport, ``httpx-sse``), the same on
+as it is built (``app.vendor_http``: httpx over Iris's aiohttp transport, ``providers.sse``), the same on
 httpx's own transport (``http2=True``, what ``IRIS_VENDOR_HTTP2`` selects), httpx over
 ``httpx-aiohttp``'s transport, and aiohttp directly.
 
@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -33,6 +32,7 @@ from _iris import free_port, load, running
 from _results import Results
 
 from app.vendor_http import TIMEOUT, vendor_http_client
+from providers.sse import server_sent_events
 
 STREAMS = 300
 WARMUP = 20
@@ -46,7 +46,7 @@ Stream = Callable[[str], Awaitable[int]]
 async def _read_httpx(http: httpx.AsyncClient, url: str) -> int:
     chunks = 0
     async with http.stream("POST", url, content=b'{"stream":true}') as response:
-        async for sse in EventSource(response).aiter_sse():
+        async for sse in server_sent_events(response, "openai"):
             if sse.data == "[DONE]":
                 continue
             json.loads(sse.data)

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource
 
 from providers.anthropic.request import ignored_extras, messages_request
 from providers.anthropic.stream import Translator, could_not_fetch
@@ -26,6 +25,7 @@ from providers.spec import (
     ReasoningSupport,
     UrlFetch,
 )
+from providers.sse import server_sent_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -150,7 +150,7 @@ class AnthropicProvider:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)
                 translator = Translator(self.id)
-                frames = EventSource(response).aiter_sse()
+                frames = server_sent_events(response, self.id)
                 async for sse in frames:
                     events = translator.feed(sse.event, sse.data)
                     if translator.done:

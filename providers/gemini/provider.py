@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from httpx_sse import EventSource
 
 from providers.errors import ProviderError
 from providers.events import ProviderEvent, Warning
@@ -28,6 +27,7 @@ from providers.spec import (
     ReasoningSupport,
     UrlFetch,
 )
+from providers.sse import server_sent_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 PDF = DocumentSupport(pdf=True, max_pages=1000, max_bytes=50 * 1024 * 1024)
@@ -165,7 +165,7 @@ class GeminiProvider:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise status_error(self.id, response, text)
                 translator = Translator(self.id)
-                frames = EventSource(response).aiter_sse()
+                frames = server_sent_events(response, self.id)
                 async for sse in frames:
                     events = translator.feed(sse.data)
                     if translator.done:

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource
 
 from providers.errors import ProviderError
 from providers.events import ProviderEvent
@@ -34,6 +33,7 @@ from providers.spec import (
     ProviderContext,
     ReasoningSupport,
 )
+from providers.sse import server_sent_events
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -150,7 +150,7 @@ class OpenAIProvider:
                 if not response.is_success:
                     text = (await response.aread()).decode("utf-8", "replace")
                     raise error_for_status(self.id, response, text, could_not_fetch=could_not_fetch)
-                frames = EventSource(response).aiter_sse()
+                frames = server_sent_events(response, self.id)
                 async for sse in frames:
                     if sse.data == "[DONE]":
                         await drain(frames)  # the connection goes back to the pool
