@@ -42,9 +42,9 @@ class LastChunk(bytes):
     write instead of two (``app.runs.streaming.EventStream``)."""
 
 
-def frame(sequence: int, payload: bytes) -> bytes:
-    """One event: ``id: N`` and one ``data:`` line of JSON (JSON has no raw newlines)."""
-    return b"id: %d\ndata: %s\n\n" % (sequence, payload)
+FRAME = b"id: %d\ndata: %s\n\n"
+"""One event, formatted with its :data:`Frame`: ``id: N`` and one ``data:`` line of JSON (JSON has no raw
+newlines)."""
 
 
 async def relay(
@@ -62,7 +62,7 @@ async def relay(
             pieces = list(_pieces(batch))
             last = source.exhausted and source.parting is None
             for index, piece in enumerate(pieces):
-                chunk = b"".join(frame(*f) for f in piece)
+                chunk = b"".join([FRAME % f for f in piece])
                 yield LastChunk(chunk) if last and index == len(pieces) - 1 else chunk
         if source.parting is not None:
             yield source.parting

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.catalogue.options import FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION
-from providers import ProviderEvent, ReasoningStart, TextStart
+from providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart, ToolCallArgs
 from providers import Warning as ProviderWarning
 
 FIRST_TOKEN_CODE = "provider_timeout"  # noqa: S105 (an error code)
@@ -58,6 +58,9 @@ class Deadlines:
 
 
 _NOT_PROGRESS = (TextStart, ReasoningStart, ProviderWarning)
+_DELTAS = (TextDelta, ReasoningDelta, ToolCallArgs)
+"""The events that carry a ``delta`` (asking the others with ``getattr`` raised, and caught, an
+``AttributeError`` each time)."""
 """Type tuples for ``isinstance`` are made once here and below: ``A | B`` in a call builds a union object
 every time it runs (an ``AttributeError`` raised and caught inside), and these checks run per event."""
 
@@ -67,7 +70,9 @@ def is_progress(event: ProviderEvent) -> bool:
     A bare start, an empty delta or a warning is not (a vendor could send those forever)."""
     if isinstance(event, _NOT_PROGRESS):
         return False
-    return getattr(event, "delta", None) != ""
+    if isinstance(event, _DELTAS):
+        return event.delta != ""
+    return True
 
 
 class _Watchdog:

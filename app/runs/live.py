@@ -218,9 +218,10 @@ class RunChannel:
         for subscription in self._subscribers:
             woke = subscription.notify() or woke
         if self._limits is not None:
-            for subscription in [s for s in self._subscribers if s.over(self._limits)]:
-                self._subscribers.remove(subscription)
-                subscription.drop("slow_reader")
+            for subscription in tuple(self._subscribers):  # a copy: the loop removes from the list
+                if subscription.over(self._limits):
+                    self._subscribers.remove(subscription)
+                    subscription.drop("slow_reader")
         self._woke = self._woke or woke  # a frame that is not urgent may have been the one to wake it
         if not urgent or not self._woke or self._turns >= SEND_TURNS:
             return False

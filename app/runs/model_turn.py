@@ -66,7 +66,6 @@ two. Any vendor slower than this commits while it thinks, as before."""
 _CONTENT = (TextDelta, ReasoningDelta, ReasoningOpaque, ProviderToolCallStart)
 _CONTENT_OUT = (TextMessageContent, ReasoningMessageContent, ToolCallStart)
 _REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd, ReasoningOpaque)
-_OPENS_TEXT = (TextDelta, ProviderToolCallStart)
 
 
 def is_content(event: object) -> bool:
@@ -216,18 +215,21 @@ class ModelTurns:
         )
         async with contextlib.aclosing(stream):
             async for event in stream:
+                if isinstance(event, TextDelta):  # nearly every event: the answer's text, tested first
+                    if event.delta:
+                        chat.first_chunk()
+                    if not turn.text_open:
+                        await self._open_text(turn)
+                    if event.delta:
+                        turn.text.append(event.delta)
+                        await self._emit(TextMessageContent(message_id=turn.message_id, delta=event.delta))
+                    continue
                 if is_content(event):
                     chat.first_chunk()
                 if isinstance(event, _REASONING):
                     await self._reasoning(turn, event)
-                    continue
-                if isinstance(event, _OPENS_TEXT):
-                    await self._open_text(turn)
-                if isinstance(event, TextDelta):
-                    if event.delta:
-                        turn.text.append(event.delta)
-                        await self._emit(TextMessageContent(message_id=turn.message_id, delta=event.delta))
                 elif isinstance(event, ProviderToolCallStart):
+                    await self._open_text(turn)
                     turn.calls[event.id] = (event.name, [])
                     self._open_calls.add(event.id)
                     await self._emit(

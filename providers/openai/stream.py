@@ -33,6 +33,7 @@ FINISH_REASONS: Mapping[str, FinishReason] = {
 }
 _DOWNLOAD_FAILURES = ("Timeout while downloading", "Error while downloading")
 _REASONING_KEYS = ("reasoning_content", "reasoning")
+_ANSWER_KEYS = ("content", "refusal")
 
 
 class ChunkDecoder:
@@ -84,9 +85,9 @@ class ChunkDecoder:
 
     def _delta(self, delta: Mapping[str, Any]) -> list[ProviderEvent]:
         events: list[ProviderEvent] = self._reasoning(delta)
-        for key in ("content", "refusal"):  # a refusal is the model's answer too: show it, never drop it
+        for key in _ANSWER_KEYS:  # a refusal is the model's answer too: show it, never drop it
             text = delta.get(key)
-            if isinstance(text, str) and text:
+            if text and isinstance(text, str):
                 events.extend(self._end_reasoning())
                 if self._text_id is None:
                     base = self.response_id or "text"
@@ -111,8 +112,11 @@ class ChunkDecoder:
     def _reasoning(self, delta: Mapping[str, Any]) -> list[ProviderEvent]:
         """Reasoning text (``reasoning_content`` or ``reasoning``) and LiteLLM's ``thinking_blocks``."""
         events: list[ProviderEvent] = []
-        text = next((delta[k] for k in _REASONING_KEYS if isinstance(delta.get(k), str) and delta[k]), None)
-        blocks = [b for b in delta.get("thinking_blocks") or () if isinstance(b, Mapping)]
+        text = _reasoning_text(delta)
+        blocks = delta.get("thinking_blocks")
+        if text is None and not blocks:
+            return events  # a chunk of the answer, nearly every chunk: nothing more is built for it
+        blocks = [b for b in blocks or () if isinstance(b, Mapping)]
         if text is None and not blocks:
             return events
         if self._reasoning_id is None:
@@ -149,6 +153,15 @@ class ChunkDecoder:
             self._ended.add(index)
         self._calls.clear()
         return events
+
+
+def _reasoning_text(delta: Mapping[str, Any]) -> str | None:
+    """The delta's reasoning text under the first key that has some (``reasoning_content``, ``reasoning``)."""
+    for key in _REASONING_KEYS:
+        text = delta.get(key)
+        if text and isinstance(text, str):
+            return text
+    return None
 
 
 def _usage(usage: Mapping[str, Any]) -> Usage:

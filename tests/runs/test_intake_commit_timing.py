@@ -79,18 +79,21 @@ async def test_a_vendor_answering_at_once_has_its_first_tokens_sent_before_the_c
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[str] = []
-    commit, frame = streaming._commit, sse.frame
+    commit = streaming._commit
 
     async def committing(*args: Any) -> None:
         seen.append("commit")
         await commit(*args)
 
-    def framing(sequence: int, payload: bytes) -> bytes:
-        seen.append(payload.split(b'"type":"', 1)[1].split(b'"', 1)[0].decode())
-        return frame(sequence, payload)
+    class Framing(bytes):
+        """The SSE frame format, noting each event's type as the response frames it."""
+
+        def __mod__(self, frame: Any) -> bytes:
+            seen.append(frame[1].split(b'"type":"', 1)[1].split(b'"', 1)[0].decode())
+            return bytes(self) % frame
 
     monkeypatch.setattr(streaming, "_commit", committing)
-    monkeypatch.setattr(sse, "frame", framing)
+    monkeypatch.setattr(sse, "FRAME", Framing(sse.FRAME))
     # Only the first content starts the commit here, however slow this machine is to answer.
     monkeypatch.setattr(model_turn, "INTAKE_COMMIT_SECONDS", 30.0)
     openai[0].text("Hello", " there", "!")
