@@ -58,11 +58,11 @@ class Deadlines:
 
 
 _NOT_PROGRESS = (TextStart, ReasoningStart, ProviderWarning)
+"""Type tuples for ``isinstance`` are made once here and below: ``A | B`` in a call builds a union object
+every time it runs (an ``AttributeError`` raised and caught inside), and these checks run per event."""
 _DELTAS = (TextDelta, ReasoningDelta, ToolCallArgs)
 """The events that carry a ``delta`` (asking the others with ``getattr`` raised, and caught, an
 ``AttributeError`` each time)."""
-"""Type tuples for ``isinstance`` are made once here and below: ``A | B`` in a call builds a union object
-every time it runs (an ``AttributeError`` raised and caught inside), and these checks run per event."""
 
 
 def is_progress(event: ProviderEvent) -> bool:

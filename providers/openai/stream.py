@@ -158,7 +158,7 @@ class ChunkDecoder:
 def _reasoning_text(delta: Mapping[str, Any]) -> str | None:
     """The delta's reasoning text under the first key that has some (``reasoning_content``, ``reasoning``)."""
     for key in _REASONING_KEYS:
-        text = delta.get(key)
+        text: object = delta.get(key)
         if text and isinstance(text, str):
             return text
     return None

@@ -90,7 +90,8 @@ async def test_a_vendor_answering_at_once_has_its_first_tokens_sent_before_the_c
 
         def __mod__(self, frame: Any) -> bytes:
             seen.append(frame[1].split(b'"type":"', 1)[1].split(b'"', 1)[0].decode())
-            return bytes(self) % frame
+            framed: bytes = bytes(self) % frame
+            return framed
 
     monkeypatch.setattr(streaming, "_commit", committing)
     monkeypatch.setattr(sse, "FRAME", Framing(sse.FRAME))
