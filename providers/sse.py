@@ -6,7 +6,8 @@ decoded the body to text, split the text into lines and partitioned each line in
 layers (``bench/instructions.py``: ~12 k instructions per chunk of the answer more). It follows the
 WHATWG event-stream rules the vendors' streams rely on: lines end with CRLF, LF or CR; ``data:`` lines
 join with LF; comments (``:``) and ``id``/``retry`` are ignored; an event is dispatched at a blank
-line, and one the body ends inside is dropped.
+line (one with a name and no data too, as ``httpx-sse`` did, where the spec would drop it), and one the
+body ends inside is dropped.
 """
 
 from __future__ import annotations
