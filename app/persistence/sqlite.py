@@ -325,20 +325,24 @@ class IrisConnection:
         """A statement of this transaction ran off the loop: its commit or rollback does too."""
 
     @property
-    def _conn(self) -> sqlite3.Connection:
-        """The connection statements run on: this one's, or from a transaction's first write to its end
-        the engine's shared write connection, if it has one."""
+    def _own(self) -> sqlite3.Connection:
+        """This connection's own SQLite connection (raises once it is closed)."""
         if self._connection is None:
             raise ValueError("no active connection")
-        if self._writing and (writer := self._write_lock.writer()) is not None:
-            return writer
         return self._connection
 
     @property
+    def _conn(self) -> sqlite3.Connection:
+        """The connection statements run on: this one's, or from a transaction's first write to its end
+        the engine's shared write connection, if it has one."""
+        own = self._own
+        if self._writing and (writer := self._write_lock.writer()) is not None:
+            return writer
+        return own
+
+    @property
     def isolation_level(self) -> str | None:
-        if self._connection is None:
-            raise ValueError("no active connection")
-        return self._connection.isolation_level
+        return self._own.isolation_level
 
     async def cursor(self) -> IrisCursor:
         return IrisCursor(self)
@@ -347,9 +351,7 @@ class IrisConnection:
         return await IrisCursor(self).execute(sql, parameters)
 
     async def create_function(self, *args: Any, **kwargs: Any) -> None:
-        if self._connection is None:
-            raise ValueError("no active connection")
-        self._connection.create_function(*args, **kwargs)
+        self._own.create_function(*args, **kwargs)
         self._write_lock.function(*args, **kwargs)
 
     async def run(self, function: Callable[..., T], *args: Any, off_loop: bool = False, **kwargs: Any) -> T:
