@@ -10,7 +10,7 @@ run: setup migrate
     {{py}} -m app serve
 
 # Set up, then run the whole suite (SQLite always; PostgreSQL too where initdb/pg_ctl exist).
-test *args: setup
+test *args: setup js-setup
     {{py}} -m pytest {{args}}
 
 # ruff (lint + format check), mypy, the layer rules (lint-imports), and the chat page's JavaScript type-checked by tsc.
