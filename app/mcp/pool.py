@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
+import threading
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -26,16 +27,44 @@ if TYPE_CHECKING:
 
 CONNECTION_MODULE = "app.mcp.connection"
 
+_import_guard = threading.Lock()
+_import: Future[ModuleType] | None = None
+"""The one import of :mod:`app.mcp.connection` in this process: set once a first caller starts it,
+resolved when the module is whole. Every caller (on any event loop) awaits this future, never
+``sys.modules``, which holds the module from the moment its import *starts*: a second first use while
+the thread is still importing would otherwise get a half-initialised module."""
+
 
 async def connection_module() -> ModuleType:
-    """:mod:`app.mcp.connection`, imported on a thread the first time (see the module docstring)."""
-    loaded = sys.modules.get(CONNECTION_MODULE)
-    return loaded if loaded is not None else await asyncio.to_thread(_import_connection)
+    """:mod:`app.mcp.connection`, imported on a thread the first time (see the module docstring); every
+    caller awaits that same import, however many arrive while it runs."""
+    global _import
+    loading = _import
+    if loading is not None and loading.done() and loading.exception() is None:
+        return loading.result()
+    with _import_guard:
+        start = _import is None or (_import.done() and _import.exception() is not None)
+        if start:
+            _import = Future()
+        loading = _import
+        assert loading is not None
+    if start:
+        threading.Thread(
+            target=_import_connection, args=(loading,), name="iris mcp import", daemon=True
+        ).start()
+    return await asyncio.wrap_future(loading)
 
 
-def _import_connection() -> ModuleType:
-    with collection_paused():
-        return importlib.import_module(CONNECTION_MODULE)
+def _import_connection(into: Future[ModuleType]) -> None:
+    """The import itself, its module or its failure given to every waiter (a failed import is tried
+    again by the next use)."""
+    try:
+        with collection_paused():
+            module = importlib.import_module(CONNECTION_MODULE)
+    except BaseException as exc:  # every waiter hears of it, whatever it is
+        into.set_exception(exc)
+    else:
+        into.set_result(module)
 
 
 class McpPool:
