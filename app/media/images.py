@@ -10,6 +10,7 @@ import msgspec
 from PIL import Image, UnidentifiedImageError
 
 from app.errors import Unprocessable, UnsupportedMediaType
+from app.media.png_chunks import PngDamage, checked_png, is_png
 from app.mime import ACCEPTED_IMAGES
 
 # Only for naming what a refused file is; nothing here is ever decoded.
@@ -32,6 +33,9 @@ class ImageInfo(msgspec.Struct, frozen=True, kw_only=True):
     extension: str
     width: int
     height: int
+    repaired: bytes | None = None
+    """The bytes to keep instead of the source's: a PNG whose damaged optional chunks were dropped
+    (:mod:`app.media.png_chunks`); None when the source is kept as it came."""
 
 
 def describe_unknown(head: bytes) -> str:
@@ -53,10 +57,31 @@ def describe_unknown(head: bytes) -> str:
 
 def inspect_image(source: Path | bytes, *, max_pixels: int) -> ImageInfo:
     """Identify and fully decode the image at ``source`` (a file, or bytes sent inline); 415 for other
-    types, 422 for broken or huge ones.
+    types, 422 for broken or huge ones. A PNG's chunks are checked first: one damaged only in optional
+    chunks is decoded (and kept, ``repaired``) without them; one damaged in its pixels is refused saying
+    how (:mod:`app.media.png_chunks`).
 
     Blocking (it decodes): run it in a worker thread.
     """
+    if isinstance(source, Path):
+        with source.open("rb") as handle:
+            head = handle.read(64)
+        data = source.read_bytes() if is_png(head) else None
+    else:
+        head, data = source[:64], source
+    repaired = None
+    if data is not None and is_png(head):
+        try:
+            checked = checked_png(data)
+        except PngDamage as exc:
+            raise _undecodable(f"The PNG is damaged: {exc}.") from exc
+        repaired = checked if checked is not data else None
+    kept = repaired if repaired is not None else source if data is None else data
+    info = _decode(kept, head, max_pixels=max_pixels)
+    return msgspec.structs.replace(info, repaired=repaired) if repaired is not None else info
+
+
+def _decode(source: Path | bytes, head: bytes, *, max_pixels: int) -> ImageInfo:
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -64,11 +89,9 @@ def inspect_image(source: Path | bytes, *, max_pixels: int) -> ImageInfo:
                 io.BytesIO(source) if isinstance(source, bytes) else source, formats=list(ACCEPTED_IMAGES)
             )
         except UnidentifiedImageError as exc:
-            if isinstance(source, bytes):
-                found = describe_unknown(source[:64])
-            else:
-                with source.open("rb") as handle:
-                    found = describe_unknown(handle.read(64))
+            if is_png(head):  # a PNG whose chunks are whole but whose header Pillow cannot read
+                raise _undecodable("The PNG is damaged: its header does not decode.") from exc
+            found = describe_unknown(head)
             raise UnsupportedMediaType(
                 f"Only PNG, JPEG and WebP images are accepted; this file is {found}.",
                 code="unsupported_media_type",
@@ -107,7 +130,5 @@ def _too_many_pixels(max_pixels: int) -> Unprocessable:
     )
 
 
-def _undecodable() -> Unprocessable:
-    return Unprocessable(
-        "The image is damaged or truncated and does not decode.", code="image_undecodable", field="file"
-    )
+def _undecodable(detail: str = "The image is damaged or truncated and does not decode.") -> Unprocessable:
+    return Unprocessable(detail, code="image_undecodable", field="file")

@@ -57,6 +57,8 @@ async def inspect_inline(
     except IrisError as exc:
         exc.field = field
         raise
+    if info.repaired is not None:  # a PNG without its damaged optional chunks
+        data = info.repaired
     return InlineImage(
         data=data,
         mime_type=info.mime_type,

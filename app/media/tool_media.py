@@ -128,7 +128,8 @@ async def _image(part: ImageContent, store: MediaStore, owner_id: str, thread_id
         )
     except IrisError as exc:
         return {"type": "text", "text": f"[an image ({part.mime_type}) was not kept: {exc.detail}]"}
-    stored = await _store(part.data, info.mime_type, info.extension, store, owner_id, thread_id)
+    data = info.repaired if info.repaired is not None else part.data  # a PNG without its damaged extras
+    stored = await _store(data, info.mime_type, info.extension, store, owner_id, thread_id)
     return {"type": "image", **stored, "width": info.width, "height": info.height}
 
 

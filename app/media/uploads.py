@@ -7,6 +7,7 @@ first-page thumbnail and its page texts beside it (:func:`derived_paths`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import unicodedata
@@ -187,6 +188,9 @@ async def _inspect(
         image: ImageInfo = await anyio.to_thread.run_sync(
             lambda: inspect_image(file.path, max_pixels=settings.max_image_pixels), limiter=limiter
         )
+        if image.repaired is not None:  # a PNG without its damaged optional chunks is what is kept
+            await anyio.Path(file.path).write_bytes(image.repaired)
+            file.size, file.sha256 = len(image.repaired), hashlib.sha256(image.repaired).hexdigest()
         return Facts(mime_type=image.mime_type, width=image.width, height=image.height)
     return await inspect_bytes(await anyio.Path(file.path).read_bytes(), kind, settings, limiter)
 
