@@ -22,11 +22,16 @@ Transport = Literal["stdio", "http"]
 
 
 class MissingVariable(ValueError):
-    """A ``${VAR}`` names a variable that is not set (and has no default)."""
+    """A ``${VAR}`` names a variable that is not set (and has no default); ``field`` is the setting that
+    names it (``headers.Authorization``, ``env.API_KEY``)."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
-def expand(value: str, environ: Mapping[str, str], *, where: str) -> str:
-    """``value`` with every ``${VAR}`` replaced from ``environ``."""
+def expand(value: str, environ: Mapping[str, str], *, kind: Literal["headers", "env"], key: str) -> str:
+    """``value`` (the ``key`` of the server's ``kind``) with every ``${VAR}`` replaced from ``environ``."""
 
     def replace(match: re.Match[str]) -> str:
         name = match["name"]
@@ -34,7 +39,10 @@ def expand(value: str, environ: Mapping[str, str], *, where: str) -> str:
             return environ[name]
         if match["default"] is not None:
             return match["default"]
-        raise MissingVariable(f"{where} names ${{{name}}}, which is not set on the server")
+        where = f"header {key}" if kind == "headers" else f"env {key}"
+        raise MissingVariable(
+            f"{where} names ${{{name}}}, which is not set on the server", field=f"{kind}.{key}"
+        )
 
     return _VARIABLE.sub(replace, value)
 
@@ -85,10 +93,18 @@ class ServerConfig:
         return self.tool_approval.get(tool, self.approval)
 
     def expanded_headers(self, environ: Mapping[str, str]) -> dict[str, str]:
-        return {k: expand(v, environ, where=f"header {k}") for k, v in self.headers.items()}
+        return {k: expand(v, environ, kind="headers", key=k) for k, v in self.headers.items()}
 
     def expanded_env(self, environ: Mapping[str, str]) -> dict[str, str]:
-        return {k: expand(v, environ, where=f"env {k}") for k, v in self.env.items()}
+        return {k: expand(v, environ, kind="env", key=k) for k, v in self.env.items()}
+
+    def check_variables(self, environ: Mapping[str, str]) -> None:
+        """:class:`MissingVariable` for the first ``${VAR}`` its transport would need that ``environ``
+        lacks: what a connection would fail on, found when the server is saved."""
+        if self.transport == "http":
+            self.expanded_headers(environ)
+        else:
+            self.expanded_env(environ)
 
 
 def _approval(value: str) -> Approval:

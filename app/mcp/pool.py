@@ -96,6 +96,11 @@ class McpPool:
         self._connections[config.name] = fresh
         return fresh
 
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """Where ``${VAR}`` in its servers' headers and env are read."""
+        return self._environ
+
     def known(self, name: str) -> ServerConnection | None:
         """The connection made for this server, if any (health for the admin API)."""
         return self._connections.get(name)

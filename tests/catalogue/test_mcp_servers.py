@@ -13,7 +13,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import build_registry, build_tool_directory
+from app.asgi import build_registry, build_tool_directory, create_app
 from app.catalogue.defaults import seed_catalogue
 from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
 from app.persistence.db import create_alchemy_config
@@ -33,6 +33,12 @@ STDIO = {
     "args": ["mcp-server-files"],
     "env": {"ROOT": "/srv/data"},
 }
+
+
+@pytest.fixture
+def app(settings: Settings) -> Litestar:
+    """Iris whose environment sets the variable ``HTTP``'s header names (and nothing else)."""
+    return create_app(settings, environ={"GITHUB_TOKEN": "ghp-test"})
 
 
 @pytest.fixture
@@ -92,6 +98,32 @@ async def test_bad_servers_are_refused_with_a_code(
     assert response.json()["code"] == code
     if field is not None:
         assert response.json()["field"] == field
+
+
+async def test_a_variable_the_environment_lacks_is_refused_when_the_server_is_saved(
+    client: Client, admin: dict[str, str]
+) -> None:
+    """A server that could never connect is not saved (it used to be, and its tools never appeared)."""
+    unset = {**HTTP, "headers": {"Authorization": "Bearer ${CHART_TOKEN}"}}
+    refused = await client.post("/api/mcp-servers", json=unset, headers=admin)
+    problem = refused.json()
+    assert (refused.status_code, problem["code"], problem["field"]) == (
+        422,
+        "unset_variable",
+        "headers.Authorization",
+    )
+    assert "${CHART_TOKEN}" in problem["detail"]
+    stdio = {**STDIO, "env": {"ROOT": "${DATA_ROOT}"}}
+    assert (await client.post("/api/mcp-servers", json=stdio, headers=admin)).json()["field"] == "env.ROOT"
+    defaulted = {**STDIO, "env": {"ROOT": "${DATA_ROOT:-/srv/data}"}}
+    assert (await client.post("/api/mcp-servers", json=defaulted, headers=admin)).status_code == 201
+    disabled = {**unset, "enabled": False}  # it does not connect, so nothing is missing yet
+    assert (await client.post("/api/mcp-servers", json=disabled, headers=admin)).status_code == 201
+    enabling = await client.patch("/api/mcp-servers/github", json={"enabled": True}, headers=admin)
+    assert (enabling.status_code, enabling.json()["code"]) == (422, "unset_variable")
+    assert (await client.get("/api/mcp-servers/github", headers=admin)).json()["enabled"] is False
+    fixed = {"enabled": True, "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
+    assert (await client.patch("/api/mcp-servers/github", json=fixed, headers=admin)).status_code == 200
 
 
 async def test_only_admins_see_or_change_servers(client: Client, auth: Callable[..., dict[str, str]]) -> None:

@@ -186,7 +186,7 @@ async def test_header_variables_are_expanded_at_connect_time(marks: Path) -> Non
 
 
 def test_expand_takes_defaults_and_refuses_unset_variables() -> None:
-    assert expand("Bearer ${T}", {"T": "x"}, where="h") == "Bearer x"
-    assert expand("${A:-fallback}/${B}", {"B": "b"}, where="h") == "fallback/b"
-    with pytest.raises(ValueError, match=r"\$\{NOPE\}"):
-        expand("${NOPE}", {}, where="header X")
+    assert expand("Bearer ${T}", {"T": "x"}, kind="headers", key="h") == "Bearer x"
+    assert expand("${A:-fallback}/${B}", {"B": "b"}, kind="env", key="h") == "fallback/b"
+    with pytest.raises(ValueError, match=r"header X names \$\{NOPE\}"):
+        expand("${NOPE}", {}, kind="headers", key="X")

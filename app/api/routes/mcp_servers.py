@@ -11,6 +11,7 @@ from litestar.params import FromPath, JSONBody
 from app.api.openapi import documented
 from app.catalogue.mcp_servers import server_row
 from app.errors import Conflict, NotFound, Unprocessable
+from app.mcp.config import MissingVariable, ServerConfig
 from app.persistence.models import McpServer
 from app.persistence.repositories import McpServerRepository
 from app.runs.tool_views import every_tool, server_out
@@ -67,7 +68,11 @@ class McpServerController(Controller):
         operation_id="CreateMcpServer",
         status_code=201,
         operation_class=documented(
-            problems={403: ["admin_required"], 409: ["mcp_server_exists"], 422: ["secret_in_config"]}
+            problems={
+                403: ["admin_required"],
+                409: ["mcp_server_exists"],
+                422: ["secret_in_config", "unset_variable"],
+            }
         ),
     )
     async def create_server(
@@ -81,6 +86,7 @@ class McpServerController(Controller):
         "stdio", "command", "args", "env"}``. It is connected when a run or ``GET /api/tools`` first
         needs it."""
         row = server_row(data)
+        _check_variables(row, toolbox)
         if await mcp_repo.get_by_name(row.name) is not None:
             raise Conflict(f"There is already an MCP server called {row.name!r}.", code="mcp_server_exists")
         return server_out(await mcp_repo.add(row), toolbox)
@@ -92,7 +98,7 @@ class McpServerController(Controller):
             problems={
                 403: ["admin_required"],
                 404: ["mcp_server_not_found"],
-                422: ["secret_in_config", "field_not_for_transport"],
+                422: ["secret_in_config", "field_not_for_transport", "unset_variable"],
             }
         ),
     )
@@ -118,6 +124,7 @@ class McpServerController(Controller):
         check_secrets(changes.get("headers", row.headers), changes.get("env", row.env))
         for key, value in changes.items():
             setattr(row, key, value)
+        _check_variables(row, toolbox)
         row = await mcp_repo.update(row)
         toolbox.pool.retire(row.name)
         return server_out(row, toolbox)
@@ -160,6 +167,23 @@ class ToolController(Controller):
         now, within its connect timeout; a server that is down lists what it listed last), with its
         source, schema and approval rule, and the tool plugins that failed to load."""
         return await every_tool(toolbox, await mcp_repo.list_all(include_disabled=False))
+
+
+def _check_variables(row: McpServer, toolbox: Toolbox) -> None:
+    """422 ``unset_variable`` when an enabled server's headers (HTTP) or env (stdio) name a ``${VAR}``
+    this process's environment lacks: it could never connect, and saying so now beats a server whose
+    tools silently never appear."""
+    if not row.enabled:
+        return
+    try:
+        ServerConfig.from_row(row).check_variables(toolbox.pool.environ)
+    except MissingVariable as exc:
+        raise Unprocessable(
+            f"The {exc}: set the variable in Iris's environment (and restart Iris) first, or give it a"
+            " default (${VAR:-default}).",
+            code="unset_variable",
+            field=exc.field,
+        ) from None
 
 
 async def _found(repo: McpServerRepository, name: str) -> McpServer:
