@@ -62,6 +62,8 @@ class McpTool:
     description: str
     parameters: dict[str, Any]
     hints: ToolHints
+    unavailable: str | None = None
+    """Why Iris cannot call it (it is listed, never offered to a model); None when it can."""
 
     @property
     def qualified_name(self) -> str:
@@ -379,7 +381,21 @@ def _tool(server: str, tool: mt.Tool) -> McpTool:
         )
         if notes is not None
         else ToolHints(),
+        unavailable=_unavailable(tool),
     )
+
+
+TASK_ONLY = (
+    'it runs only as an MCP task (execution.taskSupport "required"), and Iris\'s MCP client does not'
+    " run tasks"
+)
+
+
+def _unavailable(tool: mt.Tool) -> str | None:
+    """Why a listed tool cannot be called by Iris: one that answers only as a task (SEP-1686) refuses a
+    plain ``tools/call`` (-32601), and Iris does not run tasks."""
+    execution = tool.execution
+    return TASK_ONLY if execution is not None and execution.task_support == "required" else None
 
 
 def _describe(exc: BaseException) -> str:

@@ -23,6 +23,8 @@ def tool_out(tool: RunTool) -> ToolOut:
         approval=tool.approval,
         needs_approval=tool.needs_approval,
         timeout_seconds=tool.timeout_seconds,
+        available=tool.unavailable is None,
+        unavailable_reason=tool.unavailable,
         hints=hints or None,
     )
 

@@ -42,6 +42,8 @@ class RunTool:
     hints: ToolHints
     timeout_seconds: float
     invoke: Invoke
+    unavailable: str | None = None
+    """Why it cannot be called (shown by ``GET /api/tools``; never offered to a model)."""
 
     @property
     def needs_approval(self) -> bool:
@@ -95,6 +97,8 @@ class Toolbox:
                 continue
             connection, found = by_server[ref.server]
             for mcp_tool in found:
+                if mcp_tool.unavailable is not None:
+                    continue  # never offered: every call of it would fail
                 if ref.kind == "mcp_server" or mcp_tool_name(ref.server, mcp_tool.name) == ref.name:
                     run_tool = mcp_run_tool(connection, mcp_tool)
                     out.setdefault(run_tool.name, run_tool)
@@ -128,4 +132,5 @@ def mcp_run_tool(connection: ServerConnection, tool: McpTool) -> RunTool:
         hints=tool.hints,
         timeout_seconds=timeout + 10,  # the connection bounds the call itself, and cancels it remotely
         invoke=invoke,
+        unavailable=tool.unavailable,
     )

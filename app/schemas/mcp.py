@@ -83,7 +83,9 @@ class McpHealth(WireStruct, omit_defaults=True):
 class ToolOut(WireStruct, omit_defaults=True):
     """A tool an admin can give an agent: its name as agents list it, where it comes from (``builtin``,
     ``plugin:{module}``, ``mcp:{server}``), its argument schema, the approval rule that applies and
-    whether a call asks first (``needsApproval``: the rule read with the tool's hints)."""
+    whether a call asks first (``needsApproval``: the rule read with the tool's hints). ``available``:
+    whether Iris can call it at all; one that is not (an MCP tool that runs only as a task) is never
+    offered to a model, and ``unavailableReason`` says why."""
 
     name: str
     source: str
@@ -92,6 +94,8 @@ class ToolOut(WireStruct, omit_defaults=True):
     approval: ApprovalRule
     needs_approval: bool
     timeout_seconds: float
+    available: bool
+    unavailable_reason: str | None = None
     hints: dict[str, bool] | None = None
 
 
