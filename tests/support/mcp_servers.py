@@ -1,5 +1,6 @@
 """Starting the test MCP server (tests/support/mcp_server.py): its stdio command, or a Streamable HTTP
-process on a free loopback port, waited for by polling the port (never a fixed sleep)."""
+process on a free loopback port, waited for by polling the port (never a fixed sleep); ``serving`` does the
+same for any server process (the reference servers)."""
 
 from __future__ import annotations
 
@@ -44,10 +45,16 @@ def http_server(
 ) -> Iterator[str]:
     """The server over Streamable HTTP: yields its URL (``http://127.0.0.1:{port}/mcp``)."""
     port = port or free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--http", "--port", str(port)],
-        env={**os.environ, "MARK_DIR": str(mark_dir), **(env or {})},
-    )
+    command = [sys.executable, str(SERVER), "--http", "--port", str(port)]
+    with serving(command, port, env={"MARK_DIR": str(mark_dir), **(env or {})}):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextmanager
+def serving(command: list[str], port: int, *, env: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Any MCP server process (``command``, with ``env`` over this process's) until it listens on
+    ``port`` of the loopback interface; stopped afterwards."""
+    process = subprocess.Popen(command, env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:
@@ -56,9 +63,9 @@ def http_server(
                     break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the test MCP server did not start") from None
+                    raise RuntimeError(f"the MCP server {command[0]} did not start") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield
     finally:
         process.terminate()
         try:
