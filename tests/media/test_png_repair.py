@@ -9,6 +9,7 @@ import struct
 import uuid
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 import pytest
@@ -20,6 +21,11 @@ from app.errors import Unprocessable
 from app.media.images import inspect_image
 from app.media.inline_images import inspect_inline
 from app.media.png_chunks import PNG_SIGNATURE, PngDamage, checked_png
+from app.media.tool_media import MediaStore, ResultLimits, canonical_parts
+from app.persistence.db import create_alchemy_config
+from app.settings import Settings
+from app.storage.local import LocalStorage
+from tools import ImageContent
 
 MAX_PIXELS = 10**6
 RED = (200, 30, 30)
@@ -120,3 +126,31 @@ async def test_an_upload_is_repaired_and_a_damaged_one_refused_with_the_reason(
     refused = await send(png(bad=b"IDAT"))
     assert (refused["status"], refused["code"]) == (422, "image_undecodable"), refused
     assert refused["detail"] == "The PNG is damaged: its IDAT chunk fails its CRC check."
+
+
+async def test_a_tools_image_is_repaired_and_a_damaged_one_becomes_a_notice(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """What a tool returned, made storable (:func:`app.media.tool_media.canonical_parts`) on the real
+    database and local storage."""
+    alchemy = create_alchemy_config(settings)
+    store = MediaStore(
+        storage=LocalStorage(tmp_path, "iris", public_url="http://127.0.0.1:8000", secret="s" * 40),
+        alchemy=alchemy,
+        limiter=anyio.CapacityLimiter(1),
+        limits=ResultLimits(
+            max_text_bytes=10_000, max_media=4, max_media_bytes=1_000_000, max_image_pixels=MAX_PIXELS
+        ),
+    )
+    content = [ImageContent(data=png(bad=kind), mime_type="image/png") for kind in (b"iCCP", b"IDAT")]
+    try:
+        kept, refused = await canonical_parts(content, store, owner_id="alice", thread_id="t-png")
+    finally:
+        await alchemy.get_engine().dispose()
+
+    assert (kept["type"], kept["mimeType"], kept["width"], kept["height"]) == ("image", "image/png", 4, 3)
+    stored = await store.storage.read(kept["path"])
+    assert (len(stored), b"iCCP" in stored) == (kept["size"], False)
+    assert pixels(stored) == ((4, 3), bytes(RED) * 12)
+    notice = "[an image (image/png) was not kept: The PNG is damaged: its IDAT chunk fails its CRC check.]"
+    assert refused == {"type": "text", "text": notice}
