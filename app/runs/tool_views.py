@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from app.mcp.config import ServerConfig
+from app.mcp.config import MissingVariable, ServerConfig
 from app.persistence.models import McpServer
 from app.runs.toolbox import RunTool, Toolbox, mcp_run_tool
 from app.schemas.mcp import McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
@@ -35,7 +35,7 @@ def server_out(row: McpServer, toolbox: Toolbox) -> McpServerOut:
     if not row.enabled:
         health = McpHealth(state="disabled")
     elif connection is None or connection.config.version != ServerConfig.from_row(row).version:
-        health = McpHealth(state="idle")
+        health = _not_connected(row, toolbox)
     else:
         health = msgspec.convert(connection.health(), McpHealth)
     listed = connection.cached_tools() if connection is not None and row.enabled else []
@@ -60,6 +60,16 @@ def server_out(row: McpServer, toolbox: Toolbox) -> McpServerOut:
         args=None if http else list(row.args),
         env=None if http else dict(row.env),
     )
+
+
+def _not_connected(row: McpServer, toolbox: Toolbox) -> McpHealth:
+    """``idle``, or ``down`` naming the ``${VAR}`` it needs and this process's environment lacks (a server
+    from the models file: the API refuses to save one), so the reason shows before anything connects."""
+    try:
+        ServerConfig.from_row(row).check_variables(toolbox.pool.environ)
+    except MissingVariable as exc:
+        return McpHealth(state="down", error=str(exc))
+    return McpHealth(state="idle")
 
 
 async def every_tool(toolbox: Toolbox, servers: Sequence[McpServer]) -> ToolList:

@@ -191,6 +191,20 @@ async def test_the_models_file_declares_servers_idempotently(
     assert github["enabled"] is False
 
 
+async def test_a_file_server_naming_an_unset_variable_shows_down_with_the_reason(
+    settings: Settings, tmp_path: Path, client: Client, admin: dict[str, str]
+) -> None:
+    """The file is applied whatever the environment holds; health names what is missing, unconnected."""
+    path = tmp_path / "models.toml"
+    path.write_text(FILE.replace("${GITHUB_TOKEN}", "${CHART_TOKEN}"))
+    assert "added MCP server github" in await _apply(settings, path)
+    health = (await client.get("/api/mcp-servers/github", headers=admin)).json()["health"]
+    assert health == {
+        "state": "down",
+        "error": "header Authorization names ${CHART_TOKEN}, which is not set on the server",
+    }
+
+
 def test_a_literal_credential_in_the_file_is_refused(settings: Settings, tmp_path: Path) -> None:
     path = tmp_path / "models.toml"
     path.write_text(FILE.replace("Bearer ${GITHUB_TOKEN}", "Bearer ghp_live"))
