@@ -30,7 +30,7 @@ def checked_png(data: bytes) -> bytes:
     """``data`` itself when every chunk is intact, else the PNG without its damaged ancillary chunks;
     :class:`PngDamage` when a critical chunk is damaged or the file is cut short."""
     view = memoryview(data)
-    kept: list[bytes] = [PNG_SIGNATURE]
+    kept: list[tuple[int, int]] = []  # where the intact chunks are
     dropped = False
     at = len(PNG_SIGNATURE)
     while True:
@@ -46,11 +46,11 @@ def checked_png(data: bytes) -> bytes:
             raise PngDamage(f"it is truncated (it ends inside its {name} chunk)")
         crc = int.from_bytes(data[end - 4 : end], "big")
         if zlib.crc32(view[at + 4 : end - 4]) == crc:
-            kept.append(data[at:end])
+            kept.append((at, end))
         elif kind[0] & _ANCILLARY:
             dropped = True
         else:
             raise PngDamage(f"its {name} chunk fails its CRC check")
         at = end
         if kind == b"IEND":
-            return b"".join(kept) if dropped else data
+            return PNG_SIGNATURE + b"".join(view[a:b] for a, b in kept) if dropped else data
