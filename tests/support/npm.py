@@ -46,6 +46,8 @@ def npm_install(tmp_path_factory: pytest.TempPathFactory, purpose: str, *package
     if missing:
         pytest.fail(f"{', '.join(missing)} not in package.json: add it there (the {purpose} test needs it)")
     where = tmp_path_factory.mktemp(purpose.replace("@", "").replace("/", "-"))
-    (where / "package.json").write_text(f'{{"name": "iris-{where.name.lower()}", "private": true, "type": "module"}}')
+    (where / "package.json").write_text(
+        f'{{"name": "iris-{where.name.lower()}", "private": true, "type": "module"}}'
+    )
     (where / "node_modules").symlink_to(NODE_MODULES, target_is_directory=True)
     return where
