@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from app.api.openai import wire
 from tests.support.minimal_structs import encoded, minimal, reachable
+from tests.support.openai_types import ErrorAnswer, conforming, required_keys
 
 ANSWERS: tuple[type[msgspec.Struct], ...] = (
     wire.ChatCompletion,
@@ -32,37 +33,26 @@ ANSWERS: tuple[type[msgspec.Struct], ...] = (
 """What ``/v1`` sends: its JSON answers, each stream chunk, each error."""
 
 
-class _ErrorAnswer(BaseModel):
-    """The SDKs read ``body["error"]``; the SDK has no type for the envelope itself."""
-
-    error: ErrorObject
-
-
-SDK_TYPES: dict[type[msgspec.Struct], tuple[type[BaseModel], frozenset[str]]] = {
-    wire.ChatCompletion: (oc.ChatCompletion, frozenset()),
-    wire.Choice: (completion.Choice, frozenset({"logprobs"})),
-    wire.AssistantAnswer: (oc.ChatCompletionMessage, frozenset({"content", "refusal"})),
-    wire.OpenAIToolCallOut: (oc.ChatCompletionMessageFunctionToolCall, frozenset()),
-    wire.OpenAIFunctionCallOut: (tool_call.Function, frozenset()),
-    wire.CompletionUsage: (CompletionUsage, frozenset()),
-    wire.PromptTokensDetails: (PromptTokensDetails, frozenset()),
-    wire.CompletionTokensDetails: (CompletionTokensDetails, frozenset()),
-    wire.ChatCompletionChunk: (oc.ChatCompletionChunk, frozenset()),
-    wire.ChunkChoice: (chunk.Choice, frozenset({"finish_reason"})),
-    wire.Delta: (chunk.ChoiceDelta, frozenset()),
-    wire.ToolCallDelta: (chunk.ChoiceDeltaToolCall, frozenset()),
-    wire.FunctionDelta: (chunk.ChoiceDeltaToolCallFunction, frozenset()),
-    wire.ModelCard: (Model, frozenset()),
-    wire.ModelCards: (SyncPage[Model], frozenset()),
-    wire.ErrorAnswer: (_ErrorAnswer, frozenset()),
-    wire.ErrorBody: (ErrorObject, frozenset({"param", "code"})),
+SDK_TYPES: dict[type[msgspec.Struct], type[BaseModel]] = {
+    wire.ChatCompletion: oc.ChatCompletion,
+    wire.Choice: completion.Choice,
+    wire.AssistantAnswer: oc.ChatCompletionMessage,
+    wire.OpenAIToolCallOut: oc.ChatCompletionMessageFunctionToolCall,
+    wire.OpenAIFunctionCallOut: tool_call.Function,
+    wire.CompletionUsage: CompletionUsage,
+    wire.PromptTokensDetails: PromptTokensDetails,
+    wire.CompletionTokensDetails: CompletionTokensDetails,
+    wire.ChatCompletionChunk: oc.ChatCompletionChunk,
+    wire.ChunkChoice: chunk.Choice,
+    wire.Delta: chunk.ChoiceDelta,
+    wire.ToolCallDelta: chunk.ChoiceDeltaToolCall,
+    wire.FunctionDelta: chunk.ChoiceDeltaToolCallFunction,
+    wire.ModelCard: Model,
+    wire.ModelCards: SyncPage[Model],
+    wire.ErrorAnswer: ErrorAnswer,
+    wire.ErrorBody: ErrorObject,
 }
-"""Each answer struct → the SDK's type for it, and the keys OpenAI's API reference requires although the
-SDK's type defaults them to ``None`` (required but nullable: a client may read them without a check)."""
-
-
-def required_keys(model: type[BaseModel]) -> set[str]:
-    return {info.alias or name for name, info in model.model_fields.items() if info.is_required()}
+"""Each answer struct → the SDK's type for it."""
 
 
 def test_every_answer_struct_has_an_sdk_type() -> None:
@@ -72,11 +62,11 @@ def test_every_answer_struct_has_an_sdk_type() -> None:
 
 @pytest.mark.parametrize("struct", list(SDK_TYPES), ids=lambda s: s.__name__)
 def test_each_answer_struct_at_its_defaults_keeps_what_openai_requires(struct: type[msgspec.Struct]) -> None:
-    sdk_type, nullable_required = SDK_TYPES[struct]
+    sdk_type = SDK_TYPES[struct]
     data: dict[str, Any] = encoded(minimal(struct))
-    missing = (required_keys(sdk_type) | nullable_required) - set(data)
+    missing = required_keys(sdk_type) - set(data)
     assert not missing, f"{struct.__name__} drops {sorted(missing)} (OpenAI requires them): {data}"
-    sdk_type.model_validate(data)  # and the SDK's own type takes what is there
+    conforming(sdk_type, data)  # and the SDK's own type takes what is there, at every depth
 
 
 def test_a_tool_call_says_it_is_a_function() -> None:
@@ -85,5 +75,5 @@ def test_a_tool_call_says_it_is_a_function() -> None:
     data = msgspec.json.decode(msgspec.json.encode(answer))
     assert data["tool_calls"][0]["type"] == "function"
     assert data["role"] == "assistant"
-    parsed = oc.ChatCompletionMessage.model_validate(data)
+    parsed = conforming(oc.ChatCompletionMessage, data)
     assert isinstance((parsed.tool_calls or [])[0], oc.ChatCompletionMessageFunctionToolCall)
