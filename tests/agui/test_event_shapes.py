@@ -45,7 +45,7 @@ def test_each_run_outcome_at_its_defaults_is_valid(outcome: type[events.Outcome]
 
 @pytest.fixture(scope="module")
 def agui_core(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    where = npm_install(tmp_path_factory, "@ag-ui/core schemas", "@ag-ui/client")
+    where = npm_install(tmp_path_factory, "ag-ui-core-schemas", "@ag-ui/client")
     shutil.copy(SCHEMAS, where / SCHEMAS.name)
     return where
 
