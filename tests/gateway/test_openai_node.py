@@ -88,6 +88,12 @@ def test_the_node_sdk_does_the_core_cases(node_sdk: Path, gateway: Gateway) -> N
     }
     assert steps["bad_request"]["error"] == "BadRequestError"
     assert steps["bad_request"]["code"] == "attachment_url_rejected"
+    assert steps["unknown_url"] == {  # the Responses API: not served, said in OpenAI's shape
+        "step": "unknown_url",
+        "error": "NotFoundError",
+        "status": 404,
+        "code": "unknown_url",
+    }
     assert steps["auth"]["error"] == "AuthenticationError"
     assert steps["rate_limit"] == {
         "step": "rate_limit",

@@ -49,6 +49,8 @@ def test_routing_errors_under_v1_are_openais_shape(
     error = _openai_error(response, status, code)
     assert path in str(error["message"])
     assert error["param"] is None
+    if status == 405:
+        assert response.headers["allow"]  # the methods the path does take, as elsewhere
 
 
 def test_the_sdk_raises_its_not_found_error_for_the_responses_api(gateway: Gateway) -> None:
