@@ -133,35 +133,30 @@ def test_a_returned_assistant_message_goes_back_as_it_came(gateway: Gateway) -> 
     assert sent[1]["tool_calls"][0]["id"] == "call_2"
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "body", "status", "code"),
-    [
-        (
-            "POST",
-            "/chat/completions",
-            {"model": "nobody/nothing", "messages": [QUESTION]},
-            404,
-            "model_not_found",
-        ),
-        ("POST", "/chat/completions", {"model": MODEL, "messages": "x"}, 400, "validation_failed"),
-        ("GET", "/models/nobody/nothing", None, 404, "model_not_found"),
-        ("POST", "/responses", {"model": MODEL, "input": "Hi"}, 404, "unknown_url"),
-        ("GET", "/chat/completions", None, 405, "method_not_allowed"),
-    ],
+ERRORS = (
+    (
+        "POST",
+        "/chat/completions",
+        {"model": "nobody/nothing", "messages": [QUESTION]},
+        404,
+        "model_not_found",
+    ),
+    ("POST", "/chat/completions", {"model": MODEL, "messages": "x"}, 400, "validation_failed"),
+    ("GET", "/models/nobody/nothing", None, 404, "model_not_found"),
+    ("POST", "/responses", {"model": MODEL, "input": "Hi"}, 404, "unknown_url"),
+    ("GET", "/chat/completions", None, 405, "method_not_allowed"),
 )
-def test_each_error_is_openais_error_object(
-    gateway: Gateway, method: str, path: str, body: Any, status: int, code: str
-) -> None:
-    response = httpx.request(
-        method, gateway.v1 + path, json=body, headers=_headers(), timeout=REQUEST_SECONDS
-    )
-    assert response.status_code == status, response.text
-    assert conforming(ErrorAnswer, response.json()).error.code == code
 
 
-def test_a_bad_token_is_openais_error_object(gateway: Gateway) -> None:
-    headers = {"Authorization": f"Bearer not-{uuid.uuid4().hex}"}
-    response = httpx.get(f"{gateway.v1}/models", headers=headers, timeout=REQUEST_SECONDS)
+def test_each_error_is_openais_error_object(gateway: Gateway) -> None:
+    for method, path, body, status, code in ERRORS:  # one server for all: each case is one request
+        response = httpx.request(
+            method, gateway.v1 + path, json=body, headers=_headers(), timeout=REQUEST_SECONDS
+        )
+        assert response.status_code == status, response.text
+        assert conforming(ErrorAnswer, response.json()).error.code == code
+    bad_token = {"Authorization": f"Bearer not-{uuid.uuid4().hex}"}
+    response = httpx.get(f"{gateway.v1}/models", headers=bad_token, timeout=REQUEST_SECONDS)
     assert response.status_code == 401
     assert conforming(ErrorAnswer, response.json()).error.code == "invalid_token"
 
