@@ -23,8 +23,8 @@ from app.api.allow import truthful_allow
 from app.api.deps import DEPENDENCIES
 from app.api.json_depth import refuse_deep_json
 from app.api.loop_monitor import LoopMonitor
+from app.api.openai.errors import EXCEPTION_HANDLERS_BY_SURFACE
 from app.api.openapi import IrisOpenAPIConfig
-from app.api.problems import EXCEPTION_HANDLERS
 from app.api.routes import route_handlers
 from app.api.routes.debug import DebugController
 from app.api.routes.metrics import MetricsController
@@ -296,7 +296,7 @@ def create_app(
         plugins=[SQLAlchemyPlugin(config=alchemy)],
         middleware=http_middleware(telemetry),
         dependencies=DEPENDENCIES,
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers=EXCEPTION_HANDLERS_BY_SURFACE,
         before_request=before_request(telemetry),
         before_send=[truthful_allow],
         on_startup=[on_startup, on_startup_done],

@@ -1,8 +1,9 @@
 // The OpenAI Node SDK against Iris's /v1: each step prints one JSON line that the Python test checks.
-// Usage: node openai_node_flow.mjs <base url of /v1> <token> <data url of an image>
+// Usage: node openai_node_flow.mjs <base url of /v1> <token> <data url of an image> <a second token>
+// (the second user's quota pays for the runTools steps)
 import OpenAI from "openai";
 
-const [baseURL, apiKey, image] = process.argv.slice(2);
+const [baseURL, apiKey, image, toolsKey] = process.argv.slice(2);
 const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 30000 });
 const say = (step, value) => console.log(JSON.stringify({ step, ...value }));
 
@@ -55,9 +56,35 @@ const reasoning = await client.chat.completions.create({ model: "openai/deepseek
 for await (const chunk of reasoning) thought += chunk.choices[0]?.delta?.reasoning_content ?? "";
 say("reasoning", { thought });
 
-// 5. errors, each as the SDK's own class
+// 5. runTools, not streamed then streamed: the SDK calls the tool and sends its result back itself
+const toolsClient = new OpenAI({ baseURL, apiKey: toolsKey, maxRetries: 0, timeout: 30000 });
+for (const stream of [false, true]) {
+  const ran = [];
+  const runnable = [{
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "The weather in a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      parse: JSON.parse,
+      function: async ({ city }) => { ran.push(city); return { city, sky: "sunny" }; },
+    },
+  }];
+  const step = stream ? "run_tools_streamed" : "run_tools";
+  try {
+    const runner = toolsClient.chat.completions.runTools({ model: "openai/gpt-4o", messages: [question], tools: runnable, stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
+    if (stream) for await (const _ of runner);
+    const usage = await runner.totalUsage();
+    say(step, { ran, text: await runner.finalContent(), messages: runner.messages.length, total: usage.total_tokens });
+  } catch (error) {
+    say(step, { error: error.constructor.name, message: String(error.message) });
+  }
+}
+
+// 6. errors, each as the SDK's own class
 await failure("not_found", () => client.chat.completions.create({ model: "nobody/nothing", messages: [{ role: "user", content: "x" }] }));
 await failure("bad_request", () => client.chat.completions.create({ model: "openai/gpt-4o", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }] }));
+await failure("unknown_url", () => client.responses.create({ model: "openai/gpt-4o", input: "Hi" }));
 await failure("auth", () => new OpenAI({ baseURL, apiKey: "nope", maxRetries: 0 }).models.list());
 // Until the user's runs this minute are spent (unscripted vendor answers fail as 5xx on the way).
 await failure("rate_limit", async () => {

@@ -1,6 +1,7 @@
 """The same core cases through the official OpenAI Node SDK under Node (skipped, saying why, without
 Node or when npm cannot install it): streamed text with usage, an image as a data URL, a tool round
-trip, reasoning, and each error as the SDK's own class."""
+trip, ``runTools`` (the SDK's own tool loop) not streamed and streamed, reasoning, and each error as the
+SDK's own class."""
 
 from __future__ import annotations
 
@@ -38,9 +39,15 @@ def test_the_node_sdk_does_the_core_cases(node_sdk: Path, gateway: Gateway) -> N
     )
     fake.text("Sunny.")
     fake.reasoning(["Six ", "sevens."], ["42"])
+    for stream in (False, True):  # runTools: a call, then the answer to the SDK's tool result
+        call_id = f"call_run_{int(stream)}"
+        fake.tool_calls(
+            [ToolCallScript(id=call_id, name="get_weather", argument_pieces=['{"city": "Rome"}'])]
+        )
+        fake.text("Sunny in Rome.", usage=(50, 6))
     user = "node-user"
     done = subprocess.run(
-        ["node", FLOW.name, gateway.v1, token(user), data_url("PNG")],
+        ["node", FLOW.name, gateway.v1, token(user), data_url("PNG"), token("node-tools")],
         cwd=node_sdk,
         capture_output=True,
         text=True,
@@ -62,6 +69,17 @@ def test_the_node_sdk_does_the_core_cases(node_sdk: Path, gateway: Gateway) -> N
     )
     assert fake.requests[3].json["messages"][-1]["tool_call_id"] == "call_7"
     assert steps["reasoning"]["thought"] == "Six sevens."
+    for step, call_id in (("run_tools", "call_run_0"), ("run_tools_streamed", "call_run_1")):
+        ran = steps[step]
+        assert "error" not in ran, ran
+        assert (ran["ran"], ran["text"]) == (["Rome"], "Sunny in Rome.")
+        assert ran["messages"] == 4  # the question, the call, the tool's result, the answer
+        assert ran["total"] == 40 + 18 + 50 + 6
+        answered = next(
+            r.json for r in fake.requests if r.json["messages"][-1].get("tool_call_id") == call_id
+        )
+        assert json.loads(answered["messages"][-1]["content"]) == {"city": "Rome", "sky": "sunny"}
+        assert answered["messages"][-2]["tool_calls"][0]["type"] == "function"
     assert steps["not_found"] == {
         "step": "not_found",
         "error": "NotFoundError",
@@ -70,6 +88,12 @@ def test_the_node_sdk_does_the_core_cases(node_sdk: Path, gateway: Gateway) -> N
     }
     assert steps["bad_request"]["error"] == "BadRequestError"
     assert steps["bad_request"]["code"] == "attachment_url_rejected"
+    assert steps["unknown_url"] == {  # the Responses API: not served, said in OpenAI's shape
+        "step": "unknown_url",
+        "error": "NotFoundError",
+        "status": 404,
+        "code": "unknown_url",
+    }
     assert steps["auth"]["error"] == "AuthenticationError"
     assert steps["rate_limit"] == {
         "step": "rate_limit",

@@ -6,11 +6,16 @@ statuses OpenAI uses, so each SDK raises its own exception class (``BadRequestEr
 ``invalid_data_url``, ``quota_exceeded`` …); ``param`` is the OpenAI field that failed. Iris's 422s
 are OpenAI's 400s (so are 415s); an unknown or closed model is a 404 ``model_not_found``; a 429
 carries ``Retry-After``.
-The handlers are the gateway controller's own, so the rest of the API keeps problem+json.
+Routing errors are Litestar's, raised before any controller is chosen, so the surface is the path:
+:data:`EXCEPTION_HANDLERS_BY_SURFACE` (the app's handlers) answers everything under ``/v1`` in OpenAI's
+shape and the rest of the API in problem+json. A path ``/v1`` does not serve is OpenAI's 404
+``unknown_url``, a method it does not take 405 ``method_not_allowed``: an SDK calling an API Iris lacks
+(the AI SDK's default ``openai(id)`` calls ``/v1/responses``) raises its own error, not a parse failure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -44,6 +49,9 @@ _RUN_STATUS = {
     "model_lacks_vision": 400,
 }
 """A run that failed before it answered anything: its code → the status the request gets."""
+
+SURFACE = "/v1"
+_KEPT_HEADERS = ("retry-after", "www-authenticate", "allow")
 
 
 def status_for(status: int, code: str) -> int:
@@ -89,14 +97,49 @@ def _reshaped(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes
     if answer.media_type != PROBLEM_JSON:
         return answer
     problem = msgspec.json.decode(answer.content)
-    status = status_for(answer.status_code or 500, str(problem.get("code", "error")))
+    code = str(problem.get("code", "error"))
+    status = status_for(answer.status_code or 500, code)
     message = str(problem.get("detail") or problem.get("title") or "Error")
-    headers = {k: v for k, v in answer.headers.items() if k.lower() in ("retry-after", "www-authenticate")}
-    body = error_answer(status, str(problem.get("code")), message, problem.get("field"))
+    headers = {k: v for k, v in answer.headers.items() if k.lower() in _KEPT_HEADERS}
+    if code == "route_not_found":  # the router's: no route has this path
+        code, message = "unknown_url", _unknown_url(request)
+    elif code == "method_not_allowed":
+        message = f"Invalid method for URL ({request.method} {request.url.path})."
+    body = error_answer(status, code, message, problem.get("field"))
     return _response(status, body, headers or None)
+
+
+def _unknown_url(request: Request[Any, Any, Any]) -> str:
+    """OpenAI's wording, and what Iris serves instead."""
+    return (
+        f"Unknown request URL: {request.method} {request.url.path}. Iris serves "
+        f"{SURFACE}/chat/completions and {SURFACE}/models under {SURFACE}."
+    )
 
 
 OPENAI_EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     **dict.fromkeys(EXCEPTION_HANDLERS, _reshaped),  # the same keys, so none of the app's wins
     ValidationException: _validation_error,
 }
+
+
+def on_surface(path: str) -> bool:
+    """Whether ``path`` is under ``/v1`` (and so answers errors in OpenAI's shape)."""
+    return path == SURFACE or path.startswith(SURFACE + "/")
+
+
+Handler = Callable[[Request[Any, Any, Any], Any], Response[Any]]
+
+
+def _by_surface(problem_handler: Handler, openai_handler: Handler) -> Handler:
+    def handle(request: Request[Any, Any, Any], exc: Any) -> Response[Any]:
+        return (openai_handler if on_surface(request.url.path) else problem_handler)(request, exc)
+
+    return handle
+
+
+EXCEPTION_HANDLERS_BY_SURFACE: ExceptionHandlersMap = {
+    kind: _by_surface(handler, OPENAI_EXCEPTION_HANDLERS[kind])
+    for kind, handler in EXCEPTION_HANDLERS.items()
+}
+"""The app's handlers: OpenAI's shape under ``/v1`` (routing errors included), problem+json elsewhere."""

@@ -25,7 +25,7 @@ from app.api.deps import RunContext
 from app.api.openai.chunks import Answer, stream_chunks
 from app.api.openai.convert import gateway_input
 from app.api.openai.docs import openai_documented
-from app.api.openai.errors import OPENAI_EXCEPTION_HANDLERS, run_failure
+from app.api.openai.errors import run_failure
 from app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
 from app.errors import NotFound
 from app.persistence.models import ModelRow
@@ -80,7 +80,6 @@ class OpenAIController(Controller):
     path = "/v1"
     tags = ["OpenAI-compatible"]
     security = [{"BearerToken": []}]
-    exception_handlers = OPENAI_EXCEPTION_HANDLERS
     signature_types = [
         RunContext,
         Principal,

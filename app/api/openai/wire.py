@@ -13,7 +13,12 @@ import msgspec
 
 
 class OpenAIStruct(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Base of every OpenAI shape: names as OpenAI spells them, defaults left out of answers."""
+    """Base of every OpenAI shape: names as OpenAI spells them, defaults left out of answers.
+
+    ``omit_defaults`` drops every field equal to its default, so a field OpenAI requires never has one
+    in an answer: a constant (``object``, ``role``, a tool call's ``type``) is a msgspec tag, always
+    sent; a required field that may be ``null`` sits in a struct with ``omit_defaults=False``.
+    """
 
 
 # --- request ---------------------------------------------------------------------------------------
@@ -176,10 +181,11 @@ class OpenAIFunctionCallOut(OpenAIStruct):
     arguments: str
 
 
-class OpenAIToolCallOut(OpenAIStruct):
+class OpenAIToolCallOut(OpenAIStruct, tag="function", tag_field="type"):
+    """``type`` is a tag, so it is always sent (as a default it was dropped, and clients refuse that)."""
+
     id: str
     function: OpenAIFunctionCallOut
-    type: Literal["function"] = "function"
 
 
 class PromptTokensDetails(OpenAIStruct, omit_defaults=False):
@@ -198,9 +204,8 @@ class CompletionUsage(OpenAIStruct, omit_defaults=False):
     completion_tokens_details: CompletionTokensDetails
 
 
-class AssistantAnswer(OpenAIStruct, omit_defaults=False):
+class AssistantAnswer(OpenAIStruct, tag="assistant", tag_field="role", omit_defaults=False):
     content: str | None
-    role: Literal["assistant"] = "assistant"
     tool_calls: list[OpenAIToolCallOut] | None = None
     reasoning_content: str | None = None
     refusal: None = None
@@ -213,7 +218,7 @@ class Choice(OpenAIStruct, omit_defaults=False):
     logprobs: None = None
 
 
-class ChatCompletion(OpenAIStruct, omit_defaults=False):
+class ChatCompletion(OpenAIStruct, tag="chat.completion", tag_field="object", omit_defaults=False):
     """A non-streamed answer."""
 
     id: str
@@ -221,7 +226,6 @@ class ChatCompletion(OpenAIStruct, omit_defaults=False):
     model: str
     choices: list[Choice]
     usage: CompletionUsage | None = None
-    object: Literal["chat.completion"] = "chat.completion"
 
 
 class FunctionDelta(OpenAIStruct):
@@ -250,7 +254,7 @@ class ChunkChoice(OpenAIStruct, omit_defaults=False):
     logprobs: None = None
 
 
-class ChatCompletionChunk(OpenAIStruct, omit_defaults=False):
+class ChatCompletionChunk(OpenAIStruct, tag="chat.completion.chunk", tag_field="object", omit_defaults=False):
     """One streamed piece of an answer."""
 
     id: str
@@ -258,21 +262,18 @@ class ChatCompletionChunk(OpenAIStruct, omit_defaults=False):
     model: str
     choices: list[ChunkChoice]
     usage: CompletionUsage | None = None
-    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
 
 
-class ModelCard(OpenAIStruct, omit_defaults=False):
+class ModelCard(OpenAIStruct, tag="model", tag_field="object", omit_defaults=False):
     """One model (``id`` = ``provider/modelId``)."""
 
     id: str
     created: int
     owned_by: str
-    object: Literal["model"] = "model"
 
 
-class ModelCards(OpenAIStruct, omit_defaults=False):
+class ModelCards(OpenAIStruct, tag="list", tag_field="object", omit_defaults=False):
     data: list[ModelCard]
-    object: Literal["list"] = "list"
 
 
 class ErrorBody(OpenAIStruct, omit_defaults=False):
