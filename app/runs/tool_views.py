@@ -33,7 +33,7 @@ def server_out(row: McpServer, toolbox: Toolbox) -> McpServerOut:
     """A server with this process's view of it; nothing is connected to build it."""
     connection = toolbox.pool.known(row.name)
     if not row.enabled:
-        health = McpHealth(state="disabled")
+        health = McpHealth(state="disabled", tools=0)
     elif connection is None or connection.config.version != ServerConfig.from_row(row).version:
         health = _not_connected(row, toolbox)
     else:
@@ -68,8 +68,8 @@ def _not_connected(row: McpServer, toolbox: Toolbox) -> McpHealth:
     try:
         ServerConfig.from_row(row).check_variables(toolbox.pool.environ)
     except MissingVariable as exc:
-        return McpHealth(state="down", error=str(exc))
-    return McpHealth(state="idle")
+        return McpHealth(state="down", tools=0, error=str(exc))
+    return McpHealth(state="idle", tools=0)
 
 
 async def every_tool(toolbox: Toolbox, servers: Sequence[McpServer]) -> ToolList:

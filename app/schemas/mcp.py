@@ -71,10 +71,11 @@ class McpServerUpdate(RequestStruct, kw_only=True):
 
 class McpHealth(WireStruct, omit_defaults=True):
     """The server as this process sees it: ``idle`` (not used yet), ``connecting``, ``connected`` or
-    ``down`` (``error`` says why; ``retryInSeconds`` when the next try is)."""
+    ``down`` (``error`` says why; ``retryInSeconds`` when the next try is); ``tools``, how many it listed,
+    is always sent (0 included)."""
 
     state: Literal["idle", "connecting", "connected", "down", "disabled"]
-    tools: int = 0
+    tools: int
     error: str | None = None
     connected_at: str | None = None
     retry_in_seconds: float | None = None

@@ -51,7 +51,11 @@ async def test_admins_add_list_change_and_remove_servers(client: Client, admin: 
     assert created.status_code == 201, created.text
     server = created.json()
     assert server["headers"] == {"Authorization": "Bearer ${GITHUB_TOKEN}"}  # as written, never expanded
-    assert (server["approval"], server["health"]["state"], server["tools"]) == ("destructive", "idle", [])
+    assert (server["approval"], server["health"], server["tools"]) == (
+        "destructive",
+        {"state": "idle", "tools": 0},
+        [],
+    )
     assert (await client.post("/api/mcp-servers", json=STDIO, headers=admin)).status_code == 201
 
     taken = await client.post("/api/mcp-servers", json=HTTP, headers=admin)
@@ -201,6 +205,7 @@ async def test_a_file_server_naming_an_unset_variable_shows_down_with_the_reason
     health = (await client.get("/api/mcp-servers/github", headers=admin)).json()["health"]
     assert health == {
         "state": "down",
+        "tools": 0,
         "error": "header Authorization names ${CHART_TOKEN}, which is not set on the server",
     }
 
