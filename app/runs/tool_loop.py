@@ -33,7 +33,8 @@ from app.runs.interrupts import ResumeDecision, approval_interrupt
 from app.runs.model_turn import Builder, Turn
 from app.runs.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
 from app.runs.services import RunServices
-from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
+from app.runs.tool_arguments import argument_problem, parse_arguments
+from app.runs.tool_results import declined_summary, image_parts_of, model_text, place_images, result_part
 from app.runs.toolbox import RunTool
 from app.storage.signing import sign_image_parts, with_urls
 from app.telemetry import RunTelemetry
@@ -147,7 +148,7 @@ class ToolLoop:
                 if name in frontend and tool is None:
                     pending.append(call_id)  # the client runs it; its answer comes with the next run
                     self.telemetry.tool_outcome(None, "pending")
-                elif tool is not None and tool.needs_approval:
+                elif tool is not None and tool.needs_approval and runnable(tool, turn.arguments(call_id)):
                     approvals.append(
                         approval_interrupt(call_id, name, turn.arguments(call_id), expires_at=self._expiry())
                     )
@@ -177,7 +178,7 @@ class ToolLoop:
             tool_call_id=decision.tool_call_id,
             tool_name=decision.tool_name,
             status="cancelled",
-            result_summary=f"{decision.tool_name} was not run: the user declined it",
+            result_summary=declined_summary(decision.tool_name),
             result=None,
             duration_ms=0,
         )
@@ -340,15 +341,16 @@ class ToolLoop:
         return dt.datetime.now(dt.UTC) + dt.timedelta(seconds=self.services.interrupt_ttl_seconds)
 
 
+def runnable(tool: RunTool, arguments: str) -> bool:
+    """Whether a call's arguments are ones the tool's schema accepts: only such a call is put to the
+    user for approval; any other is run straight away, to fail as an error the model reads."""
+    return argument_problem(arguments, tool.parameters) is None
+
+
 async def _call(tool: RunTool, arguments: str, context: ToolContext) -> ToolResult:
-    """The model's JSON arguments (an object) to the tool, within its timeout; what it raises is a
-    :class:`ToolFailed`."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except ValueError as exc:
-        raise ToolFailed(f"invalid arguments: not JSON ({exc})") from None
-    if not isinstance(parsed, dict):
-        raise ToolFailed("invalid arguments: not a JSON object")
+    """The model's JSON arguments (an object its schema accepts) to the tool, within its timeout;
+    what it raises is a :class:`ToolFailed`."""
+    parsed = parse_arguments(arguments, tool.parameters)
     try:
         async with asyncio.timeout(tool.timeout_seconds):
             answer = await tool.invoke(parsed, context)

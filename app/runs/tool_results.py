@@ -19,6 +19,11 @@ from providers.messages import Part
 FAILED = "the tool failed"
 
 
+def declined_summary(name: str) -> str:
+    """A call the user declined, as the model and the user read it: not a failure of the tool."""
+    return f"The user declined this call; {name} was not run."
+
+
 def image_parts_of(output: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The stored images of a tool's output (what the model may see), oldest first."""
     if output.get("status") != "succeeded":
@@ -27,9 +32,13 @@ def image_parts_of(output: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def model_text(output: Mapping[str, Any]) -> str:
-    """What the model reads: the error, or each part as text (images by number), else the structured
-    result as JSON (the built-in tools' only answer)."""
-    if output.get("status") != "succeeded":
+    """What the model reads: the error; for a call that was not run (the user declined it, or the run
+    was cancelled) why not; or each part as text (images by number), else the structured result as
+    JSON (the built-in tools' only answer)."""
+    status = output.get("status")
+    if status == "cancelled":
+        return str(output.get("error") or output.get("resultSummary") or "the call was cancelled")
+    if status != "succeeded":
         return str(output.get("error") or FAILED)
     content = output.get("content") or []
     if not content:
@@ -73,7 +82,7 @@ def result_part(output: Mapping[str, Any], images: Sequence[ImagePart | str] = (
         tool_call_id=str(output.get("toolCallId", "")),
         name=str(output.get("toolName", "")),
         content="\n".join([text, *notes]) if notes else text,
-        is_error=output.get("status") != "succeeded",
+        is_error=output.get("status") == "failed",  # a declined call is the user's answer, not an error
         images=tuple(image for image in images if isinstance(image, ImagePart)),
     )
 

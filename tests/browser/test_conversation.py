@@ -194,8 +194,8 @@ def test_denying_an_interrupt_skips_the_tool(page: Page, site: Site) -> None:
     page.get_by_role("button", name="Deny").click()
     wait_idle(page)
     expect(page.get_by_role("region", name="Approval needed")).to_be_hidden()
-    expect(page.get_by_label("Tool call delete_attachment")).to_contain_text("the user declined it")
-    expect(assistant_messages(page).last).to_contain_text("Tool delete_attachment failed")
+    expect(page.get_by_label("Tool call delete_attachment")).to_contain_text("The user declined this call")
+    expect(assistant_messages(page).last).to_contain_text("The user declined this call")
     assert httpx.get(url, timeout=REQUEST_SECONDS).status_code == 200  # still there
     send(page, "thanks")  # the session is not stranded
     wait_idle(page)

@@ -245,6 +245,18 @@ async def test_a_tool_without_annotations_asks_and_a_denial_skips_it(
     assert not (marks / "wiped-a").exists()
 
 
+async def test_an_mcp_call_its_schema_refuses_is_a_tool_error_not_an_approval(
+    client: Client, alice: dict[str, str], charts: dict[str, Any], marks: Path
+) -> None:
+    events = await run(client, alice, ask(str(uuid.uuid4()), "charts__wipe", {"aim": "a"}))
+    assert events[-1]["outcome"] == {"type": "success"}
+    output = tool_output(events)
+    assert output["status"] == "failed"
+    assert output["error"] == "invalid arguments: 'target' is a required property"
+    assert "Tool charts__wipe failed: invalid arguments" in answer_text(events)
+    assert not (marks / "wiped-a").exists()
+
+
 async def test_an_approved_call_runs(
     client: Client, alice: dict[str, str], charts: dict[str, Any], marks: Path
 ) -> None:

@@ -167,9 +167,38 @@ async def test_resume_cancelled_skips_the_tool_and_tells_the_model(
     output = of_type(events, "TOOL_CALL_RESULT")[0]["metadata"]["iris/toolAgentOutput"]
     assert output["status"] == "cancelled"
     assert output["result"] is None
-    assert "Tool delete_attachment failed" in answer_text(events)
+    assert output["resultSummary"] == "The user declined this call; delete_attachment was not run."
+    told = answer_text(events)  # the local model repeats what it was told
+    assert "The user declined this call" in told
+    assert "failed" not in told  # a decline is the user's answer, not the tool's failure
     download = await client.get(image["url"].split("8000", 1)[1])
     assert download.status_code == 200  # still there
+    assert [r.role for r in await stored.messages(thread)] == ["user", "assistant", "tool", "assistant"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ("{}", "'uploadId' is a required property"),
+        ('{"uploadId": 7}', "7 is not of type 'string' (at uploadId)"),
+        ('{"uploadId": "x", "no": 1}', "Additional properties are not allowed ('no' was unexpected)"),
+    ],
+)
+async def test_a_call_its_schema_refuses_goes_back_to_the_model_never_to_the_user(
+    client: Client, alice: dict[str, str], stored: Stored, arguments: str, problem: str
+) -> None:
+    thread = str(uuid.uuid4())
+    image = await upload(client, alice, thread)
+    ask = user_message(f"use tool delete_attachment {arguments}", image["parts"]["agui"])
+    events = await run(client, alice, run_input(thread, ask))
+
+    assert events[-1]["outcome"] == {"type": "success"}  # no approval asked
+    output = of_type(events, "TOOL_CALL_RESULT")[0]["metadata"]["iris/toolAgentOutput"]
+    assert output["status"] == "failed"
+    assert output["error"] == f"invalid arguments: {problem}"
+    assert f"Tool delete_attachment failed: invalid arguments: {problem}" in answer_text(events)
+    download = await client.get(image["url"].split("8000", 1)[1])
+    assert download.status_code == 200  # never run
     assert [r.role for r in await stored.messages(thread)] == ["user", "assistant", "tool", "assistant"]
 
 

@@ -1,0 +1,624 @@
+"""Features where they meet: surface x content x tool path x engine, each cell its own test.
+
+Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (the chat surface,
+``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``) and ``v1``
+(``POST /v1/chat/completions``). Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made
+with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
+``approved``, ``declined``, ``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris
+(on a socket, with the test MCP server over stdio) per engine for the whole module; every cell on a
+thread and user of its own, on the offline ``local/multimodal`` model (reads images, PDFs and audio).
+
+Every cell asserts: no 5xx; every stream well formed (AG-UI events through the oracle and the
+``ag_ui.core`` types; ``/v1`` bodies and chunks through the ``openai`` SDK's types); history replays
+the cell; and then an unrelated write (an upload) and a new one-line run on another thread succeed
+within a short request timeout (a wedged database answers 503, or nothing).
+
+What the combinations mean where they differ:
+
+- ``agui`` and ``chat`` run server tools (the MCP server ``charts``: ``wipe`` has no annotations, so
+  it asks; ``broken`` fails; ``slow`` outlives the server's ``callTimeoutSeconds``; ``many_images``,
+  made to ask by ``toolApproval``, returns an image). ``approved``/``declined`` end the first run with
+  an approval interrupt and answer it with ``resume``. ``tool_image`` first has ``charts__chart``
+  (read-only: it never asks) draw a chart in the thread; the cell's path then runs in the same thread
+  (``approved``/``declined`` on ``many_images``: approving a tool that returns an image, and ``failing``
+  on ``chart`` refusing an empty series). History: the thread's stored messages hold the attachment and
+  the tool's stored output.
+- ``llm`` is stateless and has no tools: a tool path's ``use tool ...`` is only text to the model,
+  so the cell asserts no tool call and no stored message; ``tool_image`` is the client's own image of
+  a chart; history replays as the client's own ``messages`` in a second request.
+- ``v1`` returns tool calls to the client rather than running them (no approvals on the server):
+  the client plays the path (runs the tool, declines, fails or gives up) and sends a ``tool`` message;
+  ``tool_image`` is a chart image the client's tool drew, sent after the tool message as a user image.
+  Requests that make tool calls are answered whole for ``approved``/``failing`` and streamed for
+  ``declined``/``timeout`` (both shapes validated). History replays as the client's ``messages``.
+
+A few cells (``test_cell_across_a_restart``, SQLite, ``slow``) run their first half on one real
+``python -m app serve`` process and their answer, history and aftermath on a second one started on
+the same files. Cells that meet an issue-41 defect being fixed elsewhere are strict xfails naming it
+(:func:`known_defect`): they fail as soon as the fix lands, to be unmarked.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+from app.asgi import create_app
+from app.security.auth import Role, issue_token
+from app.settings import Settings
+from tests.conftest import ENGINES, JWT_SECRET
+from tests.support.agui import check_stream
+from tests.support.databases import PostgresDatabases, copy_sqlite
+from tests.support.documents import text_pdf, wav_bytes
+from tests.support.http_server import serve_asgi
+from tests.support.images import image_bytes
+from tests.support.iris_process import iris_process
+from tests.support.mcp_servers import free_port, stdio_entry
+
+SURFACES = ("agui", "chat", "llm", "v1")
+CONTENTS = ("text", "image", "pdf", "audio", "tool_image")
+PATHS = ("none", "approved", "declined", "failing", "timeout")
+MODEL = "local/multimodal"
+AFTERMATH_SECONDS = 15.0
+"""The unrelated write and run after a cell: well within this, or the process is wedged."""
+CALL_TIMEOUT = 1.0
+"""The MCP server's ``callTimeoutSeconds``: ``slow`` sleeps far longer."""
+
+PNG = image_bytes("PNG", (64, 48), (200, 30, 30))
+PDF = text_pdf(["Matrix report\nEvery cell runs.", "Page two"])
+WAV = wav_bytes(1.0)
+FILES = {"image": ("red.png", PNG, "image/png"), "pdf": ("report.pdf", PDF, "application/pdf")}
+FILES["audio"] = ("note.wav", WAV, "audio/wav")
+SEEN = {"image": "64x48", "pdf": "Document 1 (report.pdf)", "audio": "Audio 1 (note.wav)"}
+"""What the local model says when it really got the content."""
+TOOL_PNG = image_bytes("PNG", (120, 80), (30, 90, 200))
+"""The image a client's own tool drew (``llm`` and ``v1``, where Iris runs no tools)."""
+ASKS = {"approved": "resolved", "declined": "cancelled"}
+CLIENT_ANSWERS = {
+    "approved": "wiped it",
+    "declined": "The user declined this call.",
+    "failing": "error: broken on purpose",
+    "timeout": "error: the tool did not answer in time",
+}
+"""The ``tool`` message a ``v1`` client sends for each path (it runs its tools itself)."""
+
+
+@dataclass
+class Iris:
+    """One Iris on a real socket, for the module's cells on one engine."""
+
+    base: str
+    marks: Path
+
+    def post(self, path: str, user: str, *, timeout: float = 60.0, **kwargs: Any) -> httpx.Response:
+        """POST as ``user``; never a 5xx."""
+        response = httpx.post(f"{self.base}{path}", headers=bearer(user), timeout=timeout, **kwargs)
+        assert response.status_code < 500, f"{path}: {response.status_code} {response.text}"
+        return response
+
+    def get(self, path: str, user: str) -> Any:
+        response = httpx.get(f"{self.base}{path}", headers=bearer(user), timeout=60.0)
+        assert response.status_code == 200, f"{path}: {response.status_code} {response.text}"
+        return response.json()
+
+
+def bearer(user: str, role: Role = "user") -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token(JWT_SECRET, user, role=role)}"}
+
+
+# -- one Iris per engine ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine_name(request: pytest.FixtureRequest) -> str:
+    """The engine, module-wide: one Iris per engine serves every cell."""
+    name: str = request.param
+    return name
+
+
+@contextmanager
+def database(engine_name: str, request: pytest.FixtureRequest, where: Path) -> Iterator[str]:
+    """A migrated database of the engine, dropped afterwards."""
+    if engine_name == "sqlite":
+        template: Path = request.getfixturevalue("sqlite_template")
+        yield copy_sqlite(template, where / "iris.db")
+        return
+    postgres: PostgresDatabases = request.getfixturevalue("postgres")
+    name = postgres.create(template=request.getfixturevalue("postgres_template"))
+    try:
+        yield postgres.url_for(name)
+    finally:
+        postgres.drop(name)
+
+
+def give_tools(base: str, marks: Path) -> None:
+    """Register the test MCP server as ``charts`` (short calls; ``many_images`` made to ask) and give
+    the default agent every tool of it."""
+    admin = bearer("root", role="admin")
+    entry = {
+        **stdio_entry("charts", marks),
+        "env": {"MARK_DIR": "${MARKS}"},
+        "connectTimeoutSeconds": 60,
+        "callTimeoutSeconds": CALL_TIMEOUT,
+        "toolApproval": {"many_images": "always"},
+    }
+    created = httpx.post(f"{base}/api/mcp-servers", json=entry, headers=admin, timeout=60.0)
+    assert created.status_code == 201, created.text
+    changed = httpx.patch(
+        f"{base}/api/agents/default", json={"tools": ["mcp:charts/*"]}, headers=admin, timeout=60.0
+    )
+    assert changed.status_code == 200, changed.text
+
+
+@contextmanager
+def serving(engine_name: str, request: pytest.FixtureRequest, root: Path) -> Iterator[Iris]:
+    """Iris on a socket with its own database and the ``charts`` tools."""
+    marks = root / "marks"
+    marks.mkdir()
+    with database(engine_name, request, root) as url:
+        settings = Settings(data_dir=str(root / "data"), database_url=url, jwt_secret=JWT_SECRET)
+        with serve_asgi(create_app(settings, environ={"MARKS": str(marks)}), lifespan="on") as base:
+            give_tools(base, marks)
+            yield Iris(base=base, marks=marks)
+
+
+@pytest.fixture(scope="module")
+def shared_iris(
+    engine_name: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Iris]:
+    """The Iris of every cell on this engine (each cell has a thread and a user of its own)."""
+    with serving(engine_name, request, tmp_path_factory.mktemp(f"iris-{engine_name}")) as shared:
+        yield shared
+
+
+# -- what a cell sends ------------------------------------------------------------------------------
+
+
+def instruction(content: str, path: str, marker: str) -> str:
+    """The cell's words: the local model calls a tool when told ``use tool NAME {json}``."""
+    if path == "none":
+        return f"Tell me about this {content} ({marker})."
+    if path in ASKS:
+        if content == "tool_image":
+            return 'use tool charts__many_images {"count": 1}'
+        return f'use tool charts__wipe {{"target": "{marker}"}}'
+    if path == "failing":
+        if content == "tool_image":
+            return 'use tool charts__chart {"values": []}'
+        return "use tool charts__broken {}"
+    return f'use tool charts__slow {{"seconds": 60, "marker": "{marker}"}}'
+
+
+DRAW = 'use tool charts__chart {"values": [3, 1, 2]}'
+
+
+def upload(iris: Iris, user: str, thread: str, content: str) -> dict[str, Any] | None:
+    """The cell's file uploaded into its thread (``None`` for text and a tool's image)."""
+    if content not in FILES:
+        return None
+    response = iris.post("/api/files", user, files={"file": FILES[content]}, data={"threadId": thread})
+    assert response.status_code == 201, response.text
+    uploaded: dict[str, Any] = response.json()
+    return uploaded
+
+
+def tool_output(events: list[dict[str, Any]]) -> dict[str, Any]:
+    (result,) = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+    output: dict[str, Any] = result["metadata"]["iris/toolAgentOutput"]
+    return output
+
+
+def has_image(output: dict[str, Any]) -> bool:
+    return any(p.get("type") == "image" and p.get("url") for p in output.get("content") or ())
+
+
+def answer(events: list[dict[str, Any]]) -> str:
+    return "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+
+
+def agui_input(thread: str, **extra: Any) -> dict[str, Any]:
+    """A ``RunAgentInput`` on the multimodal local model."""
+    return {
+        "threadId": thread,
+        "runId": str(uuid.uuid4()),
+        "state": {},
+        "messages": [],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {"modelId": MODEL},
+        **extra,
+    }
+
+
+# -- the stateful surfaces: /agent/runs and the chat surface ------------------------------------------
+
+
+Events = list[dict[str, Any]]
+
+
+def send(iris: Iris, surface: str, user: str, thread: str, text: str, file: dict[str, Any] | None) -> Events:
+    """One message on ``agui`` or ``chat``; the checked AG-UI events."""
+    if surface == "agui":
+        content = [{"type": "text", "text": text}, *([file["parts"]["agui"]] if file else [])]
+        message = {"id": str(uuid.uuid4()), "role": "user", "content": content}
+        response = iris.post("/agent/runs", user, json=agui_input(thread, messages=[message]))
+    else:
+        parts = [{"type": "text", "text": text}, *([file["parts"]["chat"]] if file else [])]
+        body = {"sessionId": thread, "parts": parts, "modelId": MODEL}
+        response = iris.post("/api/agents/default/chat", user, json=body)
+    assert response.status_code == 200, response.text
+    return check_stream(response.content)
+
+
+def resume(iris: Iris, surface: str, user: str, thread: str, interrupt: str, status: str) -> Events:
+    """Answer the thread's open interrupt; the checked events of the resuming run."""
+    entry = [{"interruptId": interrupt, "status": status}]
+    if surface == "agui":
+        response = iris.post("/agent/runs/resume", user, json=agui_input(thread, resume=entry))
+    else:
+        response = iris.post("/api/agents/default/chat", user, json={"sessionId": thread, "resume": entry})
+    assert response.status_code == 200, response.text
+    return check_stream(response.content)
+
+
+def stored_history(iris: Iris, surface: str, user: str, thread: str) -> list[dict[str, Any]]:
+    """The thread's messages as each surface replays them."""
+    path = f"/agent/threads/{thread}/messages"
+    if surface == "chat":
+        path = f"/api/agents/default/sessions/{thread}/messages"
+    messages: list[dict[str, Any]] = iris.get(path, user)["messages"]
+    return messages
+
+
+def ask(iris: Iris, surface: str, user: str, content: str, path: str) -> tuple[str, Events]:
+    """The cell's message (after a chart drawn in the thread, for a tool's image) in a new thread;
+    ``(thread, the events of its run)``."""
+    thread = str(uuid.uuid4())
+    file = upload(iris, user, thread, content)
+    if content == "tool_image":
+        drawn = send(iris, surface, user, thread, DRAW, None)
+        assert has_image(tool_output(drawn)), tool_output(drawn)
+        assert "480x320" in answer(drawn), answer(drawn)  # the model saw the tool's image
+    marker = f"{surface}-{content}-{path}"
+    return thread, send(iris, surface, user, thread, instruction(content, path, marker), file)
+
+
+def interrupt_of(events: Events) -> str:
+    outcome = events[-1]["outcome"]
+    assert outcome["type"] == "interrupt", outcome
+    (interrupt,) = outcome["interrupts"]
+    assert interrupt["reason"] == "tool_approval"
+    interrupt_id: str = interrupt["id"]
+    return interrupt_id
+
+
+def stateful_cell(iris: Iris, surface: str, content: str, path: str, user: str) -> None:
+    """One cell on ``agui`` or ``chat``: the message, the answer to its interrupt, what the run said
+    and what history replays."""
+    thread, events = ask(iris, surface, user, content, path)
+    if path in ASKS:
+        events = resume(iris, surface, user, thread, interrupt_of(events), ASKS[path])
+    check_path(iris, events, content, path, f"{surface}-{content}-{path}")
+    check_replay(stored_history(iris, surface, user, thread), content, path)
+
+
+def check_path(iris: Iris, events: Events, content: str, path: str, marker: str) -> None:
+    """What the run's events say for the cell's tool path."""
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    assert events[-1]["outcome"]["type"] == "success", events[-1]
+    said = answer(events)
+    if path == "none":
+        assert not [e for e in events if e["type"] == "TOOL_CALL_START"]
+        assert SEEN.get(content, "You said:") in said, said
+        return
+    output = tool_output(events)
+    assert f"Tool {output['toolName']}" in said, said  # the model was told
+    wiped = (iris.marks / f"wiped-{marker}").exists()
+    if path == "approved":
+        assert output["status"] == "succeeded", output
+        assert has_image(output) if content == "tool_image" else wiped, output
+    elif path == "declined":
+        assert output["status"] == "cancelled", output
+        assert "The user declined this call" in said, said
+        assert not wiped
+    elif path == "failing":
+        assert output["status"] == "failed", output
+        expected = "give at least one number" if content == "tool_image" else "broken on purpose"
+        assert expected in output["error"], output
+    else:
+        assert output["status"] == "failed", output
+        assert "did not answer" in output["error"] or "timed out" in output["error"], output
+
+
+STATUS = {"approved": "succeeded", "declined": "cancelled", "failing": "failed", "timeout": "failed"}
+
+
+def outputs_in(value: Any) -> list[dict[str, Any]]:
+    """Every stored tool output (``toolAgentOutput``) in a history, oldest first."""
+    if isinstance(value, list):
+        return [found for item in value for found in outputs_in(item)]
+    if not isinstance(value, dict):
+        return []
+    if "toolName" in value and "status" in value:
+        return [value]
+    return [found for item in value.values() for found in outputs_in(item)]
+
+
+def check_replay(messages: list[dict[str, Any]], content: str, path: str) -> None:
+    """History holds the cell: the user's attachment, each tool's stored output (a tool's image with
+    a fresh URL), the last answer."""
+    assert messages[0]["role"] == "user", messages[0]
+    if content in FILES:
+        assert FILES[content][0] in json.dumps(messages[0]), messages[0]
+    outputs = outputs_in(messages)
+    if content == "tool_image":
+        assert outputs[0]["toolName"] == "charts__chart", outputs
+        assert has_image(outputs[0]), outputs[0]
+    if path != "none":
+        assert outputs[-1]["status"] == STATUS[path], outputs[-1]
+    assert messages[-1]["role"] == "assistant", messages[-1]
+
+
+# -- the stateless surfaces: /api/llm/chat and /v1 ------------------------------------------------------
+
+
+def llm_cell(iris: Iris, content: str, path: str, user: str) -> None:
+    """One cell on ``/api/llm/chat``: no tools on this surface, nothing stored; a tool's image is the
+    client's own image; history is the client's ``messages`` in a second request."""
+    thread = str(uuid.uuid4())
+    file = upload(iris, user, thread, content)
+    if content == "tool_image":
+        response = iris.post(
+            "/api/files",
+            user,
+            files={"file": ("chart.png", TOOL_PNG, "image/png")},
+            data={"threadId": thread},
+        )
+        assert response.status_code == 201, response.text
+        file = response.json()
+    text = instruction(content, path, f"llm-{content}-{path}")
+    parts = [{"type": "text", "text": text}, *([file["parts"]["chat"]] if file else [])]
+    events = llm(iris, user, {"modelId": MODEL, "parts": parts})
+    said = answer(events)
+    assert not [e for e in events if e["type"].startswith("TOOL_CALL")]  # a tool path is only words here
+    assert {**SEEN, "tool_image": "120x80"}.get(content, f"You said: {text}") in said, said
+    earlier = [{"role": "user", "content": parts}, {"role": "assistant", "content": said}]
+    again = llm(iris, user, {"modelId": MODEL, "messages": earlier, "content": "And again?"})
+    assert "You said: And again?" in answer(again)
+    assert iris.get("/api/agents/default/sessions", user)["sessions"] == []  # nothing stored
+
+
+def llm(iris: Iris, user: str, body: dict[str, Any]) -> Events:
+    response = iris.post("/api/llm/chat", user, json=body)
+    assert response.status_code == 200, response.text
+    events = check_stream(response.content)
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    return events
+
+
+V1_TOOLS = [
+    {
+        "type": "function",
+        "function": {"name": name, "description": name, "parameters": {"type": "object"}},
+    }
+    for name in ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
+]
+
+
+def v1_user(content: str, text: str) -> dict[str, Any]:
+    """The cell's user message in OpenAI's shape (an image as a data URL, a PDF as a ``file`` part,
+    audio as ``input_audio``)."""
+    if content not in FILES:
+        return {"role": "user", "content": text}
+    data = base64.b64encode(FILES[content][1]).decode()
+    parts: dict[str, dict[str, Any]] = {
+        "image": {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}},
+        "pdf": {
+            "type": "file",
+            "file": {"file_data": f"data:application/pdf;base64,{data}", "filename": "report.pdf"},
+        },
+        "audio": {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}},
+    }
+    return {"role": "user", "content": [{"type": "text", "text": text}, parts[content]]}
+
+
+def complete(iris: Iris, user: str, messages: list[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
+    """One ``/v1`` request, every body or chunk validated with the ``openai`` SDK's types; the
+    answer's message (``content`` and ``tool_calls``) assembled from chunks when streamed."""
+    body = {"model": MODEL, "messages": messages, "tools": V1_TOOLS, "stream": stream}
+    response = iris.post("/v1/chat/completions", user, json=body)
+    assert response.status_code == 200, response.text
+    if not stream:
+        completion = ChatCompletion.model_validate(response.json())
+        message: dict[str, Any] = completion.choices[0].message.model_dump(exclude_none=True)
+        return message
+    content, calls = "", dict[int, dict[str, Any]]()
+    assert response.headers["content-type"].startswith("text/event-stream")
+    lines = [line for line in response.text.splitlines() if line.startswith("data: ")]
+    assert lines[-1] == "data: [DONE]", lines[-1:]
+    for line in lines[:-1]:
+        chunk = ChatCompletionChunk.model_validate_json(line.removeprefix("data: "))
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            for call in choice.delta.tool_calls or ():
+                held = calls.setdefault(call.index, {"type": "function", "function": {"arguments": ""}})
+                held["id"] = call.id or held.get("id")
+                if call.function is not None:
+                    held["function"]["name"] = call.function.name or held["function"].get("name")
+                    held["function"]["arguments"] += call.function.arguments or ""
+    return {
+        "role": "assistant",
+        "content": content,
+        **({"tool_calls": list(calls.values())} if calls else {}),
+    }
+
+
+def v1_cell(iris: Iris, content: str, path: str, user: str) -> None:
+    """One cell on ``/v1``: the client runs the tools (see the module docstring); history is the
+    client's ``messages`` again."""
+    messages: list[dict[str, Any]] = []
+    if content == "tool_image":
+        messages = [{"role": "user", "content": DRAW}]
+        drawn = complete(iris, user, messages, stream=True)
+        (call,) = drawn["tool_calls"]
+        image = f"data:image/png;base64,{base64.b64encode(TOOL_PNG).decode()}"
+        shown = [{"type": "text", "text": "The chart:"}, {"type": "image_url", "image_url": {"url": image}}]
+        messages += [drawn, {"role": "tool", "tool_call_id": call["id"], "content": "a chart"}]
+        messages.append({"role": "user", "content": shown})
+        seen = complete(iris, user, messages, stream=True)
+        assert "120x80" in seen["content"], seen
+        messages.append(seen)
+    text = instruction(content, path, f"v1-{content}-{path}")
+    messages.append(v1_user(content, text))
+    reply = complete(iris, user, messages, stream=path not in ("approved", "failing"))
+    if path == "none":
+        assert "tool_calls" not in reply
+        expected = SEEN.get(content, f"You said: {text}").replace("note.wav", "audio.wav")  # v1: no name
+        assert expected in reply["content"], reply
+    else:
+        (call,) = reply["tool_calls"]
+        assert call["type"] == "function", call
+        assert call["function"]["name"] in text, call
+        messages += [reply, {"role": "tool", "tool_call_id": call["id"], "content": CLIENT_ANSWERS[path]}]
+        reply = complete(iris, user, messages, stream=True)
+        assert f"Tool {call['function']['name']} returned: {CLIENT_ANSWERS[path]}" in reply["content"], reply
+    messages += [reply, {"role": "user", "content": "And again?"}]
+    again = complete(iris, user, messages, stream=False)
+    assert "You said: And again?" in again["content"], again
+
+
+# -- after every cell ---------------------------------------------------------------------------------
+
+
+def still_writes(iris: Iris, user: str) -> None:
+    """An unrelated upload and a one-line run on another thread, each well within a short timeout."""
+    other = str(uuid.uuid4())
+    uploaded = iris.post(
+        "/api/files",
+        user,
+        timeout=AFTERMATH_SECONDS,
+        files={"file": ("after.png", PNG, "image/png")},
+        data={"threadId": other},
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    message = {"id": str(uuid.uuid4()), "role": "user", "content": "ping"}
+    ran = iris.post(
+        "/agent/runs", user, timeout=AFTERMATH_SECONDS, json=agui_input(other, messages=[message])
+    )
+    assert ran.status_code == 200, ran.text
+    events = check_stream(ran.content)
+    assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+    assert "You said: ping" in answer(events)
+
+
+WEDGES = "defect 1"
+"""Approving a tool that returns an image wedges the embedded database for the whole process: such
+a cell gets an Iris of its own, so that the cells after it still test something."""
+
+
+def known_defect(engine: str, surface: str, content: str, path: str) -> str | None:
+    """The issue-41 defect a cell meets while other engineers fix it (the cell is a strict xfail, so
+    it fails as soon as the fix lands, to be unmarked)."""
+    if engine == "sqlite" and surface in ("agui", "chat") and content == "tool_image" and path == "approved":
+        return WEDGES  # RUN_ERROR database_unavailable, then every write of the process 503
+    return None
+
+
+@pytest.fixture
+def iris(
+    shared_iris: Iris, engine_name: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Iris]:
+    """The shared Iris, or one of the cell's own for a cell that wedges its process."""
+    params = request.node.callspec.params
+    defect = known_defect(engine_name, params["surface"], params["content"], params["path"])
+    if defect is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"issue 41 {defect}"))
+    if defect != WEDGES:
+        yield shared_iris
+        return
+    with serving(engine_name, request, tmp_path) as own:
+        yield own
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("content", CONTENTS)
+@pytest.mark.parametrize("surface", SURFACES)
+def test_cell(iris: Iris, engine_name: str, surface: str, content: str, path: str) -> None:
+    """One cell (see the module docstring), then an unrelated write and run."""
+    user = f"m-{engine_name}-{surface}-{content}-{path}"
+    if surface in ("agui", "chat"):
+        stateful_cell(iris, surface, content, path, user)
+    elif surface == "llm":
+        llm_cell(iris, content, path, user)
+    else:
+        v1_cell(iris, content, path, user)
+    still_writes(iris, f"{user}-after")
+
+
+# -- cells across a process restart -------------------------------------------------------------------
+
+RESTARTS = [("agui", "image", "approved"), ("chat", "pdf", "declined"), ("agui", "tool_image", "none")]
+"""Cells whose process is restarted between the question and its answer (or, with no question,
+before history replays the run): SQLite only, a real ``python -m app serve`` on each side, shared by
+these cells (two process starts in all)."""
+
+
+@dataclass
+class Restarted:
+    """The second process, and what each restart cell did on the first: ``{cell: (thread, events)}``."""
+
+    iris: Iris
+    asked: dict[tuple[str, str, str], tuple[str, Events]]
+
+
+def restart_user(cell: tuple[str, str, str]) -> str:
+    return "restart-" + "-".join(cell)
+
+
+@pytest.fixture(scope="module")
+def restarted(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Restarted]:
+    """Every restart cell's first half on one process, then a second process on the same files."""
+    root = tmp_path_factory.mktemp("restart")
+    marks = root / "marks"
+    marks.mkdir()
+    port = free_port()
+    with database("sqlite", request, root) as url:
+        env = {
+            "IRIS_DATA_DIR": str(root / "data"),
+            "IRIS_DATABASE_URL": url,
+            "IRIS_JWT_SECRET": JWT_SECRET,
+            "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "MARKS": str(marks),
+        }
+        with iris_process(env, port, root / "first.log") as first:
+            give_tools(first.base_url, marks)
+            before = Iris(first.base_url, marks)
+            asked = {cell: ask(before, cell[0], restart_user(cell), cell[1], cell[2]) for cell in RESTARTS}
+        with iris_process(env, port, root / "second.log") as second:
+            yield Restarted(Iris(second.base_url, marks), asked)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("surface", "content", "path"), RESTARTS)
+def test_cell_across_a_restart(restarted: Restarted, surface: str, content: str, path: str) -> None:
+    """The cell's question was asked before the restart; its answer, history and the next write and
+    run come from the new process."""
+    iris, user = restarted.iris, restart_user((surface, content, path))
+    thread, events = restarted.asked[surface, content, path]
+    if path in ASKS:
+        events = resume(iris, surface, user, thread, interrupt_of(events), ASKS[path])
+    check_path(iris, events, content, path, f"{surface}-{content}-{path}")
+    check_replay(stored_history(iris, surface, user, thread), content, path)
+    still_writes(iris, f"{user}-after")
