@@ -1,38 +1,42 @@
 """A fault at every write a run makes (issue 41, "make the suite find the next ones"): the intake, a
 tool's media, the event-log batches, the closing transaction and SQLite's search index each fail in
-turn, refused by the database itself (a trigger that raises on that table's insert or update). Whatever
-the run or request answers then, once the fault is gone the next requests of every kind (an upload, a
-catalogue change, a new run) must write normally, and nothing may be left holding the database: no
-SQLite write turn, no connection checked out or inside a transaction (PostgreSQL: no session idle in a
-transaction). Both engines."""
+turn, refused by the database itself (a trigger that raises on that table's insert, update or delete),
+each at the moment that once went wrong: the media of an approved call (a resumed run writes it before
+its first model turn) and the closing write of a run being cancelled. The run or request must end
+cleanly (a stream with exactly one terminal event), and once the fault is gone the next requests of
+every kind (an upload, a catalogue change, a new run) must write normally, with nothing left holding the
+database: no SQLite write turn, no connection checked out or inside a transaction (PostgreSQL: no
+session idle in a transaction). Iris on a real socket, both engines."""
 
 from __future__ import annotations
 
 import json
 import uuid
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from litestar import Litestar
-from litestar.testing import AsyncTestClient
 from sqlalchemy import text
 
 from app.asgi import create_app
 from app.persistence.db import create_engine, write_lock
 from app.settings import Settings
 from tests.runs.conftest import SLOW_MODEL, Stored
-from tests.runs.helpers import run_input, upload, user_message
+from tests.runs.helpers import run_input, user_message
 from tests.support.agents import offer
 from tests.support.agui import parse_sse
+from tests.support.http_server import serve_asgi
+from tests.support.images import image_bytes
 from tests.support.mcp_servers import http_server
 from tests.support.waits import REQUEST_SECONDS, eventually
 
 pytestmark = pytest.mark.slow
-Client = AsyncTestClient[Litestar]
 
 FAULTS: dict[str, tuple[str, str, str]] = {
     # step: (table, trigger timing and event, condition on the row)
@@ -52,6 +56,7 @@ class Fault:
         self._url = database_url
         self._sqlite = engine_name == "sqlite"
         self.table, self._when, self._condition = FAULTS[step]
+        self.added = False
 
     async def _run(self, *statements: str) -> None:
         engine = create_engine(self._url)
@@ -63,6 +68,7 @@ class Fault:
             await engine.dispose()
 
     async def add(self) -> None:
+        self.added = True
         if self._sqlite:
             await self._run(
                 f"CREATE TRIGGER fault {self._when} ON {self.table} WHEN {self._condition} "
@@ -77,6 +83,8 @@ class Fault:
         )
 
     async def drop(self) -> None:
+        if not self.added:
+            return
         if self._sqlite:
             await self._run("DROP TRIGGER fault")
         else:
@@ -99,19 +107,25 @@ class Fault:
 
 
 @pytest.fixture
-def settings_(settings: Settings) -> Settings:
+def quick(settings: Settings) -> Settings:
+    """Short waits: the lock timeout, the run keeper's beat, the search indexer's."""
     return msgspec.structs.replace(
         settings, sqlite_lock_timeout_seconds=1.0, run_heartbeat_seconds=0.2, search_index_seconds=0.2
     )
 
 
 @asynccontextmanager
-async def iris(settings: Settings, admin: dict[str, str]) -> AsyncIterator[Client]:
-    async with AsyncTestClient(app=create_app(settings, environ={})) as client:
-        created = await client.post("/api/models", json=SLOW_MODEL, headers=admin)
-        assert created.status_code == 201, created.text
-        await offer(client, admin, "local/slow")
-        yield client
+async def iris(
+    settings: Settings, admin: dict[str, str]
+) -> AsyncIterator[tuple[httpx.AsyncClient, Litestar]]:
+    """Iris on a real socket (a run can be cancelled while it streams), with the slow local model."""
+    app = create_app(settings, environ={})
+    with serve_asgi(app, lifespan="on") as base:
+        async with httpx.AsyncClient(base_url=base, timeout=REQUEST_SECONDS) as http:
+            created = await http.post("/api/models", json=SLOW_MODEL, headers=admin)
+            assert created.status_code == 201, created.text
+            await offer(http, admin, "local/slow")
+            yield http, app
 
 
 @contextmanager
@@ -132,28 +146,65 @@ def ended_once(body: bytes) -> dict[str, Any]:
     return terminal[0]
 
 
-async def faulty_step(client: Client, step: str, alice: dict[str, str], url: str | None) -> None:
-    """Make the request whose write the fault refuses; it must end cleanly, however it ends."""
-    thread = str(uuid.uuid4())
-    if step == "tool_media":
-        ask = user_message("use tool charts__chart " + json.dumps({"values": [2, 1]}))
-        body = run_input(thread, ask, model="local/vision")
-    elif step == "event_batch":  # the slow model: its events span several batches
-        body = run_input(thread, user_message(" ".join(f"w{i}" for i in range(12))), model="local/slow")
-    else:
-        body = run_input(thread, user_message("numbat wombat"))
-    response = await client.post("/agent/runs", json=body, headers=alice)
+async def streamed(http: httpx.AsyncClient, path: str, body: dict[str, Any], alice: dict[str, str]) -> bytes:
+    """A run's whole stream; one that never ends fails here instead of hanging the suite."""
+    async with asyncio.timeout(REQUEST_SECONDS):
+        response = await http.post(path, json=body, headers=alice)
     assert response.status_code == 200, response.text
-    ended_once(response.content)
+    return response.content
+
+
+async def approved_image(http: httpx.AsyncClient, fault: Fault, alice: dict[str, str]) -> bytes:
+    """An image tool that asks for approval, approved with the fault in place (the media's write comes
+    before the resumed run's first model turn, its intake not yet committed)."""
+    thread = str(uuid.uuid4())
+    ask = user_message("use tool charts__chart " + json.dumps({"values": [2, 1]}))
+    asked = await streamed(http, "/agent/runs", run_input(thread, ask, model="local/vision"), alice)
+    (interrupt,) = ended_once(asked)["outcome"]["interrupts"]
+    await fault.add()
+    answer = [{"interruptId": interrupt["id"], "status": "resolved"}]
+    return await streamed(http, "/agent/runs/resume", run_input(thread, resume=answer), alice)
+
+
+async def cancelled_mid_stream(http: httpx.AsyncClient, fault: Fault, alice: dict[str, str]) -> bytes:
+    """A slow run cancelled while it streams, the fault in place: its ending is the write refused."""
+    body = run_input(
+        str(uuid.uuid4()), user_message(" ".join(f"w{i}" for i in range(300))), model="local/slow"
+    )
+    seen = b""
+    async with asyncio.timeout(REQUEST_SECONDS):
+        async with http.stream("POST", "/agent/runs", json=body, headers=alice) as response:
+            assert response.status_code == 200
+            async for chunk in response.aiter_bytes():
+                seen += chunk
+                if b"TEXT_MESSAGE_CONTENT" in seen and not fault.added:
+                    await fault.add()
+                    cancelled = await http.post(f"/agent/runs/{body['runId']}/cancel", headers=alice)
+                    assert cancelled.status_code == 202, cancelled.text
+    return seen
+
+
+async def faulty_step(http: httpx.AsyncClient, step: str, fault: Fault, alice: dict[str, str]) -> None:
+    """Make the request whose write the fault refuses; it must end cleanly, however it ends."""
+    if step == "tool_media":
+        ended_once(await approved_image(http, fault, alice))
+        return
+    if step == "closing":
+        ended_once(await cancelled_mid_stream(http, fault, alice))
+        return
+    await fault.add()
+    words = " ".join(f"w{i}" for i in range(12))  # the slow model's events span several batches
+    body = run_input(str(uuid.uuid4()), user_message(f"numbat {words}"), model="local/slow")
+    ended_once(await streamed(http, "/agent/runs", body, alice))
     if step == "search_index":
-        searched = await client.get("/api/sessions/search", params={"q": "numbat"}, headers=alice)
-        assert searched.status_code >= 400  # the index refused what the search first brings in
+        searched = await http.get("/api/sessions/search", params={"q": "numbat"}, headers=alice)
+        assert searched.status_code != 200  # the index refused what the search first brings in
 
 
-async def nothing_held(client: Client, fault: Fault) -> bool | None:
+async def nothing_held(app: Litestar, fault: Fault) -> bool | None:
     """Whether the app's database is left alone: no write turn held, no connection checked out or inside
     a transaction."""
-    engine = client.app.state.alchemy.get_engine()
+    engine = app.state.alchemy.get_engine()
     lock = write_lock(engine)
     if lock is not None and (lock.locked or lock.in_transaction()):
         return None
@@ -164,9 +215,25 @@ async def nothing_held(client: Client, fault: Fault) -> bool | None:
     return True
 
 
+async def writes_normally(http: httpx.AsyncClient, admin: dict[str, str], alice: dict[str, str]) -> None:
+    """An upload, a catalogue change and a new run, each written."""
+    png = image_bytes("PNG", (16, 16), (200, 30, 30))
+    uploaded = await http.post(
+        "/api/files",
+        files={"file": ("red.png", png, "image/png")},
+        data={"threadId": str(uuid.uuid4())},
+        headers=alice,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    model = await http.post("/api/models", json={**SLOW_MODEL, "modelId": "next"}, headers=admin)
+    assert model.status_code == 201, model.text
+    body = run_input(str(uuid.uuid4()), user_message("hi"))
+    assert ended_once(await streamed(http, "/agent/runs", body, alice))["type"] == "RUN_FINISHED"
+
+
 @pytest.mark.parametrize("step", list(FAULTS))
 async def test_a_fault_at_each_write_leaves_the_next_requests_writing(
-    settings_: Settings,
+    quick: Settings,
     database_url: str,
     engine_name: str,
     step: str,
@@ -180,27 +247,29 @@ async def test_a_fault_at_each_write_leaves_the_next_requests_writing(
     admin = auth("root", role="admin")
     fault = Fault(database_url, engine_name, step)
     with charts_for(step, tmp_path) as url:
-        async with iris(settings_, admin) as client:
+        async with iris(quick, admin) as (http, app):
             if url is not None:
-                added = await client.post(
-                    "/api/mcp-servers", json={"name": "charts", "transport": "http", "url": url}, headers=admin
+                added = await http.post(
+                    "/api/mcp-servers",
+                    json={
+                        "name": "charts",
+                        "transport": "http",
+                        "url": url,
+                        "toolApproval": {"chart": "always"},
+                    },
+                    headers=admin,
                 )
                 assert added.status_code == 201, added.text
                 await stored.set_agent_tools(["mcp:charts/*"])
-            await fault.add()
             try:
-                await faulty_step(client, step, alice, url)
+                await faulty_step(http, step, fault, alice)
             finally:
                 await fault.drop()
 
             await eventually(
-                lambda: nothing_held(client, fault), within=REQUEST_SECONDS, what="the database let go"
+                lambda: nothing_held(app, fault), within=REQUEST_SECONDS, what="the database let go"
             )
-            await upload(client, alice, str(uuid.uuid4()))
-            model = await client.post("/api/models", json={**SLOW_MODEL, "modelId": "next"}, headers=admin)
-            assert model.status_code == 201, model.text
-            after = await client.post("/agent/runs", json=run_input(str(uuid.uuid4()), user_message("hi")), headers=alice)
-            assert ended_once(after.content)["type"] == "RUN_FINISHED"
-            ready = await client.get("/readyz")
+            await writes_normally(http, admin, alice)
+            ready = await http.get("/readyz")
             assert ready.status_code == 200, ready.text
-            assert await nothing_held(client, fault)
+            assert await nothing_held(app, fault)
