@@ -20,8 +20,8 @@ async def cannot_write(engine: AsyncEngine) -> str | None:
     """Why this process cannot write now, or ``None`` when it can: the probe write, rolled back, waits
     at most the lock timeout, like any writer; a write turn held longer than that is reported at once."""
     lock = write_lock(engine)
-    if lock is not None and lock.held_for > lock.timeout:
-        return f"a write turn has been held for {lock.held_for:.1f} s (the lock timeout is {lock.timeout:g} s)"
+    if lock is not None and (held := lock.held_for) > lock.timeout:
+        return f"a write turn has been held for {held:.1f} s (the lock timeout is {lock.timeout:g} s)"
     try:
         async with engine.connect() as connection:
             await connection.execute(PROBE)

@@ -17,6 +17,7 @@ transaction that records the terminal event:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -231,6 +232,8 @@ class EventStore:
         """
         if self._unrecorded is None:
             return
+        with contextlib.suppress(Exception):  # a batch still in flight lands, or its events come back
+            await self._settled()
         try:
             await self._intake_stored()
         except IntakeNotStored:  # the run was never stored: there is no log to end
@@ -267,6 +270,7 @@ class EventStore:
         events, self._buffer = self._buffer, []
         self._in_flight = len(events)
         self._writing = asyncio.ensure_future(self._append(events))
+        self._writing.add_done_callback(_retrieved)  # raised by _settled, or by nobody if the run ended
 
     async def _settled(self) -> None:
         """Wait for the batch in flight; raises its failure, once (its events are back in the buffer, so

@@ -95,9 +95,7 @@ async def _commit(session: AsyncSession, rows: IntakeRows | None, inline: Inline
         await session.close()
 
 
-async def start_stream(
-    plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float
-) -> Stream:
+async def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
     """Start the run at once — its intake commits meanwhile — and stream it to this caller (409
     ``run_in_progress`` when this process is running the thread already).
 

@@ -36,9 +36,7 @@ LOCK_TIMEOUT = 2.0
 
 @pytest.fixture
 async def client(settings: Settings) -> AsyncIterator[Client]:
-    app = create_app(
-        msgspec.structs.replace(settings, sqlite_lock_timeout_seconds=LOCK_TIMEOUT), environ={}
-    )
+    app = create_app(msgspec.structs.replace(settings, sqlite_lock_timeout_seconds=LOCK_TIMEOUT), environ={})
     async with AsyncTestClient(app=app) as test_client:
         yield test_client
 

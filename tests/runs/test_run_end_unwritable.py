@@ -44,7 +44,7 @@ async def read_rest(chunks: Any, seen: bytes) -> list[dict[str, Any]]:
 async def until_content(chunks: Any, count: int) -> bytes:
     seen = b""
     async for chunk in chunks:
-        seen += chunk
+        seen += bytes(chunk)
         if seen.count(b"TEXT_MESSAGE_CONTENT") >= count:
             return seen
     raise AssertionError("the stream ended early")

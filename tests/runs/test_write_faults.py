@@ -10,9 +10,9 @@ session idle in a transaction). Iris on a real socket, both engines."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -142,7 +142,8 @@ def ended_once(body: bytes) -> dict[str, Any]:
     """The stream's events end with exactly one terminal event: it."""
     events = [frame.data for frame in parse_sse(body)]
     terminal = [e for e in events if e["type"] in ("RUN_FINISHED", "RUN_ERROR")]
-    assert len(terminal) == 1 and terminal[0] is events[-1], [e["type"] for e in events]
+    assert len(terminal) == 1, [e["type"] for e in events]
+    assert terminal[0] is events[-1], [e["type"] for e in events]
     return terminal[0]
 
 
