@@ -27,6 +27,11 @@ handled without it:
   registered on it at its next write turn (never while another statement may be running on it), what
   a writer leaves uncommitted (a failed COMMIT, a connection closed mid-transaction) is rolled back on
   it, and it is closed with the last pooled connection.
+- **A turn is a short critical section** (docs/adr/0001-sqlite-write-turn.md): held from a
+  transaction's first write to its end, ended on every exit (a failed commit is rolled back on the
+  connection it ran on, and the shared connection never leaves a turn inside a transaction), and never
+  waited for by the task holding it: a second connection of that task asking for it gets
+  :class:`WriteTurnHeld` at once instead of waiting for itself while every other writer waits too.
 - **One deadline per write turn.** Waiting for this process's lock and then for the file (another
   process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
   another that is itself waiting for the file gives up when its own deadline passes, not a deadline
