@@ -111,9 +111,7 @@ class Orchestrator:
                 raise
             except Exception:
                 log.exception("run %s: ending it failed", self.plan.run_id, extra={"code": "internal_error"})
-                self._ensure_ended("internal_error", "The run failed unexpectedly.")
-            else:
-                self._ensure_ended("internal_error", "The run failed unexpectedly.")
+            self._ensure_ended("internal_error", "The run failed unexpectedly.")
 
     def _ensure_ended(self, code: str, message: str) -> None:
         """Send the terminal event the run has not sent (live at once; the run keeper records it)."""
