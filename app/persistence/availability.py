@@ -49,9 +49,13 @@ def one_line(text: str) -> str:
 
 
 def cause(exc: BaseException) -> str:
-    """The failure for one log line: the driver's own error (what SQLAlchemy wrapped), its type and
-    message — never the SQL or its parameters, which SQLAlchemy's message adds."""
-    root = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc
+    """The failure for one log line: the driver's own error (what SQLAlchemy wrapped, and what
+    advanced-alchemy wrapped again: its "IntegrityError: There was an issue processing the statement"
+    hid a "database is locked"), its type and message — never the SQL or its parameters, which
+    SQLAlchemy's message adds."""
+    root = next(
+        (c.orig for c in _causes(exc) if isinstance(c, sa_exc.DBAPIError) and c.orig is not None), exc
+    )
     return one_line(f"{type(root).__name__}: {root}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,10 +15,10 @@ from advanced_alchemy.extensions.litestar import (
     SQLAlchemyAsyncConfig,
 )
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
-from app.persistence.sqlite import PRAGMAS, async_creator
+from app.persistence.sqlite import PRAGMAS, IrisConnection, WriteLock, async_creator
 from app.settings import Settings
 
 # Plain `alembic` and advanced-alchemy's CLI must agree on this name (AA defaults to "alembic_versions").
@@ -27,6 +28,7 @@ POOL_SIZE = 20
 """Connections each engine keeps open (either database); up to :data:`POOL_OVERFLOW` more are opened
 when needed and closed when checked in."""
 POOL_OVERFLOW = 20
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, WriteLock] = weakref.WeakKeyDictionary()
 
 
 def create_engine(
@@ -67,12 +69,28 @@ def create_engine(
             **json,
         )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        _WRITE_LOCKS[engine.sync_engine] = creator.write_lock  # type: ignore[attr-defined]
         return engine
     # Sized for concurrent runs: each holds a connection only for short transactions (intake, event
     # batches, the terminal write), but with 16+ runs streaming these overlap past the default 5 + 10.
     return create_async_engine(
         url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, **json
     )
+
+
+def write_lock(engine: AsyncEngine) -> WriteLock | None:
+    """The in-process write turn of a SQLite engine made here (``None`` on PostgreSQL)."""
+    return _WRITE_LOCKS.get(engine.sync_engine)
+
+
+async def holds_write_turn(session: AsyncSession) -> bool:
+    """Whether ``session``'s transaction holds its SQLite engine's write turn (it has written, and not
+    yet committed): every other writer of the process waits until it ends (see docs/adr/0001)."""
+    if not session.in_transaction():
+        return False
+    raw = await (await session.connection()).get_raw_connection()
+    driver = raw.driver_connection
+    return isinstance(driver, IrisConnection) and driver.writing
 
 
 def _json_text(value: Any) -> str:

@@ -27,6 +27,11 @@ handled without it:
   registered on it at its next write turn (never while another statement may be running on it), what
   a writer leaves uncommitted (a failed COMMIT, a connection closed mid-transaction) is rolled back on
   it, and it is closed with the last pooled connection.
+- **A turn is a short critical section** (docs/adr/0001-sqlite-write-turn.md): held from a
+  transaction's first write to its end, ended on every exit (a failed commit is rolled back on the
+  connection it ran on, and the shared connection never leaves a turn inside a transaction), and never
+  waited for by the task holding it: a second connection of that task asking for it gets
+  :class:`WriteTurnHeld` at once instead of waiting for itself while every other writer waits too.
 - **One deadline per write turn.** Waiting for this process's lock and then for the file (another
   process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
   another that is itself waiting for the file gives up when its own deadline passes, not a deadline
@@ -96,6 +101,11 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
     return getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) in _BUSY
 
 
+class WriteTurnHeld(RuntimeError):
+    """A task asked for the write turn it already holds through another connection (a bug: it could
+    only wait for itself). Not "database is locked": it is a 500, with its traceback."""
+
+
 class WriteLock:
     """The one in-process writer of an engine's database, acquired with a deadline; given the database's
     file (``one_writer``), also the one connection every write transaction runs on (:meth:`writer`)."""
@@ -104,6 +114,10 @@ class WriteLock:
         self.timeout = timeout
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._holder: asyncio.Task[Any] | None = None
+        """The task that took the current turn (``None`` when free)."""
+        self._since: float | None = None
+        """When the current turn was taken (``time.monotonic()``)."""
         self._database = database
         self._writer: sqlite3.Connection | None = None
         self._functions: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -142,17 +156,42 @@ class WriteLock:
             self._writer = None
 
     async def acquire(self, deadline: float) -> None:
-        """Take the lock, or raise "database is locked" at ``deadline`` (``time.monotonic()``)."""
+        """Take the lock, or raise "database is locked" at ``deadline`` (``time.monotonic()``). A task that
+        already holds the turn through another connection would wait for itself until the deadline, and
+        wedge every other writer meanwhile: it gets :class:`WriteTurnHeld` at once instead."""
         self._loop = asyncio.get_running_loop()
+        current = asyncio.current_task()
+        if self._lock.locked() and current is not None and self._holder is current:
+            raise WriteTurnHeld(
+                "this task already holds the database's write turn through another session: "
+                "commit or roll that one back before writing through a second"
+            )
         try:
             # no helper task, unlike wait_for on 3.11
             async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 await self._lock.acquire()
         except TimeoutError:
             raise locked_error(self.timeout) from None
+        self._holder, self._since = current, time.monotonic()
+
+    @property
+    def held_for(self) -> float:
+        """How long the current turn has been held (0 when the lock is free)."""
+        since = self._since
+        return 0.0 if since is None or not self._lock.locked() else time.monotonic() - since
+
+    @property
+    def locked(self) -> bool:
+        """Whether a write turn is held now."""
+        return self._lock.locked()
+
+    def in_transaction(self) -> bool:
+        """Whether the shared write connection (if open) is inside a transaction."""
+        return self._writer is not None and self._writer.in_transaction
 
     def release(self) -> None:
         """Release; from another thread (a connection the pool dropped there) it is handed to the loop."""
+        self._holder = self._since = None
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -445,12 +484,22 @@ class IrisConnection:
             finally:
                 self._end_write()
 
+    @property
+    def writing(self) -> bool:
+        """Whether this connection holds the engine's write turn (from its first write to its end)."""
+        return self._writing
+
     def _end_write(self) -> None:
         self._turn_deadline = None
         self._large = False
         if self._writing:
             self._writing = False
-            self._write_lock.release()
+            try:
+                # The shared connection never outlives a turn inside a transaction, whatever ended it.
+                if self._write_lock.in_transaction() and (writer := self._write_lock.writer()) is not None:
+                    writer.rollback()
+            finally:
+                self._write_lock.release()
 
 
 def open_connection(database: str) -> sqlite3.Connection:
@@ -483,4 +532,5 @@ def async_creator(
         write_lock.opened()
         return IrisConnection(connection, write_lock, checkpoints, write_wait)
 
+    create.write_lock = write_lock  # type: ignore[attr-defined]  # db.write_lock finds it here
     return create

@@ -17,6 +17,7 @@ transaction that records the terminal event:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -209,6 +210,7 @@ class EventStore:
     def abandon(self, event: RunError) -> None:
         """When even a failure cannot be recorded: tell the live streams now, and keep the unlogged events
         and this ending for :meth:`record_abandoned` (the log must end the way the client saw it)."""
+        self.commit_intake()  # never left open: committed (the keeper then records the end) or rolled back
         self.sequence += 1
         payload = encode_event(event)
         self._buffer.append((self.sequence, msgspec.Raw(payload)))
@@ -229,6 +231,14 @@ class EventStore:
         Raises :class:`RunLost` when the crash sweep failed the run meanwhile (then its ending stands).
         """
         if self._unrecorded is None:
+            return
+        with contextlib.suppress(Exception):  # a batch still in flight lands, or its events come back
+            await self._settled()
+        try:
+            await self._intake_stored()
+        except IntakeNotStored:  # the run was never stored: there is no log to end
+            self._unrecorded = None
+            self._buffer = []
             return
         await self._record(self._unrecorded, self._buffer)
         self._unrecorded = None
@@ -260,6 +270,7 @@ class EventStore:
         events, self._buffer = self._buffer, []
         self._in_flight = len(events)
         self._writing = asyncio.ensure_future(self._append(events))
+        self._writing.add_done_callback(_retrieved)  # raised by _settled, or by nobody if the run ended
 
     async def _settled(self) -> None:
         """Wait for the batch in flight; raises its failure, once (its events are back in the buffer, so
@@ -275,6 +286,7 @@ class EventStore:
         """Start committing the run's intake (once); see :class:`EventSink`."""
         if self._intake is None and self._start_intake is not None:
             self._intake = self._start_intake()
+            self._intake.add_done_callback(_retrieved)  # its failure is reported by the run, or not needed
 
     async def _intake_stored(self) -> None:
         """Write nothing before the run's intake is committed (raises IntakeNotStored if it was not);
@@ -378,6 +390,11 @@ class EventStore:
         async with session_scope(self._alchemy) as db:
             if not await RunRepository(session=db).close(rows):
                 raise RunLost("the run was declared lost while it was still going")
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _usage(event: RunFinished) -> dict[str, Any] | None:

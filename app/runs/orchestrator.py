@@ -100,9 +100,24 @@ class Orchestrator:
         self._tool_loop.cancel_call()
 
     async def run(self) -> None:
-        """The whole run, inside its telemetry (the ``invoke_agent`` span and the run's log ids)."""
+        """The whole run, inside its telemetry (the ``invoke_agent`` span and the run's log ids). Whatever
+        happens (the database failing while the run ends, a bug), it ends with one terminal event on its
+        live streams: a run that would leave without one gets ``RUN_ERROR`` here, sent at once."""
         with self.telemetry:
-            await self._run()
+            try:
+                await self._run()
+            except asyncio.CancelledError:
+                self._ensure_ended("run_aborted", "The run was stopped by the server.")
+                raise
+            except Exception:
+                log.exception("run %s: ending it failed", self.plan.run_id, extra={"code": "internal_error"})
+            self._ensure_ended("internal_error", "The run failed unexpectedly.")
+
+    def _ensure_ended(self, code: str, message: str) -> None:
+        """Send the terminal event the run has not sent (live at once; the run keeper records it)."""
+        if not self.store.finished:
+            self.telemetry.failed(code)
+            self.store.abandon(RunError(message=message, code=code, timestamp=now_ms()))
 
     async def _run(self) -> None:
         try:
@@ -134,10 +149,13 @@ class Orchestrator:
                     metadata=started or None,
                 )
             )
-            outcome = await self._bounded_turns()
+            try:
+                outcome = await self._bounded_turns()
+            except (_Cancelled, CallCancelled):
+                # Its ending's failures (the database, say) are handled below, like any other's.
+                await self._model_turns.close_dropped()
+                outcome = CancelledOutcome()
             await self._finish(outcome)
-        except (_Cancelled, CallCancelled):
-            await self._finish_cancelled()
         except asyncio.CancelledError:
             await asyncio.shield(self._fail("run_aborted", "The run was stopped by the server."))
             raise
@@ -162,11 +180,6 @@ class Orchestrator:
             )
         )
         self.telemetry.finished(str(outcome.__struct_config__.tag))
-
-    async def _finish_cancelled(self) -> None:
-        """Close what the dropped turn left open — its partial answer is kept — then end as cancelled."""
-        await self._model_turns.close_dropped()
-        await self._finish(CancelledOutcome())
 
     async def _fail(self, code: str, message: str) -> None:
         """End with one ``RUN_ERROR``, recorded before it is sent. When the database is what failed, or

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agui.sse import HEADERS, FrameSource, LastChunk, relay
 from app.errors import Unprocessable
 from app.media.inline_uploads import InlineUploads
-from app.persistence.db import session_scope
+from app.persistence.db import holds_write_turn, session_scope
 from app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
 from app.runs.event_store import IntakeNotStored
 from app.runs.intake import Repositories, RunPlan
@@ -95,12 +95,19 @@ async def _commit(session: AsyncSession, rows: IntakeRows | None, inline: Inline
         await session.close()
 
 
-def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
+async def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
     """Start the run at once — its intake commits meanwhile — and stream it to this caller (409
-    ``run_in_progress`` when this process is running the thread already)."""
+    ``run_in_progress`` when this process is running the thread already).
+
+    An intake that has already written (a quota's count, an inline upload's row) holds SQLite's write
+    turn, which no transaction may carry past the hand-over (docs/adr/0001-sqlite-write-turn.md): its
+    commit starts now instead of when the model is asked."""
     intake.stage(plan.intake_rows)
+    now = await holds_write_turn(intake.session)
     channel, subscription = manager.start(plan, intake=intake.start_commit)
     intake.hand_over()
+    if now:
+        intake.start_commit()
     body = relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))
     return sse(observed(body, manager.services.telemetry))
 

@@ -201,7 +201,11 @@ class ToolLoop:
     async def _execute(
         self, tool: RunTool | None, call_id: str, name: str, arguments: str, context: ToolContext
     ) -> ToolAgentOutput:
-        """Run one call inside its ``execute_tool {tool}`` span; a failure is the model's to read."""
+        """Run one call inside its ``execute_tool {tool}`` span; a failure is the model's to read. The
+        run's intake is committed first (a resumed run calls its approved tools before any model turn):
+        a tool may write through a session of its own (its media, ``delete_attachment``), which must
+        come after the run's own rows and must not wait for a transaction of this run."""
+        self.store.commit_intake()
         with self.telemetry.tool(name, call_id, known=tool is not None) as span:
             output = await self._outcome(tool, call_id, name, arguments, context)
             content = _event_text(output)
@@ -324,8 +328,6 @@ class ToolLoop:
 
     async def _delete_upload(self, upload_id: str) -> None:
         """``delete_attachment``'s side effect: the record, then the stored original."""
-        # It writes through a session of its own: the intake must not be left holding the write lock.
-        self.store.commit_intake()
         upload_pk = parse_uuid(upload_id)
         if upload_pk is None:
             raise ToolFailed(f"{upload_id!r} is not an upload id")

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.loop_monitor import LoopMonitor
 from app.persistence.db import create_engine
-from app.persistence.sqlite import CHECKPOINT_EVERY, OFF_LOOP_BYTES
+from app.persistence.sqlite import CHECKPOINT_EVERY, OFF_LOOP_BYTES, WriteTurnHeld
 from tests.support.waits import REQUEST_SECONDS, until
 
 
@@ -178,13 +178,31 @@ async def test_a_second_writer_of_this_process_queues_on_the_loop_and_has_the_sa
         await first.execute(text("INSERT INTO t (v) VALUES ('first')"))  # holds this process's write turn
         async with watched_loop() as monitor:
             with pytest.raises(Exception, match="no turn to write within 1 s"):
-                await _insert(engine, "second")
+                await asyncio.ensure_future(_insert(engine, "second"))  # another task: it waits
         assert monitor.max_blocked < 0.1
         waiting = asyncio.ensure_future(_insert(engine, "third"))
         await asyncio.sleep(0.2)
         assert not waiting.done()  # queued behind the open transaction…
         await first.commit()
         await waiting  # …and in once it ends
+    async with engine.connect() as conn:
+        assert (await conn.execute(text("SELECT v FROM t ORDER BY id"))).scalars().all() == ["first", "third"]
+
+
+async def test_a_second_session_of_the_task_holding_the_write_turn_is_refused_at_once(
+    engine: AsyncEngine,
+) -> None:
+    """Issue 41: a task that writes through a second session while its first holds the write turn could
+    only wait for itself, every other writer of the process queued behind it. It is told at once, and
+    the turn it holds is untouched (its transaction commits)."""
+    async with engine.connect() as first:
+        await first.execute(text("INSERT INTO t (v) VALUES ('first')"))
+        async with watched_loop() as monitor:
+            with pytest.raises(WriteTurnHeld, match="already holds the database's write turn"):
+                await _insert(engine, "second")
+        assert monitor.max_blocked < 0.1
+        await first.commit()
+    await _insert(engine, "third")  # the turn was released with the commit
     async with engine.connect() as conn:
         assert (await conn.execute(text("SELECT v FROM t ORDER BY id"))).scalars().all() == ["first", "third"]
 

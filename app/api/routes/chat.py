@@ -101,7 +101,7 @@ class ChatController(Controller):
                 )
             except IrisError as exc:
                 raise chat_field(exc) from None
-            return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
+            return await start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 
     @get(
         "/chat/stream",

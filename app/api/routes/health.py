@@ -10,6 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.api.openapi import documented
 from app.errors import ServiceUnavailable
 from app.persistence.migrations import current_revisions, head_revisions
+from app.persistence.write_probe import cannot_write
 from app.schemas.system import Health, Readiness
 
 
@@ -26,10 +27,13 @@ class HealthController(Controller):
     @get(
         "/readyz",
         operation_id="Readyz",
-        operation_class=documented(problems={503: ["database_unreachable", "migrations_pending"]}),
+        operation_class=documented(
+            problems={503: ["database_unreachable", "migrations_pending", "database_unwritable"]}
+        ),
     )
     async def readyz(self, state: State) -> Readiness:
-        """The database answers and its schema is at the migrations' head."""
+        """The database answers, its schema is at the migrations' head, and this process can write to it
+        (a write that changes nothing gets its turn within the lock timeout)."""
         engine = state.alchemy.get_engine()
         try:
             async with engine.connect() as conn:
@@ -43,5 +47,9 @@ class HealthController(Controller):
                 f"The database is at {sorted(current) or 'no revision'}, migrations are at {sorted(head)}: "
                 "run `just migrate`.",
                 code="migrations_pending",
+            )
+        if (reason := await cannot_write(engine)) is not None:
+            raise ServiceUnavailable(
+                f"This process cannot write to the database: {reason}.", code="database_unwritable"
             )
         return Readiness(status="ready", database="ok", revision=sorted(current), head=sorted(head))

@@ -133,7 +133,7 @@ class RunController(Controller):
                 storage=run_manager.services.storage,
                 inline=intake.inline,
             )
-            return start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
+            return await start_stream(plan, intake, run_manager, ping_seconds=settings.sse_ping_seconds)
 
     @get(
         "/runs/{runId:str}/events",
