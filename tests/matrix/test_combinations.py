@@ -173,10 +173,11 @@ def serving(engine_name: str, request: pytest.FixtureRequest, root: Path) -> Ite
 
 
 @pytest.fixture(scope="module")
-def shared_iris(
+def iris(
     engine_name: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Iris]:
-    """The Iris of every cell on this engine (each cell has a thread and a user of its own)."""
+    """The Iris of every cell on this engine (each cell has a thread and a user of its own): a cell
+    whose failure left a write turn, a transaction or a connection held fails the cells after it."""
     with serving(engine_name, request, tmp_path_factory.mktemp(f"iris-{engine_name}")) as shared:
         yield shared
 
@@ -519,35 +520,6 @@ def still_writes(iris: Iris, user: str) -> None:
     events = check_stream(ran.content)
     assert events[-1]["type"] == "RUN_FINISHED", events[-1]
     assert "You said: ping" in answer(events)
-
-
-WEDGES = "defect 1"
-"""Approving a tool that returns an image wedges the embedded database for the whole process: such
-a cell gets an Iris of its own, so that the cells after it still test something."""
-
-
-def known_defect(engine: str, surface: str, content: str, path: str) -> str | None:
-    """The issue-41 defect a cell meets while other engineers fix it (the cell is a strict xfail, so
-    it fails as soon as the fix lands, to be unmarked)."""
-    if engine == "sqlite" and surface in ("agui", "chat") and content == "tool_image" and path == "approved":
-        return WEDGES  # RUN_ERROR database_unavailable, then every write of the process 503
-    return None
-
-
-@pytest.fixture
-def iris(
-    shared_iris: Iris, engine_name: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[Iris]:
-    """The shared Iris, or one of the cell's own for a cell that wedges its process."""
-    params = request.node.callspec.params
-    defect = known_defect(engine_name, params["surface"], params["content"], params["path"])
-    if defect is not None:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"issue 41 {defect}"))
-    if defect != WEDGES:
-        yield shared_iris
-        return
-    with serving(engine_name, request, tmp_path) as own:
-        yield own
 
 
 @pytest.mark.parametrize("path", PATHS)
