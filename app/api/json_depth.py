@@ -36,7 +36,10 @@ _FREE_FORM = frozenset(
 _NAMED_LEVELS = 3  # otherwise a too-deep value is named by its first three members
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
-_TOKEN = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:|"(?:[^"\\]|\\.)*"|[\[\]{},]', re.DOTALL)
+# A string is read once, in runs of plain bytes never given back (possessive), and group 2 says whether a
+# colon makes it a key; one left open runs to the end of the body. So a long string costs one pass, never
+# a backtrack per byte, and no body (an unclosed string, escaped quotes) costs more than one pass.
+_TOKEN = re.compile(rb'"([^"\\]*+(?:\\.[^"\\]*+)*+)(?:"(\s*:)?|\\?\Z)|[\[\]{},]', re.DOTALL)
 
 
 async def refuse_deep_json(request: Request[Any, Any, Any]) -> None:
@@ -100,7 +103,7 @@ def _too_deep_member(body: bytes) -> str | None:
     open_containers: list[list[Any]] = []  # [kind, current key or index] per open object or array
     for match in _TOKEN.finditer(body):
         token = match.group(0)
-        if match.group(1) is not None and open_containers:
+        if match.group(2) is not None and open_containers:
             open_containers[-1][1] = match.group(1).decode(errors="replace")
         elif token in (b"{", b"["):
             if len(open_containers) >= MAX_JSON_DEPTH:
