@@ -110,6 +110,13 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(p for p in self.parts if isinstance(p, ImagePart))
 
     @property
+    def images_sent(self) -> tuple[ImagePart, ...]:
+        """Every image this turn sends: its own image parts and those inside its tool results (where a
+        vendor takes them there, ``Capabilities.tool_result_images == "native"``)."""
+        inside = (i for p in self.parts if isinstance(p, ToolResultPart) for i in p.images)
+        return (*self.images, *inside)
+
+    @property
     def documents(self) -> tuple[DocumentPart, ...]:
         return tuple(p for p in self.parts if isinstance(p, DocumentPart))
 

@@ -10,6 +10,10 @@ Thinking models (``options["reasoning"]: true`` on the row; Ollama's model list 
 says the model takes levels, as gpt-oss does), and ``message.thinking`` streams as reasoning. Ollama
 keeps no signatures, so nothing goes back.
 
+A message's ``content`` is one string: a user message's text parts (the user's words, a document's
+text the core sends in its place) are joined as paragraphs, a blank line apart, where every other vendor
+gets separate blocks; an assistant's text blocks are one answer and join as they streamed.
+
 Ollama reads no PDFs (the core sends their text instead). Audio models (``options["audio"]: true`` on
 a ``multimodal`` row; Ollama lists ``audio`` in ``/api/show`` capabilities) get WAV and MP3 bytes in the
 same ``images`` list, where the server sniffs them (``RIFF…WAVE``, ``ID3`` or an MPEG frame).
@@ -77,6 +81,8 @@ IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 # Ollama publishes no request limit; a JSON body of base64 images is decoded whole by a local runner,
 # so Iris keeps it to Gemini's 20 MB (the strictest inline figure a vendor documents).
 MAX_REQUEST_BYTES = 20_000_000
+PARAGRAPH = "\n\n"
+"""Between a user message's text parts: the blocks other vendors get, in Ollama's one string."""
 
 
 PARAMETERS = ParameterSupport(
@@ -207,7 +213,8 @@ class OllamaProvider:
                 raise UnsupportedPartError(
                     self.id, part_kind(part), media_type(part), f"not in a {message.role} message"
                 )
-        out: dict[str, Any] = {"role": message.role, "content": "".join(texts)}
+        separator = PARAGRAPH if message.role == "user" else ""
+        out: dict[str, Any] = {"role": message.role, "content": separator.join(texts)}
         if images:
             out["images"] = images
         if calls:

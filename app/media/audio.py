@@ -15,6 +15,11 @@ import msgspec
 
 from app.errors import Unprocessable
 
+MIN_SAMPLE_RATE = 8_000
+"""The lowest sample rate taken: telephone audio, and MP3's lowest (MPEG-2.5)."""
+MAX_SAMPLE_RATE = 192_000
+"""The highest sample rate taken: studio audio. No vendor documents a rate; beyond these a file is a
+header's claim, not a recording (a 2 GHz WAV plays for a nanosecond)."""
 MP3_TRAILER_SLACK_BYTES = 128 * 1024
 """What may follow an MP3's last frame (an ID3v1 or APE tag, padding) before the file counts as
 something else with an MP3 in front."""
@@ -44,7 +49,8 @@ def sniff_audio(head: bytes) -> Literal["wav", "mp3"] | None:
 
 def inspect_audio(data: bytes, *, max_seconds: float) -> AudioFacts:
     """Parse ``data`` as WAV or MP3: 422 ``audio_undecodable`` when it is neither or lies about its
-    length, ``audio_too_long`` past ``max_seconds``."""
+    length, ``audio_out_of_range`` for a sample rate outside :data:`MIN_SAMPLE_RATE`-
+    :data:`MAX_SAMPLE_RATE` or no sound at all (0 s), ``audio_too_long`` past ``max_seconds``."""
     kind = sniff_audio(data[:16])
     if kind == "wav":
         facts = _wav(data)
@@ -52,6 +58,7 @@ def inspect_audio(data: bytes, *, max_seconds: float) -> AudioFacts:
         facts = _mp3(data)
     else:
         raise _undecodable("The file is neither WAV nor MP3 audio.")
+    _check_range(facts)
     if facts.duration_seconds > max_seconds:
         raise Unprocessable(
             f"The audio plays for {facts.duration_seconds:.1f} s; at most {max_seconds:g} s are accepted.",
@@ -59,6 +66,21 @@ def inspect_audio(data: bytes, *, max_seconds: float) -> AudioFacts:
             field="file",
         )
     return facts
+
+
+def _check_range(facts: AudioFacts) -> None:
+    """422 ``audio_out_of_range`` for a sample rate no recording has, or audio that plays for 0 s."""
+    if not MIN_SAMPLE_RATE <= facts.sample_rate <= MAX_SAMPLE_RATE:
+        raise Unprocessable(
+            f"The audio's sample rate is {facts.sample_rate:,} Hz; {MIN_SAMPLE_RATE:,} to"
+            f" {MAX_SAMPLE_RATE:,} Hz are accepted.",
+            code="audio_out_of_range",
+            field="file",
+        )
+    if facts.duration_seconds <= 0:
+        raise Unprocessable(
+            "The audio holds no sound (it plays for 0 s).", code="audio_out_of_range", field="file"
+        )
 
 
 # --- WAV -------------------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 checks an upload, then stored as an upload of the run's thread, so history, replay and later turns
 treat them like any uploaded file.
 
-The checks come first and store nothing: the base64 is refused by its length before it is decoded,
-the kind is sniffed from the bytes (the declared ``mimeType`` must be what they are), and the PDF
+The checks come first and store nothing: the base64 is refused by its length before it is decoded
+(then decoded and hashed in a worker thread, so a 45 MB payload never holds the event loop), the kind
+is sniffed from the bytes (the declared ``mimeType`` must be what they are), and the PDF
 worker or the audio parser reads them within the upload limits. Only once the whole run is accepted
 does the intake count them against the caller's upload quotas (:meth:`InlineUploads.admit`, in the
 intake's transaction) and store them (:meth:`InlineUploads.store`): objects first, their rows added
@@ -24,7 +25,7 @@ from uuid_utils.compat import uuid7
 
 from app.agui.input import InboundAttachment
 from app.errors import IrisError, Unprocessable
-from app.media.base64_data import decode_base64
+from app.media.base64_data import decode_base64_off_loop
 from app.media.documents import PdfFacts
 from app.media.uploads import (
     SNIFF_BYTES,
@@ -73,8 +74,13 @@ class InlineUploads:
         kind: Literal["document", "audio"] = part.kind
         settings = self._settings
         limit = settings.max_document_bytes if kind == "document" else settings.max_audio_bytes
-        data = decode_base64(
-            part.data, max_bytes=limit, field=part.field, noun=_NOUN[kind], invalid_code="invalid_base64"
+        data = await decode_base64_off_loop(
+            part.data,
+            max_bytes=limit,
+            field=part.field,
+            noun=_NOUN[kind],
+            invalid_code="invalid_base64",
+            limiter=self._limiter,
         )
         declared = (part.mime_type or "").lower()
         try:
@@ -87,6 +93,7 @@ class InlineUploads:
             raise
         if facts.mime_type != declared:
             raise _lying(declared, facts.mime_type, part.field)
+        sha256 = await anyio.to_thread.run_sync(_sha256, data, limiter=self._limiter)
         extension = UPLOAD_EXTENSION_BY_MIME[facts.mime_type]
         path = upload_path(user_id, thread_id, extension)
         thumbnail_path, text_path = derived_paths(path) if facts.pdf is not None else (None, None)
@@ -101,7 +108,7 @@ class InlineUploads:
             size=len(data),
             width=0,
             height=0,
-            sha256=hashlib.sha256(data).hexdigest(),
+            sha256=sha256,
             pages=facts.pages,
             duration_seconds=facts.duration_seconds,
             thumbnail_path=thumbnail_path if facts.pdf and facts.pdf.thumbnail_png is not None else None,
@@ -133,6 +140,11 @@ class InlineUploads:
         """Remove every object :meth:`store` stored: the run that carried them was not stored."""
         stored, self._stored = self._stored, []
         await remove_objects(self._storage, stored)
+
+
+def _sha256(data: bytes) -> str:
+    """The hex digest (``hashlib`` lets go of the GIL while it hashes: in a thread, the loop runs on)."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def _lying(declared: str, found: str, field: str) -> Unprocessable:

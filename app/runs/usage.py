@@ -192,11 +192,12 @@ def _detail(options: Mapping[str, Any]) -> str:
 
 
 def request_image_tokens(messages: Sequence[Message], provider: str, model: ModelSpec) -> int | None:
-    """The estimate for every image in one request, at the size delivered (``None``: no formula)."""
+    """The estimate for every image in one request, at the size delivered (``None``: no formula): the
+    user's and the tools' alike, whether a tool's travel in its result or in a user turn after it."""
     formula = image_formula(provider, model.options)
     if formula is None:
         return None
-    images: Iterable[ImagePart] = (image for message in messages for image in message.images)
+    images: Iterable[ImagePart] = (image for message in messages for image in message.images_sent)
     return sum(
         image_tokens(formula, i.width, i.height, model_id=model.model_id, detail=_detail(model.options))
         for i in images

@@ -43,6 +43,25 @@ def test_a_wav_without_data_is_refused() -> None:
     refused(data[: data.index(b"data")], "audio_undecodable")
 
 
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (wav_bytes(1e-6, rate=2_000_000_000), "2,000,000,000 Hz"),  # a header's claim: 2,000 frames, 1 µs
+        (wav_bytes(0.5, rate=384_000), "384,000 Hz"),
+        (wav_bytes(0.5, rate=4_000), "4,000 Hz"),
+        (wav_bytes(0), "0 s"),
+    ],
+    ids=["2-GHz", "384-kHz", "4-kHz", "0-s"],
+)
+def test_rates_and_durations_no_vendor_takes_are_refused(data: bytes, said: str) -> None:
+    assert said in refused(data, "audio_out_of_range")
+
+
+@pytest.mark.parametrize("rate", [8_000, 192_000])
+def test_the_rate_bounds_are_taken(rate: int) -> None:
+    assert inspect_audio(wav_bytes(0.5, rate=rate), max_seconds=600).sample_rate == rate
+
+
 def test_too_long_audio_is_refused() -> None:
     detail = refused(wav_bytes(3), "audio_too_long", max_seconds=2)
     assert "3.0 s" in detail

@@ -165,6 +165,8 @@ HOSTILE = [  # made when the test runs, not when it is collected (the bomb takes
     pytest.param(lambda: mp3_bytes(100, xing_frames=100 * 3600), 422, "audio_undecodable", id="lying-xing"),
     pytest.param(lambda: wav_bytes(601, sample_width=1), 422, "audio_too_long", id="audio-over-600-s"),
     pytest.param(lambda: wav_bytes(1)[:40], 422, "audio_undecodable", id="truncated-wav"),
+    pytest.param(lambda: wav_bytes(1e-6, rate=2 * 10**9), 422, "audio_out_of_range", id="wav-at-2-GHz"),
+    pytest.param(lambda: wav_bytes(0), 422, "audio_out_of_range", id="wav-of-0-s"),
 ]
 
 

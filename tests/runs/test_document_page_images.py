@@ -2,7 +2,8 @@
 the document's text with its pages without text rendered as page images (natively, in the message's
 ``images``), recorded as ``iris/documentFallback`` ``text+images`` and shown in history; a text model
 keeps the labelled "no text" line; the model's image count bounds how many pages go as images; pages are
-rendered once and kept, and later turns send the kept bytes."""
+rendered once and kept, and later turns send the kept bytes. The document's text is never glued onto
+the user's words: Ollama takes one string per message, so each part is a paragraph of its own."""
 
 from __future__ import annotations
 
@@ -110,6 +111,24 @@ async def test_a_vision_model_gets_pages_without_text_as_rendered_images(
         if p["type"] == "document"
     ]
     assert shown["metadata"]["iris/documentFallback"]["imagePages"] == [2, 3]
+
+
+@pytest.mark.parametrize("model", ["ollama/llava", "ollama/llama3.2"])
+async def test_the_document_text_is_a_paragraph_of_its_own(
+    client: Client, ollama: FakeOllama, alice: dict[str, str], model: str
+) -> None:
+    thread = str(uuid.uuid4())
+    pdf = await upload(
+        client, alice, thread, data=build_pdf([text_content(["Revenue rose."])]), name="report.pdf"
+    )
+    ollama.text("Revenue rose.")
+
+    words = user_message("Summarise this document.", pdf["parts"]["agui"])
+    await run(client, alice, run_input(thread, words, model=model))
+
+    content = sent_user_message(ollama)["content"]
+    assert content.startswith('Summarise this document.\n\n[document "report.pdf", 1 page, sent as its text]')
+    assert "Revenue rose." in content
 
 
 async def test_a_text_model_keeps_the_no_text_line(

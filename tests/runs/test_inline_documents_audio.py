@@ -223,6 +223,14 @@ HOSTILE: list[tuple[str, Callable[[], dict[str, Any]], int, str, str]] = [
         "content[1].source.value",
     ),
     (
+        "a WAV at 2 GHz that plays for 0.0 s",
+        lambda: audio(wav_bytes(1e-6, rate=2 * 10**9)),
+        422,
+        "audio_out_of_range",
+        "content[1].source.value",
+    ),
+    ("a WAV of 0 s", lambda: audio(wav_bytes(0)), 422, "audio_out_of_range", "content[1].source.value"),
+    (
         "audio over the seconds limit",
         lambda: audio(wav_bytes(3.5)),
         422,

@@ -1,7 +1,8 @@
 """An MCP tool's image reaching each vendor's loopback fake in that vendor's own format, the request
 bodies checked against the vendors' own SDK types: Anthropic's ``tool_result`` content, Gemini 3's
 function response parts, and for Chat Completions, Gemini 2.5 and Ollama the tool message as text plus
-a user message after it that carries the image."""
+a user message after it that carries the image. Wherever it travels, the image is in the run's
+``estimatedImageTokens``, by the vendor's own formula."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from pydantic import TypeAdapter
 from app.asgi import create_app
 from app.settings import Settings
 from tests.runs.conftest import Stored
-from tests.runs.helpers import answer_text, run, run_input, user_message
+from tests.runs.helpers import answer_text, of_type, run, run_input, user_message
 from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
 from tests.support.agents import offer
@@ -100,6 +101,21 @@ async def chart_run(client: Client, alice: dict[str, str], model: str) -> list[d
     return await run(client, alice, body)
 
 
+CHART_TOKENS = {
+    "anthropic/claude-sonnet-4-5": 205,  # 480 x 320 / 750
+    "gemini/gemini-3-pro-preview": 1120,  # per image at the default (high) media resolution
+    "gemini/gemini-2.5-flash": 258,  # both sides within 768: one tile
+    "openai/gpt-4o": 255,  # 85 + 170 for its one 512-px tile
+}
+"""What the chart costs each vendor by its published formula (app/media/image_tokens.py)."""
+
+
+def estimated_image_tokens(events: list[dict[str, Any]]) -> int | None:
+    """The run's image estimate: only the chart is an image, and it went with the second request."""
+    usage = of_type(events, "RUN_FINISHED")[0]["metadata"]["iris/usage"]
+    return usage.get("estimatedImageTokens")  # type: ignore[no-any-return]
+
+
 def is_chart(data: str) -> None:
     """Base64 of the chart the server drew: a real 480x320 PNG (normalised, never pasted as text)."""
     with Image.open(io.BytesIO(base64.b64decode(data))) as image:
@@ -119,6 +135,7 @@ async def test_anthropic_gets_the_image_inside_the_tool_result(
     fakes.anthropic.reply(fa.text_answer(["Three ", "bars."]))
     events = await chart_run(client, alice, "anthropic/claude-sonnet-4-5")
     assert answer_text(events) == "Three bars."
+    assert estimated_image_tokens(events) == CHART_TOKENS["anthropic/claude-sonnet-4-5"]
 
     body = fakes.anthropic.requests[1].json
     TypeAdapter(MessageCreateParamsStreaming).validate_python(body)
@@ -138,7 +155,8 @@ async def test_gemini_3_gets_the_image_as_function_response_parts(
 ) -> None:
     fakes.gemini.reply([fg.chunk([fg.function_call("charts__chart", ARGS)], finish="STOP")])
     fakes.gemini.reply(fg.text_answer(["Three bars."]))
-    await chart_run(client, alice, "gemini/gemini-3-pro-preview")
+    events = await chart_run(client, alice, "gemini/gemini-3-pro-preview")
+    assert estimated_image_tokens(events) == CHART_TOKENS["gemini/gemini-3-pro-preview"]
 
     body = fakes.gemini.requests[1].json
     contents = [genai.Content.model_validate(content) for content in body["contents"]]
@@ -156,7 +174,8 @@ async def test_gemini_2_5_gets_the_image_in_a_user_turn_after_the_response(
 ) -> None:
     fakes.gemini.reply([fg.chunk([fg.function_call("charts__chart", ARGS)], finish="STOP")])
     fakes.gemini.reply(fg.text_answer(["Three bars."]))
-    await chart_run(client, alice, "gemini/gemini-2.5-flash")
+    events = await chart_run(client, alice, "gemini/gemini-2.5-flash")
+    assert estimated_image_tokens(events) == CHART_TOKENS["gemini/gemini-2.5-flash"]
 
     body = fakes.gemini.requests[1].json
     for content in body["contents"]:
@@ -178,7 +197,8 @@ async def test_chat_completions_get_text_in_the_tool_message_and_the_image_after
         [ToolCallScript(id="call_1", name="charts__chart", argument_pieces=[json.dumps(ARGS)])]
     )
     fakes.openai.text("Three bars.")
-    await chart_run(client, alice, "openai/gpt-4o")
+    events = await chart_run(client, alice, "openai/gpt-4o")
+    assert estimated_image_tokens(events) == CHART_TOKENS["openai/gpt-4o"]
 
     body = fakes.openai.requests[1].json
     TypeAdapter(CompletionCreateParamsStreaming).validate_python(body)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import struct
 import wave
 import zlib
@@ -159,6 +160,13 @@ def text_pdf(pages: Sequence[str], **kwargs: object) -> bytes:
 
 def many_pages_pdf(count: int) -> bytes:
     return build_pdf([text_content(["the same page"])] * count, share_content=True)
+
+
+def large_pdf(size_bytes: int, first_line: str = "Quarterly report") -> bytes:
+    """A PDF of about ``size_bytes``: a page of text, then a page whose content stream carries the rest
+    as a comment of random hex (as incompressible as a scan's pixels; a reader skips it)."""
+    filler = b"% " + os.urandom(size_bytes // 2).hex().encode() + b"\n"
+    return build_pdf([text_content([first_line]), filler + b"BT ET"])
 
 
 def bomb_pdf(inflated_bytes: int) -> bytes:

@@ -51,6 +51,7 @@ CHAT_CODES = {
         "document_undecodable",
         "document_too_many_pages",
         "audio_undecodable",
+        "audio_out_of_range",
         "audio_too_long",
         "unsupported_media_type",
         "image_unreadable",

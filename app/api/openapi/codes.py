@@ -34,6 +34,7 @@ INLINE_MEDIA_CHECKS: dict[int, tuple[str, ...]] = {
     413: ("file_too_large",),
     415: ("unsupported_media_type",),
     422: (
+        "audio_out_of_range",
         "audio_too_long",
         "audio_undecodable",
         "document_encrypted",

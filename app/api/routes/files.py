@@ -64,6 +64,7 @@ class FileController(Controller):
                 413: ["file_too_large"],
                 415: ["multipart_required", "unsupported_media_type"],
                 422: [
+                    "audio_out_of_range",
                     "audio_too_long",
                     "audio_undecodable",
                     "document_encrypted",
