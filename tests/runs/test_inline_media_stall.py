@@ -83,3 +83,29 @@ async def test_a_large_inline_attachment_never_blocks_the_loop(
     assert said in answer_text(check_stream(response.content))
     assert len(await stored.uploads(thread)) == 1
     assert worst < WORST_BLOCK_SECONDS, f"the loop was blocked {worst * 1000:.0f} ms in:\n{stack}"
+
+
+async def test_a_large_too_deep_body_is_refused_without_blocking_the_loop(
+    app: Litestar, client: Client, alice: dict[str, str]
+) -> None:
+    """A 45 MB string, then a value nested too deep: 422 ``json_too_deep`` (the member is not named in a
+    body this large: naming it reads the string in one call that holds the GIL), and the loop free."""
+    thread = str(uuid.uuid4())
+    deep: Any = "x"
+    for _ in range(80):
+        deep = [deep]
+    body = run_input(thread, user_message("Read."), state={"padding": "A" * 45_000_000, "deep": deep})
+    content = json.dumps(body).encode()
+    monitor: LoopMonitor = app.state.loop_monitor
+    await asyncio.sleep(0.3)
+    monitor.reset()
+
+    response = await client.post(
+        "/agent/runs", content=content, headers={**alice, "content-type": "application/json"}
+    )
+    await asyncio.sleep(0.05)
+    worst, stack = monitor.max_blocked, monitor.worst_stack
+
+    assert worst < WORST_BLOCK_SECONDS, f"the loop was blocked {worst * 1000:.0f} ms in:\n{stack}"
+    assert response.status_code == 422, response.text[:500]
+    assert (response.json()["code"], response.json().get("field")) == ("json_too_deep", None)
