@@ -213,7 +213,9 @@ class ChatController(Controller):
     @get(
         "/sessions/{sessionId:str}/usage",
         operation_id="SessionUsage",
-        operation_class=documented(problems={404: ["agent_not_found", "thread_not_found"]}),
+        operation_class=documented(
+            problems={404: ["agent_not_found", "thread_not_found"], 422: ["invalid_thread_id"]}
+        ),
     )
     async def usage(
         self,

@@ -26,6 +26,7 @@ _FORM = Schema(
         "file": Schema(
             type=OpenAPIType.STRING,
             format=OpenAPIFormat.BINARY,
+            min_length=1,  # an empty file is 422 file_missing
             description=(
                 "One PNG, JPEG or WebP image, PDF, or WAV or MP3 audio file (the type is sniffed from the"
                 " bytes)."
@@ -38,6 +39,7 @@ _FORM = Schema(
         ),
     },
     required=["file", "threadId"],
+    additional_properties=False,  # the parser takes at most MAX_PARTS parts (422 too_many_parts)
 )
 
 
