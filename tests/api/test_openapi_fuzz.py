@@ -26,7 +26,7 @@ from tests.support.databases import copy_sqlite
 from tests.support.http_server import serve_asgi
 from tests.support.openapi import document
 
-CASES_PER_OPERATION = 25
+CASES_PER_OPERATION = 12
 """Examples hypothesis generates per operation (the coverage phase adds its own, from the schema)."""
 
 CONFIG = {
@@ -40,6 +40,10 @@ BEYOND_THE_SCHEMA = {
     "model_not_found": "a model ref names a catalogue entry, and which exist is the server's state",
     "model_not_in_agent": "which models an agent offers is the server's state",
     "upload_not_found": "which uploads exist is the server's state",
+    "fallback_not_found": "a fallback names a catalogue entry, and which exist is the server's state",
+    "too_many_images": "how many images a message may carry is the deployment's setting",
+    "too_many_document": "how many documents a message may carry is the deployment's setting",
+    "too_many_audio": "how many audio clips a message may carry is the deployment's setting",
     "invalid_fallback": "a model's fallbacks are other catalogue models, not itself",
     "no_new_message": "whether a message is new depends on the thread's stored history",
     "import_invalid": "an export's messages must form a tree (parents first, ids unique)",
@@ -82,7 +86,7 @@ def _code(response: Any) -> str | None:
 
 
 def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: schemathesis.Case) -> bool | None:
-    """schemathesis's ``positive_data_acceptance``, but for the refusals listed in :data:`BEYOND_THE_SCHEMA`."""
+    """schemathesis's ``positive_data_acceptance``, but for the refusals in :data:`BEYOND_THE_SCHEMA`."""
     try:
         return positive_data_acceptance(ctx, response, case)
     except RejectedPositiveData:

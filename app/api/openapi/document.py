@@ -16,8 +16,8 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import OpenAPI, Reference
 
 from app.agui.events import AgUiEvent
-from app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from app.agui.input import RunAgentInput
+from app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
 from app.api.problems import Problem
 from app.schemas.chat import LlmChatAnswer
