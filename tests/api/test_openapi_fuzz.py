@@ -16,6 +16,7 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import AcceptedNegativeData
 from schemathesis.openapi.checks import RejectedPositiveData
+from schemathesis.schemas import APIOperation
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from app.asgi import create_app
@@ -56,6 +57,8 @@ BEYOND_THE_SCHEMA = {
 """Problem codes a schema-valid request may still be refused with: what depends on the server's state or
 on relations between values that JSON Schema cannot state. A shape the schema could state is never here."""
 
+Case = schemathesis.Case[APIOperation[Any, Any, Any, Any]]
+
 ADMIN = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'fuzzer', role='admin')}"}
 
 
@@ -80,12 +83,12 @@ def _code(response: Any) -> str | None:
         return None
     if not isinstance(body, dict):
         return None
-    inner = body.get("error") if isinstance(body.get("error"), dict) else body
-    code = inner.get("code")
+    error = body.get("error")
+    code = (error if isinstance(error, dict) else body).get("code")
     return code if isinstance(code, str) else None
 
 
-def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: schemathesis.Case) -> bool | None:
+def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: Case) -> bool | None:
     """schemathesis's ``positive_data_acceptance``, but for the refusals in :data:`BEYOND_THE_SCHEMA`."""
     try:
         return positive_data_acceptance(ctx, response, case)
@@ -99,12 +102,12 @@ TYPE_MUTATIONS = ("Incorrect type", "violates `type`")
 """How schemathesis describes a negative case that only changed a value's JSON type."""
 
 
-def _type_mutation_only(case: schemathesis.Case) -> bool:
+def _type_mutation_only(case: Case) -> bool:
     description = case.meta.phase.data.description if case.meta is not None else None
     return bool(description) and any(kind in str(description) for kind in TYPE_MUTATIONS)
 
 
-def schema_invalid_requests_are_refused(ctx: Any, response: Any, case: schemathesis.Case) -> bool | None:
+def schema_invalid_requests_are_refused(ctx: Any, response: Any, case: Case) -> bool | None:
     """schemathesis's ``negative_data_rejection``, but for a value whose JSON type alone was changed:
     a multipart form field is text whatever the schema's type, and Litestar converts a JSON body to its
     struct with msgspec's ``strict=False`` (``0`` for ``false``, ``"1"`` for ``1``). Decoding bodies
@@ -121,7 +124,7 @@ schema = schemathesis.openapi.from_dict(document(), config=SchemathesisConfig.fr
 
 
 @schema.parametrize()
-def test_every_operation_answers_as_documented(iris: str, case: schemathesis.Case) -> None:
+def test_every_operation_answers_as_documented(iris: str, case: Case) -> None:
     case.call_and_validate(
         base_url=iris,
         headers=ADMIN,

@@ -72,7 +72,8 @@ def _accepts(path: str, method: str, body: dict[str, Any]) -> bool:
     """Whether the document's JSON request schema of the operation accepts ``body``."""
     doc = document()
     schema = doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]
-    return jsonschema.Draft202012Validator({**schema, "components": doc["components"]}).is_valid(body)
+    validator = jsonschema.Draft202012Validator({**schema, "components": doc["components"]})
+    return bool(validator.is_valid(body))
 
 
 def _codes(path: str, method: str, status: int) -> list[str]:

@@ -78,8 +78,8 @@ def components() -> dict[str, Any]:
     out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
-    for struct, rules in COMPONENT_RULES.items():
-        out[struct.__name__].update(rules)
+    for ruled, rules in COMPONENT_RULES.items():
+        out[ruled.__name__].update(rules)
     out[RESUME_INPUT] = _resume_input(out[RunAgentInput.__name__])
     for schema in out.values():
         any_is_json(schema)
