@@ -238,6 +238,7 @@ async def test_rules_across_fields_are_documented(client: Client, auth: Auth) ->
                 422,
                 "validation_failed",
             ),
+            ("post", "/api/llm/chat", "/api/llm/chat", {"modelId": "local/text"}, 422, "empty_message"),
             (
                 "post",
                 "/api/agents/{slug}/sessions/import",

@@ -240,6 +240,9 @@ COMPONENT_RULES: dict[type[msgspec.Struct], dict[str, Any]] = {
             {"type": "object", "not": {"allOf": [_given("resume", _SOME), _given("regenerate", _TRUE)]}},
         ]
     },
+    LlmChatRequest: {
+        "anyOf": [_given("parts", _SOME), _given("content", {"type": "string", "minLength": 1})]
+    },
     FileData: {"anyOf": [_given("file_data", _STRING)]},  # a file_id is refused (file_source_unsupported)
     AgentCreate: {
         "anyOf": [
@@ -248,9 +251,10 @@ COMPONENT_RULES: dict[type[msgspec.Struct], dict[str, Any]] = {
         ]
     },
 }
-"""Rules across a body's fields that a route checks itself (422 ``validation_failed``): a binary part
-names its file one way (inline ``data`` not for images), a chat request asks for one thing (an edit, a
-regeneration or a resume), an agent offers at least one model. Stated in the component as JSON Schema."""
+"""Rules across a body's fields that a route checks itself, stated in the component as JSON Schema: a
+binary part names its file one way (inline ``data`` not for images), a chat request asks for one thing
+(an edit, a regeneration or a resume), a stateless chat sends a new message (``empty_message``), a
+``/v1`` file part is ``file_data``, an agent offers at least one model."""
 
 REQUEST_BODIES: tuple[type[msgspec.Struct], ...] = (
     AgentUpdate,
