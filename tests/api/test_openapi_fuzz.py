@@ -27,6 +27,8 @@ from tests.support.databases import copy_sqlite
 from tests.support.http_server import serve_asgi
 from tests.support.openapi import document
 
+pytestmark = pytest.mark.slow  # a real server on a loopback port
+
 CASES_PER_OPERATION = 12
 """Examples hypothesis generates per operation (the coverage phase adds its own, from the schema)."""
 
