@@ -21,6 +21,10 @@ MAX_THREAD_ID_LENGTH = 128
 THREAD_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 """What a ``threadId`` may be, as the OpenAPI document states it."""
 _THREAD_ID = re.compile(THREAD_ID_PATTERN.strip("^$"))
+CLIENT_ID_PATTERN = r"^[ -~]{1,128}$"
+"""What a run's or a message's id may be (``runId``, ``messages[].id``, an imported message's ``id``):
+1 to 128 printable ASCII characters, as the OpenAPI document states it."""
+_CLIENT_ID = re.compile(CLIENT_ID_PATTERN.strip("^$"))
 _PLAIN = re.compile(r"[a-z0-9_-]{1,128}")
 _ENCODED_PREFIX = "b32."
 
@@ -34,6 +38,11 @@ def check_thread_id(value: object, *, field: str = "threadId") -> str:
             field=field,
         )
     return value
+
+
+def is_client_id(value: str) -> bool:
+    """Whether ``value`` is a run or message id as :data:`CLIENT_ID_PATTERN` states it."""
+    return _CLIENT_ID.fullmatch(value) is not None
 
 
 def is_thread_id(value: str) -> bool:

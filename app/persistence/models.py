@@ -29,6 +29,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+POSITION_MAX = 2_147_483_647
+"""The largest ``Integer`` every engine stores (PostgreSQL's ``integer``): message positions and event
+numbers stay below it, and a query bound past it is refused before it reaches the database."""
+
 
 class ModelRow(UUIDv7AuditBase):
     """A model in the catalogue: which provider plugin serves it and what it can take."""

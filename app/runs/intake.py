@@ -67,7 +67,7 @@ from app.security.quotas import admit_run
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.storage.base import Storage
-from app.threads import check_thread_id
+from app.threads import check_thread_id, is_client_id
 from providers import Capabilities, ModelSpec, Provider, RequestOptions, ToolSpec
 from providers.registry import ProviderRegistry
 
@@ -400,8 +400,10 @@ def _title(rows: Sequence[Message]) -> str | None:
 
 
 def _client_id(value: str, field: str) -> str:
-    if not value or len(value) > MAX_ID_LENGTH or not value.isprintable():
+    if not is_client_id(value):
         raise Unprocessable(
-            f"'{field}' must be 1 to {MAX_ID_LENGTH} printable characters.", code="invalid_id", field=field
+            f"'{field}' must be 1 to {MAX_ID_LENGTH} printable ASCII characters.",
+            code="invalid_id",
+            field=field,
         )
     return value

@@ -37,6 +37,7 @@ from app.schemas.session_export import ExportImagePart, ExportMessage, ExportRea
 from app.security.auth import Principal
 from app.settings import Settings
 from app.storage.base import ObjectNotFound, Storage
+from app.threads import is_client_id
 
 MAX_ID_LENGTH = 128
 MAX_TITLE_LENGTH = 200
@@ -111,8 +112,8 @@ def _check(export: SessionExport, settings: Settings) -> _Checked:
     calls_above: list[set[str]] = []  # tool call ids made on each message's line, itself included
     for index, message in enumerate(export.messages):
         where = f"messages[{index}]"
-        if not 0 < len(message.id) <= MAX_ID_LENGTH or not message.id.isprintable():
-            raise _invalid(f"Message ids are 1 to {MAX_ID_LENGTH} printable characters.", f"{where}.id")
+        if not is_client_id(message.id):
+            raise _invalid(f"Message ids are 1 to {MAX_ID_LENGTH} printable ASCII characters.", f"{where}.id")
         if message.id in index_of:
             raise _invalid(f"The id {message.id!r} is used twice.", f"{where}.id")
         parent = None

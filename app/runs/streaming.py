@@ -21,6 +21,7 @@ from app.agui.sse import HEADERS, FrameSource, LastChunk, relay
 from app.errors import Unprocessable
 from app.media.inline_uploads import InlineUploads
 from app.persistence.db import holds_write_turn, session_scope
+from app.persistence.models import POSITION_MAX
 from app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
 from app.runs.event_store import IntakeNotStored
 from app.runs.intake import Repositories, RunPlan
@@ -148,6 +149,8 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
         raise Unprocessable("Last-Event-ID must be an event number.", code="invalid_event_id") from exc
     if point < 0:
         raise Unprocessable("Event numbers start at 1.", code="invalid_event_id")
+    if point > POSITION_MAX:
+        raise Unprocessable(f"Event numbers end at {POSITION_MAX}.", code="invalid_event_id")
     return point
 
 

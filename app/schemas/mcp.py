@@ -14,7 +14,9 @@ ServerName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9_-]{1,32}$")]
 ApprovalRule = Literal["always", "never", "destructive"]
 ConnectSeconds = Annotated[float, msgspec.Meta(gt=0, le=120)]
 CallSeconds = Annotated[float, msgspec.Meta(gt=0, le=3600)]
-Url = Annotated[str, msgspec.Meta(pattern=r"^https?://[^\s]+$", max_length=2000)]
+Url = Annotated[str, msgspec.Meta(pattern=r"^https?://[!-~]+$", max_length=2000)]
+"""Printable ASCII without spaces: one character class Python's ``re`` and the document's ECMA-262 regular
+expressions read alike (their ``\\s`` differ: U+0085 is space to one, not to the other)."""
 Command = Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
 HeaderName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")]
 EnvName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")]

@@ -18,6 +18,9 @@ from providers.wire import RequestStruct
 EXPORT_FORMAT: Final = "iris.session"
 EXPORT_VERSION: Final = 1
 
+Instant = Annotated[dt.datetime, msgspec.Meta(tz=True)]
+"""An RFC 3339 date-time with its offset, as exports write them (the document says ``date-time``)."""
+
 
 class ExportTextPart(RequestStruct, tag="text", tag_field="type"):
     text: str
@@ -29,7 +32,7 @@ class ExportImagePart(RequestStruct, tag="image", tag_field="type", kw_only=True
     image: str
     mime_type: Literal["image/png", "image/jpeg", "image/webp"]
     name: str
-    expires_at: dt.datetime
+    expires_at: Instant
     upload_id: str
     sha256: str
     size: int
@@ -71,10 +74,10 @@ class ExportMessage(RequestStruct, omit_defaults=True, kw_only=True):
     id: str
     role: Literal["user", "assistant", "tool"]
     content: str
-    created_at: dt.datetime
+    created_at: Instant
     parts: list[ExportPart] = msgspec.field(default_factory=list)
     parent_id: str | None = None
-    superseded_at: dt.datetime | None = None
+    superseded_at: Instant | None = None
     tool_calls: list[ExportToolCall] | None = None
     worker_agent_output: dict[str, Any] | None = None
     tool_agent_output: dict[str, Any] | None = None
@@ -84,8 +87,8 @@ class ExportMessage(RequestStruct, omit_defaults=True, kw_only=True):
 class ExportSession(RequestStruct, omit_defaults=True, kw_only=True):
     id: str
     agent_slug: str
-    created_at: dt.datetime
-    last_activity_at: dt.datetime
+    created_at: Instant
+    last_activity_at: Instant
     pinned: bool
     archived: bool
     title: str | None = None
@@ -97,7 +100,7 @@ class SessionExport(RequestStruct, omit_defaults=True, kw_only=True):
 
     format: Literal["iris.session"]
     version: Annotated[int, msgspec.Meta(ge=EXPORT_VERSION, le=EXPORT_VERSION)]
-    exported_at: dt.datetime
+    exported_at: Instant
     session: ExportSession
     messages: list[ExportMessage]
     active_message_id: str | None = None

@@ -22,6 +22,8 @@ from app.api.openai.wire import (
     FileContent,
     ImageContent,
     InputAudioContent,
+    JsonObjectFormatIn,
+    JsonSchemaFormatIn,
     NamedToolChoice,
     OpenAIAssistantMessage,
     OpenAIToolMessage,
@@ -59,19 +61,11 @@ class GatewayInput:
 
 def request_options(body: ChatCompletionRequest) -> RequestOptions:
     """The sampling and format knobs (checked against the model by the core)."""
-    if body.n not in (None, 1):
-        raise Unprocessable("Only n=1 is supported.", code="validation_failed", field="n")
     fmt = body.response_format
     response_format = None
-    if fmt is not None and fmt.type == "json_object":
+    if isinstance(fmt, JsonObjectFormatIn):
         response_format = ResponseFormat(type="json_object")
-    elif fmt is not None and fmt.type == "json_schema":
-        if fmt.json_schema is None:
-            raise Unprocessable(
-                "A json_schema response_format needs 'json_schema'.",
-                code="validation_failed",
-                field="response_format.json_schema",
-            )
+    elif isinstance(fmt, JsonSchemaFormatIn):
         schema = fmt.json_schema
         response_format = ResponseFormat(
             type="json_schema", schema=schema.schema, name=schema.name, strict=bool(schema.strict)
@@ -147,7 +141,7 @@ async def gateway_input(
             if message.tool_call_id not in names:
                 raise Unprocessable(
                     f"No assistant tool call has the id {message.tool_call_id!r}.",
-                    code="validation_failed",
+                    code="tool_call_unknown",
                     field=f"{field}.tool_call_id",
                 )
             answer = {"toolCallId": message.tool_call_id, "toolName": names[message.tool_call_id]}

@@ -47,8 +47,10 @@ def openai_documented(
                     content={"application/json": OpenAPIMediaType(schema=reference(body))}, required=True
                 )
             content = {"application/json": OpenAPIMediaType(schema=reference(ok))}
-            if chunks is not None:
-                content[SSE] = OpenAPIMediaType(schema=reference(chunks))
+            if chunks is not None:  # a run that fails ends the stream with an error chunk instead
+                content[SSE] = OpenAPIMediaType(
+                    schema=Schema(one_of=[reference(chunks), reference(ErrorAnswer.__name__)])
+                )
             description = (
                 "OK"
                 if chunks is None

@@ -64,6 +64,7 @@ CHAT_CODES = {
         "request_too_large",
         "unsupported_part",
         "image_type_not_accepted",
+        "tool_call_unknown",
     ],
     403: ["model_not_for_guests"],
     404: ["model_not_found"],

@@ -7,7 +7,7 @@ Requests ignore unknown fields, as OpenAI does; a field of the wrong type is ref
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -140,9 +140,21 @@ class JsonSchemaFormat(OpenAIStruct):
     description: str | None = None
 
 
-class ResponseFormatIn(OpenAIStruct):
-    type: Literal["text", "json_object", "json_schema"]
-    json_schema: JsonSchemaFormat | None = None
+class TextFormatIn(OpenAIStruct, tag="text", tag_field="type"):
+    """Plain text (the default)."""
+
+
+class JsonObjectFormatIn(OpenAIStruct, tag="json_object", tag_field="type"):
+    """Any JSON object."""
+
+
+class JsonSchemaFormatIn(OpenAIStruct, tag="json_schema", tag_field="type"):
+    """JSON that ``json_schema`` accepts (which it must give: the body's check says so, as the document)."""
+
+    json_schema: JsonSchemaFormat
+
+
+ResponseFormatIn = TextFormatIn | JsonObjectFormatIn | JsonSchemaFormatIn
 
 
 class StreamOptions(OpenAIStruct):
@@ -168,7 +180,8 @@ class ChatCompletionRequest(OpenAIStruct):
     parallel_tool_calls: bool | None = None
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = None
     user: str | None = None
-    n: int | None = None
+    n: Annotated[int, msgspec.Meta(ge=1, le=1)] | None = None
+    """Only one choice is made: the document says so, and the body's check refuses any other."""
 
 
 # --- answers ---------------------------------------------------------------------------------------

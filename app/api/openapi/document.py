@@ -16,8 +16,9 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import OpenAPI, Reference
 
 from app.agui.events import AgUiEvent
+from app.agui.input import RunAgentInput
 from app.api.openai.wire import ROOTS as OPENAI_ROOTS
-from app.api.openapi.schemas import EVENT_METADATA, OPEN, SHARPER
+from app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
 from app.api.problems import Problem
 from app.schemas.chat import LlmChatAnswer
 from app.threads import THREAD_ID_PATTERN
@@ -64,7 +65,7 @@ def _generate(
 @functools.cache
 def components() -> dict[str, Any]:
     """The schemas this module adds to the document (they replace Litestar's of the same name)."""
-    inbound = _generate(SHARPER, SHARPER)
+    inbound = _generate([*SHARPER, *REQUEST_BODIES], SHARPER)
     outbound = _generate(
         [AgUiEvent, Problem, LlmChatAnswer],
         {event: {"metadata": kind | None} for event, kind in EVENT_METADATA.items()},
@@ -77,11 +78,30 @@ def components() -> dict[str, Any]:
     out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
+    for ruled, rules in COMPONENT_RULES.items():
+        out[ruled.__name__].update(rules)
+    out[RESUME_INPUT] = _resume_input(out[RunAgentInput.__name__])
     for schema in out.values():
         any_is_json(schema)
         if "description" in schema:
             schema["description"] = markdown(schema["description"])
     return out
+
+
+RESUME_INPUT = "RunAgentResumeInput"
+RESUME_PATH = "/agent/runs/resume"
+
+
+def _resume_input(run_input: dict[str, Any]) -> dict[str, Any]:
+    """``RunAgentInput`` as ``/agent/runs/resume`` takes it: ``resume`` answers at least one interrupt
+    (422 ``resume_required`` otherwise)."""
+    resume = next(b for b in run_input["properties"]["resume"]["anyOf"] if b.get("type") == "array")
+    return {
+        **run_input,
+        "title": RESUME_INPUT,
+        "properties": {**run_input["properties"], "resume": {**resume, "minItems": 1}},
+        "required": [*run_input.get("required", []), "resume"],
+    }
 
 
 def _never_null(schema: dict[str, Any]) -> None:
@@ -144,6 +164,9 @@ class IrisOpenAPI(OpenAPI):
                         if "schema" in media:
                             any_is_json(media["schema"])
                 _document_thread_ids(operation)
+        resume = document.get("paths", {}).get(RESUME_PATH, {}).get("post")
+        if resume is not None:
+            resume["requestBody"]["content"]["application/json"]["schema"] = _ref(RESUME_INPUT)
         return document
 
 

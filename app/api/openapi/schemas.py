@@ -22,6 +22,8 @@ from app.agui.events import (
     ToolCallStart,
 )
 from app.agui.input import RunAgentInput
+from app.api.openai.wire import FileData
+from app.catalogue.agents import SLUG
 from app.runs.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt
 from app.runs.interrupts import TOOL_CALL_KEY
 from app.runs.outputs import (
@@ -36,10 +38,13 @@ from app.runs.outputs import (
     WorkerAgentOutput,
 )
 from app.runs.usage import USAGE_KEY, BillableUsage
-from app.schemas.agents import AgentRef
+from app.schemas.agents import AgentCreate, AgentRef, AgentUpdate
+from app.schemas.catalogue import ModelCreate, ModelUpdate
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
+from app.schemas.mcp import HttpServerCreate, McpServerUpdate, StdioServerCreate
 from app.schemas.session_export import ExportMessage, SessionExport
-from app.threads import THREAD_ID_PATTERN
+from app.schemas.sessions import ActiveMessageIn, SessionUpdate
+from app.threads import CLIENT_ID_PATTERN, THREAD_ID_PATTERN
 from providers.wire import WireStruct
 
 # ---------------------------------------------------------------------------------------------
@@ -109,6 +114,13 @@ InputContent = (
 )
 
 
+ClientId = Annotated[str, msgspec.Meta(pattern=CLIENT_ID_PATTERN)]
+"""A run's or a message's id as the intake checks it (422 ``invalid_id`` otherwise)."""
+
+AgentSlug = Annotated[str, msgspec.Meta(pattern=f"^{SLUG.pattern}$")]
+"""A new agent's slug as ``check_slug`` accepts it (422 ``invalid_agent_slug`` otherwise)."""
+
+
 class FunctionCall(WireStruct):
     name: str
     arguments: str
@@ -121,30 +133,30 @@ class ToolCall(WireStruct, kw_only=True):
 
 
 class DeveloperMessage(WireStruct, tag_field="role", tag="developer"):
-    id: str
+    id: ClientId
     content: str
 
 
 class SystemMessage(WireStruct, tag_field="role", tag="system"):
-    id: str
+    id: ClientId
     content: str
 
 
 class AssistantMessage(WireStruct, tag_field="role", tag="assistant", kw_only=True):
-    id: str
+    id: ClientId
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
 
 
 class UserMessage(WireStruct, tag_field="role", tag="user"):
-    id: str
+    id: ClientId
     content: str | list[InputContent]
 
 
 class ToolMessage(WireStruct, tag_field="role", tag="tool", kw_only=True):
     """A frontend tool's result; only text parts of a list ``content`` are read."""
 
-    id: str
+    id: ClientId
     content: str | list[TextInputContent]
     tool_call_id: str
     error: str | None = None
@@ -179,17 +191,83 @@ ThreadId = Annotated[str, msgspec.Meta(pattern=THREAD_ID_PATTERN)]
 """A thread id as ``check_thread_id`` accepts it (422 ``invalid_thread_id`` otherwise)."""
 
 SHARPER: dict[type[msgspec.Struct], dict[str, Any]] = {
-    RunAgentInput: {"messages": list[Message], "forwardedProps": ForwardedProps | None, "threadId": ThreadId},
+    RunAgentInput: {
+        "messages": list[Message],
+        "forwardedProps": ForwardedProps | None,
+        "threadId": ThreadId,
+        "runId": ClientId,
+    },
+    AgentCreate: {"slug": AgentSlug},
     ChatRequest: {"parts": list[ChatPart] | None, "sessionId": ThreadId | None},
     LlmChatRequest: {"parts": list[ChatPart] | None},
     LlmMessageIn: {"content": str | list[ChatPart]},
     SessionExport: {},
     ExportMessage: {
+        "id": ClientId,
         "workerAgentOutput": WorkerAgentOutput | None,
         "toolAgentOutput": ToolAgentOutput | None,
     },
 }
-"""Request struct → wire field → the type the hand parser actually accepts there."""
+"""Request struct → wire field → the type the hand parser actually accepts there (or the stricter shape a
+route's own check gives the field, with its own code)."""
+
+
+def _given(name: str, schema: dict[str, Any], **others: dict[str, Any]) -> dict[str, Any]:
+    """An object that has ``name`` (matching ``schema``), and whose fields ``others`` match theirs."""
+    return {"type": "object", "required": [name], "properties": {name: schema, **others}}
+
+
+_STRING = {"type": "string"}
+_SOME = {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/JsonValue"}}
+_TRUE = {"const": True}
+_INLINE_KINDS = ["application/pdf", "audio/wav", "audio/mpeg"]
+
+COMPONENT_RULES: dict[type[msgspec.Struct], dict[str, Any]] = {
+    BinaryInputContent: {
+        "anyOf": [
+            _given("data", _STRING, mimeType={"type": "string", "enum": _INLINE_KINDS}),
+            _given("url", _STRING, data={"type": "null"}),
+            _given("id", _STRING, data={"type": "null"}),
+        ]
+    },
+    ChatRequest: {
+        "allOf": [
+            {
+                "type": "object",
+                "not": {"allOf": [_given("editMessageId", _STRING), _given("regenerate", _TRUE)]},
+            },
+            {"type": "object", "not": {"allOf": [_given("resume", _SOME), _given("editMessageId", _STRING)]}},
+            {"type": "object", "not": {"allOf": [_given("resume", _SOME), _given("regenerate", _TRUE)]}},
+        ]
+    },
+    LlmChatRequest: {
+        "anyOf": [_given("parts", _SOME), _given("content", {"type": "string", "minLength": 1})]
+    },
+    FileData: {"anyOf": [_given("file_data", _STRING)]},  # a file_id is refused (file_source_unsupported)
+    AgentCreate: {
+        "anyOf": [
+            _given("models", {"type": "array", "minItems": 1, "items": _STRING}),
+            _given("defaultModel", _STRING),
+        ]
+    },
+}
+"""Rules across a body's fields that a route checks itself, stated in the component as JSON Schema: a
+binary part names its file one way (inline ``data`` not for images), a chat request asks for one thing
+(an edit, a regeneration or a resume), a stateless chat sends a new message (``empty_message``), a
+``/v1`` file part is ``file_data``, an agent offers at least one model."""
+
+REQUEST_BODIES: tuple[type[msgspec.Struct], ...] = (
+    AgentUpdate,
+    ModelCreate,
+    ModelUpdate,
+    HttpServerCreate,
+    StdioServerCreate,
+    McpServerUpdate,
+    SessionUpdate,
+    ActiveMessageIn,
+)
+"""The other JSON request bodies: documented as msgspec states them (every ``Meta`` constraint, unknown
+fields refused), not as Litestar infers them."""
 
 # ---------------------------------------------------------------------------------------------
 # The ``iris/…`` metadata objects events carry (open: AG-UI metadata may hold anything else).

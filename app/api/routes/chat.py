@@ -11,6 +11,7 @@ from litestar.response import Stream
 
 from app.api.deps import RunContext
 from app.api.openapi import RUN_CHECKS, documented
+from app.api.paging import AfterPosition, Offset
 from app.errors import IrisError
 from app.persistence.repositories import (
     AgentRepository,
@@ -154,7 +155,7 @@ class ChatController(Controller):
         agent_repo: NamedDependency[AgentRepository],
         session_repo: NamedDependency[SessionRepository],
         limit: Annotated[int, QueryParameter(ge=1, le=200)] = 50,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Offset = 0,
         archived: FromQuery[bool] = False,
     ) -> SessionList:
         """The caller's sessions with this agent, pinned first, then the most recently active; archived
@@ -191,7 +192,7 @@ class ChatController(Controller):
         message_repo: NamedDependency[MessageRepository],
         upload_repo: NamedDependency[UploadRepository],
         include_superseded: Annotated[bool, QueryParameter(name="includeSuperseded")] = False,
-        after: FromQuery[int] = -1,
+        after: AfterPosition = -1,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 200,
     ) -> ChatHistory:
         """``{id, role, content, parts, createdAt}`` per message, images re-signed with ``expiresAt``."""
@@ -212,7 +213,9 @@ class ChatController(Controller):
     @get(
         "/sessions/{sessionId:str}/usage",
         operation_id="SessionUsage",
-        operation_class=documented(problems={404: ["agent_not_found", "thread_not_found"]}),
+        operation_class=documented(
+            problems={404: ["agent_not_found", "thread_not_found"], 422: ["invalid_thread_id"]}
+        ),
     )
     async def usage(
         self,

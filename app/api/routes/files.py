@@ -11,7 +11,7 @@ from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.openapi import documented
-from app.media.multipart import multipart_boundary
+from app.media.multipart import MAX_FIELD_BYTES, MAX_PARTS, multipart_boundary
 from app.media.uploads import check_content_length, largest_upload, receive_upload
 from app.schemas.uploads import UploadOut
 from app.security.auth import Principal
@@ -26,6 +26,7 @@ _FORM = Schema(
         "file": Schema(
             type=OpenAPIType.STRING,
             format=OpenAPIFormat.BINARY,
+            min_length=1,  # an empty file is 422 file_missing
             description=(
                 "One PNG, JPEG or WebP image, PDF, or WAV or MP3 audio file (the type is sniffed from the"
                 " bytes)."
@@ -38,6 +39,9 @@ _FORM = Schema(
         ),
     },
     required=["file", "threadId"],
+    # Other fields are ignored; the parser takes at most MAX_PARTS parts (422 too_many_parts).
+    additional_properties=Schema(type=OpenAPIType.STRING, max_length=MAX_FIELD_BYTES),
+    max_properties=MAX_PARTS,
 )
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,6 +15,7 @@ from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.api.deps import RunContext
 from app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
+from app.api.paging import AfterEvent, AfterPosition
 from app.catalogue.views import media_by_model, reasoning_by_model
 from app.errors import Conflict, Unprocessable
 from app.media.uploads import upload_limits
@@ -151,7 +152,7 @@ class RunController(Controller):
         settings: NamedDependency[Settings],
         run_repo: NamedDependency[RunRepository],
         run_manager: NamedDependency[RunManager],
-        after: FromQuery[int | None] = None,
+        after: AfterEvent = 0,
     ) -> Stream:
         """Re-attach to a run (an extension: AG-UI 1.0 has no resumption): its events after
         ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
@@ -217,7 +218,7 @@ class RunController(Controller):
         message_repo: NamedDependency[MessageRepository],
         upload_repo: NamedDependency[UploadRepository],
         image_format: Annotated[Literal["binary", "ag-ui"], QueryParameter(name="format")] = "binary",
-        after: FromQuery[int] = -1,
+        after: AfterPosition = -1,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
         include_superseded: Annotated[bool, QueryParameter(name="includeSuperseded")] = False,
     ) -> HistoryPage:

@@ -4,11 +4,12 @@ so clients need not care which backend is behind them."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Annotated
 
 from litestar import Controller, get
 from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
-from litestar.params import FromPath, FromQuery
+from litestar.params import FromPath, QueryParameter
 from litestar.response import File, Stream
 
 from app.api.openapi import documented
@@ -47,7 +48,7 @@ class StorageController(Controller):
         bucket: FromPath[str],
         objectPath: FromPath[str],
         storage: NamedDependency[Storage],
-        token: FromQuery[str | None] = None,
+        token: Annotated[str | None, QueryParameter(required=True, schema_extra={"minLength": 1})] = None,
     ) -> File | Stream:
         """Stream the object if the token was signed for exactly this bucket and path and has not expired."""
         if not isinstance(storage, ServedByIris):
