@@ -5,14 +5,17 @@ pypdfium2 directly (PDFium is not thread-safe, so every call holds one lock), an
 few header reads (WAV's ``fmt``/``data`` chunks; MP3's frame headers, walked to the end), which is all a
 deterministic test model needs. The core has sniffed, bounded and measured the bytes already; a file
 that still does not parse is described as such, never an error.
+
+pypdfium2 is imported by the first PDF this model reads (on the worker thread ``providers.local`` reads
+media on), not with the module: every provider is imported at start-up, and PDFium's library and its
+ctypes bindings would otherwise sit in every server process's memory for a test model's PDFs
+(docs/adr/0002-peak-memory.md).
 """
 
 from __future__ import annotations
 
 import struct
 import threading
-
-import pypdfium2 as pdfium
 
 from providers.messages import AudioPart, DocumentPart
 
@@ -23,6 +26,8 @@ TEXT_PAGES = 5
 
 def describe_document(part: DocumentPart, index: int) -> str:
     """Its page count and the first line of its text: the proof that the document reached the model."""
+    import pypdfium2 as pdfium  # on first use: see the module docstring
+
     label = f"Document {index}" + (f" ({part.name})" if part.name else "")
     try:
         pages, line = _read_pdf(part.data)
@@ -33,6 +38,8 @@ def describe_document(part: DocumentPart, index: int) -> str:
 
 
 def _read_pdf(data: bytes) -> tuple[int, str]:
+    import pypdfium2 as pdfium
+
     with _PDFIUM:
         pdf = pdfium.PdfDocument(data)
         try:

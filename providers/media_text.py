@@ -47,16 +47,18 @@ def encode_body(body: dict[str, Any]) -> bytes:
 
 
 class MediaMemo:
-    """The texts made last from byte strings — base64, or a ``data:`` URL of a given type — up to
-    ``max_chars`` (each text counts twice: itself and its JSON literal), by the bytes' identity.
+    """The texts made last from byte strings — base64, or a ``data:`` URL of a given type — by the bytes'
+    identity, holding ``max_bytes`` at most: an entry costs its text, the text's JSON literal and the
+    ``bytes`` it keeps alive (an entry holds them, so an ``id`` is never reused while it is a key).
 
-    An entry holds its ``bytes``, so an ``id`` is never reused while it is a key; bytes under
-    :data:`MEMO_MIN_BYTES` are encoded every time. Thread-safe (a lock around the dict)."""
+    The bytes count because they are the larger part of what an entry pins once the variant cache
+    (``app.media.variants``) has let them go; bytes under :data:`MEMO_MIN_BYTES` are encoded every time.
+    Thread-safe (a lock around the dict)."""
 
-    def __init__(self, max_chars: int) -> None:
-        self._max_chars = max_chars
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
         self._recent: OrderedDict[tuple[int, str], tuple[bytes, JsonText]] = OrderedDict()
-        self._chars = 0
+        self._held = 0
         self._lock = threading.Lock()
 
     def base64(self, data: bytes) -> str:
@@ -75,21 +77,29 @@ class MediaMemo:
                 self._recent.move_to_end(key)
                 return hit[1]
         text = JsonText(prefix + base64.b64encode(data).decode("ascii"))
-        cost = 2 * len(text)
-        if cost <= self._max_chars:
+        cost = _cost(data, text)
+        if cost <= self._max_bytes:
             with self._lock:
                 if (stale := self._recent.pop(key, None)) is not None:
-                    self._chars -= 2 * len(stale[1])
+                    self._held -= _cost(*stale)
                 self._recent[key] = (data, text)
-                self._chars += cost
-                while self._chars > self._max_chars:
-                    _, (_, evicted) = self._recent.popitem(last=False)
-                    self._chars -= 2 * len(evicted)
+                self._held += cost
+                while self._held > self._max_bytes:
+                    _, evicted = self._recent.popitem(last=False)
+                    self._held -= _cost(*evicted)
         return text
+
+
+def _cost(data: bytes, text: str) -> int:
+    """What a memo entry holds: the bytes, the (ASCII) text and its JSON literal."""
+    return len(data) + 2 * len(text)
 
 
 MEMO_MIN_BYTES = 16 * 1024
 """Smaller byte strings are encoded every time (cheap, and not worth an entry)."""
-MEMO_CHARS = 32 * 1024 * 1024
-"""What :data:`MEDIA` keeps at most: texts and their JSON literals for about 12 MiB of media."""
-MEDIA = MediaMemo(MEMO_CHARS)
+MEMO_BYTES = 16 * 1024 * 1024
+"""What :data:`MEDIA` holds at most, bytes and texts together: the images of the turns in flight and of
+the conversations that sent theirs last. A bound on all it holds, not on the texts alone: runs that each
+send an image of their own (rarely sent again) kept the memo full of texts no turn would ask for, and
+their bytes alive besides (docs/adr/0002-peak-memory.md)."""
+MEDIA = MediaMemo(MEMO_BYTES)

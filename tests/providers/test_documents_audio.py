@@ -5,7 +5,10 @@ refuses them before any request (never a silent drop)."""
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -224,6 +227,47 @@ async def test_local_multimodal_says_when_a_pdf_has_no_text(http: httpx.AsyncCli
         )
     )
     assert "PDF, 1 page, no text on its first pages." in "".join(getattr(e, "delta", "") for e in events)
+
+
+LAZY_PDFIUM = """
+import asyncio, sys
+import httpx
+from providers import DocumentPart, Message, ModelSpec, ProviderContext, RequestOptions, TextPart
+from providers.registry import ProviderRegistry
+from tests.support.documents import text_pdf
+
+async def main():
+    async with httpx.AsyncClient() as http:
+        provider = ProviderRegistry(ProviderContext(environ={}, http=http)).get("local")
+        print("before", "pypdfium2" in sys.modules)
+        part = DocumentPart(mime_type="application/pdf", data=text_pdf(["Lazy"]), name="a.pdf", pages=1)
+        asked = [Message(role="user", parts=(TextPart(text="What is this?"), part))]
+        spec = ModelSpec(provider="local", model_id="multimodal", type="multimodal", options={})
+        events = [e async for e in provider.stream(asked, spec, RequestOptions())]
+        print("answer", "".join(getattr(e, "delta", "") for e in events).replace(chr(10), " "))
+        print("after", "pypdfium2" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_the_local_provider_loads_pdfium_with_its_first_pdf_only() -> None:
+    """Every provider is imported at start-up: PDFium must not come with the local one (its library and
+    bindings in every server's memory), only with the first PDF it reads. In a fresh interpreter, since
+    this process has imported pypdfium2 long ago."""
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_PDFIUM],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines())
+    assert seen["before"] == "False"
+    assert 'PDF, 1 page, first line: "Lazy"' in seen["answer"], seen
+    assert seen["after"] == "True"
 
 
 def test_local_vision_stays_images_only(http: httpx.AsyncClient) -> None:

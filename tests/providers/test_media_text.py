@@ -48,7 +48,7 @@ def test_equal_bytes_in_another_object_and_other_bytes_get_their_own_text() -> N
 
 def test_the_memo_keeps_at_most_its_size_and_drops_the_least_recent() -> None:
     size = MEMO_MIN_BYTES * 3
-    memo = MediaMemo(4 * len(base64.b64encode(bytes(size))))  # each text counts twice: room for two
+    memo = MediaMemo(2 * (size + 2 * len(base64.b64encode(bytes(size)))))  # room for two entries
     a, b, c = (os.urandom(size) for _ in range(3))
 
     text_a, text_b = memo.base64(a), memo.base64(b)
@@ -60,6 +60,22 @@ def test_the_memo_keeps_at_most_its_size_and_drops_the_least_recent() -> None:
     again = memo.base64(b)
     assert again is not text_b  # encoded anew
     assert again == text_b
+
+
+def test_the_memo_counts_the_bytes_each_entry_keeps_alive() -> None:
+    """An entry holds its bytes as well as its text and the text's JSON literal: the bound covers all
+    three, or a memo full of texts would keep as much media again alive besides."""
+    size = MEMO_MIN_BYTES * 3
+    texts = 2 * len(base64.b64encode(bytes(size)))
+    memo = MediaMemo(2 * texts + size)  # two entries' texts, but not two entries with their bytes
+    a, b = os.urandom(size), os.urandom(size)
+
+    text_a = memo.base64(a)
+    memo.base64(b)
+
+    again = memo.base64(a)
+    assert again is not text_a  # a went to make room for b
+    assert again == text_a
 
 
 def test_small_and_oversized_bytes_are_encoded_every_time() -> None:
