@@ -200,6 +200,11 @@ class Orchestrator:
             return
         try:
             await self.store.emit(event)
+        except IntakeNotStored as exc:
+            # Nothing of the run was stored, whatever failed first (a file its failed intake took away,
+            # say): that is what the client must hear, to send it again with a new runId.
+            log.warning("run %s: %s, then its intake did not commit", self.plan.run_id, code)
+            self.store.abandon(msgspec.structs.replace(event, code=exc.code, message=exc.message))
         except Exception as exc:
             if database_unavailable(exc):
                 run_id = self.plan.run_id
