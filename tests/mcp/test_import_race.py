@@ -5,11 +5,10 @@ holds while the import runs. Checked in a fresh interpreter, since this test pro
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import JWT_SECRET
+from tests.support.fresh_interpreter import run_fresh
 from tests.support.mcp_servers import stdio_entry
 
 SCRIPT = """
@@ -46,13 +45,6 @@ asyncio.run(main())
 def test_racing_first_uses_of_mcp_share_one_import(database_url: str, tmp_path: Path) -> None:
     (tmp_path / "marks").mkdir()
     entries = json.dumps([stdio_entry(name, tmp_path / "marks") for name in ("race_a", "race_b")])
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(tmp_path / "data"), database_url, JWT_SECRET, entries],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    printed = run_fresh(SCRIPT, str(tmp_path / "data"), database_url, JWT_SECRET, entries)
+    answers = json.loads(printed.strip().splitlines()[-1])
     assert [status for status, _ in answers] == [200] * len(answers), answers

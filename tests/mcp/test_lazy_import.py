@@ -5,11 +5,10 @@ Checked in a fresh interpreter, since this test process has imported it long ago
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import JWT_SECRET
+from tests.support.fresh_interpreter import run_fresh
 from tests.support.mcp_servers import stdio_entry
 
 SCRIPT = """
@@ -42,15 +41,8 @@ print(json.dumps(seen))
 def test_the_mcp_sdk_is_imported_only_when_a_server_is_used(database_url: str, tmp_path: Path) -> None:
     (tmp_path / "marks").mkdir()
     entry = json.dumps(stdio_entry("lazy", tmp_path / "marks"))
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(tmp_path / "data"), database_url, JWT_SECRET, entry],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    printed = run_fresh(SCRIPT, str(tmp_path / "data"), database_url, JWT_SECRET, entry)
+    seen = json.loads(printed.strip().splitlines()[-1])
     assert seen["before"] is False  # tools listed and a run answered: no MCP server, no MCP SDK
     assert "mcp:lazy lazy__stats" in seen["tools"], seen  # the server's tools, listed through the SDK
     assert seen["after"] is True

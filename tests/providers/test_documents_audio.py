@@ -5,10 +5,7 @@ refuses them before any request (never a silent drop)."""
 from __future__ import annotations
 
 import base64
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,6 +33,7 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_ollama import FakeOllama
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.fresh_interpreter import run_fresh
 from tests.support.http_server import serve_asgi
 
 PDF = text_pdf(["Quarterly report\nRevenue rose.", "Page two"])
@@ -255,16 +253,7 @@ def test_the_local_provider_loads_pdfium_with_its_first_pdf_only() -> None:
     """Every provider is imported at start-up: PDFium must not come with the local one (its library and
     bindings in every server's memory), only with the first PDF it reads. In a fresh interpreter, since
     this process has imported pypdfium2 long ago."""
-    done = subprocess.run(
-        [sys.executable, "-c", LAZY_PDFIUM],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines())
+    seen = dict(line.split(" ", 1) for line in run_fresh(LAZY_PDFIUM).strip().splitlines())
     assert seen["before"] == "False"
     assert 'PDF, 1 page, first line: "Lazy"' in seen["answer"], seen
     assert seen["after"] == "True"
