@@ -10,11 +10,11 @@ run: setup migrate
     {{py}} -m app serve
 
 # Set up, then run the whole suite (SQLite always; PostgreSQL too where initdb/pg_ctl exist).
-test *args: setup js-setup
+test *args: setup-dev js-setup
     {{py}} -m pytest {{args}}
 
 # ruff (lint + format check), mypy, the layer rules (lint-imports), and the chat page's JavaScript type-checked by tsc.
-lint: setup js-setup
+lint: setup-dev js-setup
     {{venv}}/bin/ruff check .
     {{venv}}/bin/ruff format --check .
     {{venv}}/bin/mypy
@@ -36,7 +36,7 @@ migrate: setup
     {{venv}}/bin/alembic upgrade head
 
 # New Alembic revision from the models: just revision "add things"
-revision message: setup
+revision message: setup-dev
     {{venv}}/bin/alembic revision --autogenerate -m "{{message}}"
 
 # Print a bearer token for USER (ROLE: user, admin or guest), signed with this data dir's secret.
@@ -55,7 +55,7 @@ sync-models file: setup migrate
 # Run the benchmarks under bench/, print their figures and write them as JSON under bench/results/. The LiteLLM
 # proxy that bench/peers.py measures against (the `bench` extra) goes into its own .venv-bench: it needs an
 # older LiteLLM than Iris uses.
-bench: setup
+bench: setup-dev
     #!/usr/bin/env bash
     set -uo pipefail
     if command -v uv >/dev/null 2>&1; then
@@ -67,23 +67,31 @@ bench: setup
     fi
     "{{py}}" bench/run_all.py
 
-# Create .venv and install the project with its extras; re-installs only when pyproject.toml changes.
-setup:
+# What serving needs: Iris and its runtime dependencies in .venv, no test tools (again when pyproject.toml changes).
+setup: (_install "" "serve")
+
+# `setup` plus what the suite, the linters, the docs and the benches need (the dev and litellm extras).
+setup-dev: (_install "[dev,litellm]" "dev")
+
+# Install the project with EXTRAS into .venv unless the stamp says this pyproject.toml is already there.
+_install extras stamp:
     #!/usr/bin/env bash
     set -euo pipefail
-    stamp="{{venv}}/.installed"
+    stamp="{{venv}}/.installed-{{stamp}}"
     want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
-    # Say what happens: a first install takes a minute, and silence looks like a hang.
-    echo "iris: installing Iris and its dependencies into {{venv}} (first run, or pyproject.toml changed)…" >&2
+    # Say what happens: a first install takes a minute or more, and silence looks like a hang.
+    echo "iris: installing Iris{{extras}} into {{venv}} (first run, or pyproject.toml changed)…" >&2
     if command -v uv >/dev/null 2>&1; then
         [ -x "{{py}}" ] || uv venv "{{venv}}"
         # Bytecode compiled now, not at each import: with PYTHONDONTWRITEBYTECODE (common in containers)
         # every process would compile LiteLLM's sources, each big module one GIL-holding call.
-        uv pip install --python "{{py}}" --compile-bytecode -e '.[dev,litellm]'
+        uv pip install --python "{{py}}" --compile-bytecode -e '.{{extras}}'
     else
         [ -x "{{py}}" ] || python3 -m venv "{{venv}}"
-        "{{py}}" -m pip install --disable-pip-version-check -e '.[dev,litellm]'
+        "{{py}}" -m pip install --disable-pip-version-check -e '.{{extras}}'
     fi
     echo "$want" > "$stamp"
+    # The dev install holds everything serving needs.
+    if [ "{{stamp}}" = dev ]; then echo "$want" > "{{venv}}/.installed-serve"; fi
     echo "iris: set-up done" >&2
