@@ -66,8 +66,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                # Not trust_env: it reads the environment (and ~/.netrc) again on every request,
-                # +0.7 ms of CPU each; the proxies are read once, as httpx reads them (``_proxy_for``).
+                # Not trust_env: it reads the environment (and ~/.netrc) again on every request
+                # (ADR 0069); the proxies are read once, as httpx reads them (``_proxy_for``).
                 auto_decompress=False,  # httpx decodes Content-Encoding itself
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
             )
