@@ -2,9 +2,9 @@
 
 Providers get an :class:`httpx.AsyncClient` (the plugin SPI's ``ProviderContext.http``); what moves the
 bytes underneath is aiohttp's HTTP/1.1 client by default, because a run's vendor stream costs this
-process about half the CPU on it that it costs on httpx's own transport (``bench/vendor_client.py``,
-``docs/decisions.md``: "The vendor client"). No vendor Iris calls needs HTTP/2; a deployment whose
-vendor or gateway does sets ``IRIS_VENDOR_HTTP2`` and gets httpx's transport, offering HTTP/2 by ALPN.
+process less CPU on it than on httpx's own transport (ADR 0069). No vendor Iris calls needs HTTP/2; a
+deployment whose vendor or gateway does sets ``IRIS_VENDOR_HTTP2`` and gets httpx's transport, offering
+HTTP/2 by ALPN.
 
 Either way each vendor origin keeps its own warm connections: a connection goes back to the pool only
 once a provider read its body to the end (:func:`providers.http.drain`), and one cut short is closed,
@@ -66,8 +66,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                # Not trust_env: it reads the environment (and ~/.netrc) again on every request,
-                # +0.7 ms of CPU each; the proxies are read once, as httpx reads them (``_proxy_for``).
+                # Not trust_env: it reads the environment (and ~/.netrc) again on every request
+                # (ADR 0069); the proxies are read once, as httpx reads them (``_proxy_for``).
                 auto_decompress=False,  # httpx decodes Content-Encoding itself
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
             )

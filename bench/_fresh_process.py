@@ -23,7 +23,7 @@ from _sse import frames
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from soak import Client
+    from _soak_client import Client
 
 STARTUP_SECONDS = 120.0
 """How long it may take to answer ``/healthz`` on a loaded machine."""

@@ -3,7 +3,7 @@ one file per script per run, so two runs (two commits, two machines) can be comp
 
 Each script records the figures it prints (``figure(...)``) and calls :meth:`Results.write` at the end;
 the file is ``bench/results/{script}-{UTC time}.json``:
-``{"script", "startedAt", "finishedAt", "commit", "uncommittedChanges", "python", "figures": {name:
+``{"script", "startedAt", "finishedAt", "commit", "uncommittedChanges", "python", "machine", "figures": {name:
 {"value", "unit", "target"?, "met"?}}, "details"?: {name: any JSON}}``. Every figure with a target is
 also printed as one row of a table, ``figure | measured | target | met`` (:func:`targets_table`), by the
 script and again, for every script of the run, by ``bench/run_all.py``.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -38,6 +39,14 @@ def _git(*args: str) -> str | None:
 
 def _dirty() -> bool:
     return bool(_git("status", "--porcelain"))
+
+
+def machine() -> str:
+    """What the figures were measured on: architecture, cores and the CPU's model name."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "")
+    return ", ".join(part for part in (platform.machine(), f"{os.cpu_count()} cores", model) if part)
 
 
 def _commit() -> str | None:
@@ -85,6 +94,7 @@ class Results:
             "commit": _commit(),
             "uncommittedChanges": _dirty(),
             "python": platform.python_version(),
+            "machine": machine(),
             "figures": self.figures,
         }
         if self.details:

@@ -21,7 +21,7 @@ import httpx
 from _sse import frames
 
 if TYPE_CHECKING:
-    from soak import Client
+    from _soak_client import Client
 
 READERS = 10
 """Slow readers per round, attached together and gone together."""

@@ -2,7 +2,9 @@
 bench/results/, see _results.py).
 
 Benchmarks measure speed and memory against targets stated in their issues; they are never
-timed tests. Each script is standalone: `python bench/<name>.py`.
+timed tests. Each script is standalone: `python bench/<name>.py`. At the end, bench/report.py writes
+docs/benchmarks.md from the results. bench/probes/ (one-decision probes) is not run. The method is
+bench/README.md.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import report
 from _results import RESULTS, targets_table
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +38,10 @@ def targets_of_this_run(since: dt.datetime) -> dict[str, dict[str, Any]]:
 
 
 def main() -> int:
-    scripts = sorted(p for p in HERE.glob("*.py") if p.name != "run_all.py" and not p.name.startswith("_"))
+    not_benchmarks = {"run_all.py", "report.py"}
+    scripts = sorted(
+        p for p in HERE.glob("*.py") if p.name not in not_benchmarks and not p.name.startswith("_")
+    )
     if not scripts:
         print("no benchmarks yet: bench/<name>.py scripts appear with the issues that set speed targets")
         return 0
@@ -46,6 +52,7 @@ def main() -> int:
         failed += subprocess.run([sys.executable, str(script)], check=False).returncode != 0
     print()
     print(targets_table(targets_of_this_run(since), "== every target of this run"))
+    report.main()  # docs/benchmarks.md from the results, this run's among them
     return 1 if failed else 0
 
 

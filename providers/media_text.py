@@ -2,10 +2,9 @@
 conversation sends again, and written into a JSON body without being scanned again.
 
 A conversation sends its images with every turn, and the core hands the same ``bytes`` object for an
-image while its variant is in memory (``app.media.variants``). For a ~100 KB image, encoding it
-again (base64) and msgspec checking each of its ~133,000 characters for escapes were together about
-10 % of a run's instructions (callgrind, 2026-12-05); for four 5 MB images they are tens of
-milliseconds a turn. :class:`MediaMemo` remembers the text by the bytes' identity, and the text is a
+image while its variant is in memory (``app.media.variants``). Encoding it again (base64) and msgspec
+checking each of its characters for escapes were a large share of a run's instructions (ADR 0065), and
+its bound is ADR 0002's. :class:`MediaMemo` remembers the text by the bytes' identity, and the text is a
 :class:`JsonText`, whose JSON string literal is computed once and copied as it is by
 :func:`encode_body`. Both are ``str`` for everything else (equality, ``json.dumps``, SDKs).
 """

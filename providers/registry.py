@@ -15,8 +15,7 @@ may import and read files, but must not need the event loop.
 
 A thread alone does not keep the loop going while a large package imports: the import's allocations
 trigger the garbage collector, whose full passes over the heap are single calls that hold the GIL
-(measured: ``import litellm`` on a thread stalled an asyncio ticker 600 to 1,000 ms, almost all of it in
-collections inside ``marshal.loads``/``compile``; 77 ms with collection paused). So a loading thread
+(``import litellm`` on a thread stalled the loop for most of a second that way: ADR 0020). So a loading thread
 pauses automatic collection while it loads (:func:`collection_paused`) and then freezes what exists
 (``gc.freeze``): the imported modules live as long as the process, and later full collections no longer
 walk them either.

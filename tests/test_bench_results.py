@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -78,3 +79,51 @@ def test_the_targets_table_has_one_row_per_figure_with_a_target() -> None:
         ["concurrent_errors", "0 of 500", "0", "met"],
         ["peak RSS ÷ LiteLLM's", "not measured", "<= 0.25", "n/a"],
     ]
+
+
+def _report_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_report", REPO_ROOT / "bench" / "report.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _committed_results() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "bench/results/*.json"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    )
+    return [REPO_ROOT / line for line in listed.stdout.splitlines()]
+
+
+def test_the_benchmarks_page_is_what_the_committed_results_make() -> None:
+    committed = _committed_results()
+    assert committed, "bench/results/ holds no committed JSON file"
+
+    page = _report_module().render(committed)
+
+    on_disk = (REPO_ROOT / "docs" / "benchmarks.md").read_text()
+    assert on_disk == page, (
+        "docs/benchmarks.md differs from `python bench/report.py`'s: regenerate it, never edit it"
+    )
+    assert len(page.splitlines()) <= 100
+
+
+def test_the_page_takes_each_scripts_newest_pass_and_says_when_and_under_what_load(tmp_path: Path) -> None:
+    module = _results_module()
+    older = module.Results("upload", directory=tmp_path)
+    older.figure("ratio_upload_to_disk_time", 2.9, "x", target="<= 3", met=True)
+    older.started = older.started.replace(year=2020)
+    older.write()
+    newer = module.Results("upload", directory=tmp_path)
+    newer.figure("ratio_upload_to_disk_time", 3.4, "x", target="<= 3", met=False)
+    newer.figure("load_average", 1.25, "")
+    newer.write()
+
+    page = _report_module().render(sorted(tmp_path.glob("*.json")))
+
+    assert "| ratio_upload_to_disk_time | 3.4 x | <= 3 | **not met** |" in page
+    assert "2.9 x" not in page
+    assert f"## upload: {newer.started.strftime('%Y-%m-%d %H:%M')} UTC" in page
+    assert "load 1.2, machine " in page or "load 1.3, machine " in page

@@ -1,9 +1,8 @@
 """On SQLite the full-text index takes new search documents in batches, not inside the writes that make them.
 
 Each run writes two messages, and each message's document went into the FTS5 index inside the run's own
-transaction: FTS5 writes a new segment per transaction and merges as it goes. With the search triggers
-dropped a run wrote 73 WAL pages instead of 117 and took 1.3-2 ms less of its ~9 ms of server CPU; with
-this change it writes 93 (``docs/decisions.md``: "Search documents are indexed in batches on SQLite"). Now a new document's id only goes
+transaction: FTS5 writes a new segment per transaction and merges as it goes, which was a measurable
+part of a run's writes and CPU (ADR 0045). Now a new document's id only goes
 into ``search_pending``, and ``SearchRepository.index_pending`` moves pending documents into the index,
 many per transaction: every second in the background and always before a search reads the index, so a
 search still finds everything committed before it.

@@ -1,7 +1,7 @@
 """What an audio file is and how long it plays, read from its own structure (never its name, declared
 type or a single header field): WAV from its RIFF chunks, MP3 by walking every MPEG frame.
 
-Our own small parsers on purpose (docs/decisions.md): mutagen is GPL and tinytag takes a header's
+Our own small parsers on purpose (ADR 0014): mutagen is GPL and tinytag takes a header's
 word for the duration. A file that claims more than it holds is refused, not believed.
 Blocking and CPU-bound (an MP3 is walked frame by frame): run it in a worker thread.
 """

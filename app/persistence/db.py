@@ -49,11 +49,11 @@ def create_engine(
     json = {"json_serializer": _json_text, "json_deserializer": msgspec.json.decode}
     if url.startswith("sqlite"):
         # Pooled: a new connection (a file open, five pragmas, the schema parsed again on its first
-        # statement: ~0.5 ms of CPU) per transaction is wasted work. Sized as PostgreSQL's: a transaction
-        # holds its connection while it waits for the write lock, so 16 runs at once check out more than
-        # SQLAlchemy's default 5, and each one beyond was closed when checked in (95 new connections in
-        # ~1,100 requests at c=16). Pooled connections must not outlive their event loop, so every
-        # engine is disposed with what owns it (the app's by advanced-alchemy's lifespan).
+        # statement) per transaction is wasted work. Sized as PostgreSQL's: a transaction holds its
+        # connection while it waits for the write lock, so 16 runs at once check out more than
+        # SQLAlchemy's default 5, and each one beyond would be closed when checked in (ADR 0056).
+        # Pooled connections must not outlive their event loop, so every engine is disposed with what
+        # owns it (the app's by advanced-alchemy's lifespan).
         # Last in, first out: a run's transactions one after another then reuse one connection, whose
         # page cache is still good for reads when nothing else wrote in between.
         database = make_url(url).database or ":memory:"

@@ -1,8 +1,8 @@
 """Keeps SQLite's full-text index up with the search documents that writes queue (migration 0016).
 
 A run's messages no longer reach the FTS5 index inside the run's own transactions, where FTS5 wrote
-a new index segment for each of them (15-23 % of a run's server CPU with the search triggers, measured
-by dropping them); they wait in ``search_pending``. :class:`SearchIndexer` moves
+a new index segment for each of them, a large share of a run's server CPU (ADR 0045); they wait in
+``search_pending``. :class:`SearchIndexer` moves
 them into the index many per transaction, every ``every_seconds`` in the background and at once before
 a search (:meth:`SearchIndexer.catch_up`), so a search finds everything committed before it began. Any
 process can do it, for any other's documents: the queue is in the database. PostgreSQL needs none of

@@ -1,56 +1,27 @@
 """SQLite connections for the async engine, run on the event-loop thread and never waiting there.
 
-A SQLite statement on a local file takes tens of microseconds. aiosqlite, which SQLAlchemy's async
-SQLite dialect drives, runs each connection on a worker thread, and its adapter makes four hand-offs
-to that thread and back per query (open a cursor, execute, fetch, close): measured in a running server,
-about a third of a millisecond each, most of a run's time before its first token, and the workers'
-wake-ups and GIL hand-overs crowded out the loop under load. Here the same interface runs each
-statement inline, from cursor to close, in one call. What made the worker thread worth having is
-handled without it:
+The interface SQLAlchemy's async SQLite dialect drives (aiosqlite's) runs each statement inline, from
+cursor to close, in one call: a hand-off to a worker thread costs more than the statement (ADR 0053).
+What the worker thread protected against is kept without it:
 
-- **Waiting for a lock never blocks.** SQLite's own busy handler sleeps in the calling thread, so it is
-  off (``busy_timeout = 0``); a statement that finds the database busy is retried from the loop, with
-  ``asyncio.sleep`` between tries, until ``lock_timeout`` has passed. Then it raises
-  ``sqlite3.OperationalError("database is locked …")``, which the API answers with 503
-  ``database_unavailable``.
+- **Waiting never blocks.** SQLite's busy handler is off (``busy_timeout = 0``); a busy statement is
+  retried from the loop with ``asyncio.sleep`` until ``lock_timeout``, then raises "database is
+  locked" (503 ``database_unavailable``). Waiting for this process's lock and for the file is one wait.
 - **One writer per process, queued on the loop.** Before its first writing statement a connection takes
-  the engine's :class:`WriteLock` (an asyncio lock) and holds it until ``commit``/``rollback``/``close``,
-  so in-process writers never find each other busy; only another process can.
-- **…on one connection.** An engine made with ``one_writer`` (the app's) runs every write transaction,
-  from its first writing statement to its end, on one SQLite connection the lock owns: a connection's
-  page cache is thrown away whenever another connection has written, so with a pool of twenty every
-  write transaction began by reading each page it touched again (a run's intake insert of its thread
-  took ~120 µs at c=16, ~70 µs on the shared connection). It changes nothing a transaction can see:
-  the statements before its first write are reads, which Python's ``sqlite3`` runs outside any
-  transaction, and from that write on every statement of it runs on the shared connection, reads
-  included. Its pragmas are the pool's (:data:`PRAGMAS`), functions a pooled connection registers are
-  registered on it at its next write turn (never while another statement may be running on it), what
-  a writer leaves uncommitted (a failed COMMIT, a connection closed mid-transaction) is rolled back on
-  it, and it is closed with the last pooled connection.
-- **A turn is a short critical section** (docs/adr/0001-sqlite-write-turn.md): held from a
-  transaction's first write to its end, ended on every exit (a failed commit is rolled back on the
-  connection it ran on, and the shared connection never leaves a turn inside a transaction), and never
-  waited for by the task holding it: a second connection of that task asking for it gets
-  :class:`WriteTurnHeld` at once instead of waiting for itself while every other writer waits too.
-- **One deadline per write turn.** Waiting for this process's lock and then for the file (another
-  process holding it) are one wait, bounded by ``lock_timeout`` from its start: a writer queued behind
-  another that is itself waiting for the file gives up when its own deadline passes, not a deadline
-  later. Once the first write succeeds the turn is won (SQLite's write lock is held to the commit), and
-  later statements of the transaction get a deadline of their own.
-- **No large write on the loop.** A statement whose parameters carry :data:`OFF_LOOP_BYTES` or more (a
-  long answer: its message row, its last events) runs on a worker thread while the loop waits for it,
-  and so do the commit or rollback of its transaction (SQLite writes the pages to the WAL at commit):
-  a 9 MB answer blocked the loop for ~400 ms inline. The connection is still used by one caller at a
-  time, and the transaction keeps the in-process write lock throughout, so there is still one writer.
-- **No fsync on the loop.** In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL without
-  syncing; only a checkpoint syncs. Automatic checkpoints (which run inside a committing connection)
-  are off, and :class:`Checkpoints` runs a passive one on a thread of its own every
-  :data:`CHECKPOINT_EVERY` write commits.
+  the engine's :class:`WriteLock` and holds it to ``commit``/``rollback``/``close``.
+- **…on one connection.** With ``one_writer`` (the app's engine) every write transaction, from its first
+  write to its end, runs on one connection the lock owns, so its page cache stays warm (ADR 0056). It
+  gets the pool's :data:`PRAGMAS` and functions at its next write turn, what a writer leaves uncommitted
+  is rolled back on it, and it closes with the last pooled connection.
+- **A turn is a short critical section** (ADR 0001): ended on every exit, never waited for by the task
+  holding it (a second connection of that task gets :class:`WriteTurnHeld` at once).
+- **No large write on the loop.** A statement carrying :data:`OFF_LOOP_BYTES` or more, and the rest of
+  its transaction, runs on a worker thread while the loop waits (ADR 0054); still one caller at a time.
+- **No fsync on the loop.** WAL with ``synchronous=NORMAL``; automatic checkpoints are off, and
+  :class:`Checkpoints` runs a passive one on a thread every :data:`CHECKPOINT_EVERY` write commits.
 
-Issue 13's freeze (a cursor finalised by the garbage collector on the loop thread while its worker
-thread waited in the busy handler) cannot happen: there is no worker thread, and every ``sqlite3``
-cursor is closed by the call that opened it. Reads take no lock: in WAL mode they never wait for a
-writer.
+Every ``sqlite3`` cursor is closed by the call that opened it, so none is finalised on the loop while
+a thread waits for the file. Reads take no lock: in WAL mode they never wait for a writer.
 """
 
 from __future__ import annotations

@@ -127,8 +127,8 @@ OWN_LOGGERS = ("litestar", "uvicorn", "uvicorn.error", "uvicorn.access")
 QUIET_LOGGERS = ("httpx", "httpcore")
 """The vendor client's loggers: httpx writes a line at ``info`` for every request ("HTTP Request: POST
 … 200 OK"), which says less than the run's own telemetry (its spans, ``iris/attempts``, the metrics)
-and cost ~0.2 ms of a run's ~11 ms of CPU (py-spy, 2026-12-04). Below ``warning`` they log only
-when ``IRIS_LOG_LEVEL=debug``."""
+and costs a measurable share of a run's CPU (ADR 0064). Below ``warning`` they log only when
+``IRIS_LOG_LEVEL=debug``."""
 
 
 def litestar_logging(settings: Settings) -> LoggingConfig:

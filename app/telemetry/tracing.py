@@ -113,7 +113,7 @@ def instrument_database(alchemy: SQLAlchemyAsyncConfig, provider: TracerProvider
     The statement listeners go on a session's connection only when the session begins inside a
     recorded span (the app's session maker's ``after_begin``), never on the engine: a listener on the
     engine puts every statement of every run on SQLAlchemy's event path (four listener collections
-    walked per statement), which measured as most of what an unsampled run paid for tracing. So an
+    walked per statement), most of what an unsampled run paid for tracing (ADR 0063). So an
     unsampled run's sessions cost one context lookup each, and its statements nothing. Statements run
     on a connection outside a session (the schema check, migrations) make no spans. A failure ends
     its statement's span from ``handle_error``, which SQLAlchemy takes only engine-wide (it is called

@@ -1,6 +1,6 @@
 """A run is followed, and cancelled, from the process running it before its intake commit has landed.
 
-The intake commits while the model is asked (docs/decisions.md), so for a few milliseconds a run is
+The intake commits while the model is asked (ADR 0028), so for a few milliseconds a run is
 streaming and not yet in the database. A second tab, or a client that re-attaches at once, asks
 ``GET /agent/runs/{runId}/events`` in that window: the process running the run serves it from memory
 instead of answering 404. Here another connection holds back the intake's insert of the run (a

@@ -64,7 +64,7 @@ def _caps(provider: type[Provider], model_id: str) -> Capabilities:
 
 
 def test_each_provider_declares_its_request_limit() -> None:
-    """The figures and their sources are in docs/decisions.md (Provider layer, issue 12)."""
+    """The figures and their sources are in ADR 0018."""
     assert _caps(GeminiProvider, "gemini-2.5-flash").max_request_bytes == 20_000_000
     assert _caps(AnthropicProvider, "claude-sonnet-4-5").max_request_bytes == 32_000_000
     assert _caps(OpenAIProvider, "gpt-4o").max_request_bytes == 50_000_000

@@ -1,4 +1,4 @@
-"""What the writers that skip the ORM share (the intake's and the closing write's rows, issue 26):
+"""What the writers that skip the ORM share (the intake's and the closing write's rows, ADR 0055):
 statements spelled once at import, values bound by their columns' own types, so that what they store
 is what the ORM would have stored, and :func:`execute`, which on SQLite hands a statement straight to
 Iris's connection."""
@@ -70,9 +70,9 @@ class DriverResult:
 async def execute(connection: AsyncConnection, sql: str, parameters: Sequence[Any]) -> DriverResult:
     """One statement in ``connection``'s transaction; a list of parameter rows is an ``executemany``.
 
-    On SQLite it goes straight to Iris's connection (app.persistence.sqlite), which runs it inline:
-    about 3 µs of Python around it instead of SQLAlchemy's ~33 (a greenlet, an execution context, the
-    adapter's cursor), and a closing transaction runs five of them. SQLAlchemy still owns the
+    On SQLite it goes straight to Iris's connection (app.persistence.sqlite), which runs it inline,
+    without SQLAlchemy's greenlet, execution context and adapter cursor around it (ADR 0055), several
+    times per closing transaction. SQLAlchemy still owns the
     transaction (its commit commits what ran here) and its error types are kept (a driver error comes
     out wrapped as ``exec_driver_sql`` wraps it). Anything listening to this connection's statements —
     a sampled run's spans, a bench's counters — gets them through ``exec_driver_sql``, as does

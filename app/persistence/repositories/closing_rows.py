@@ -1,5 +1,5 @@
 """A run's event log and its closing write — how it ended, the log's last events, its answer's
-messages and the thread's new line end — in as few driver calls as the engine allows (issue 26),
+messages and the thread's new line end — in as few driver calls as the engine allows (ADR 0055),
 like the intake's (:mod:`~app.persistence.repositories.intake_rows`).
 
 Why not the ORM or Core statements with lists of rows: SQLAlchemy then runs every column's bind

@@ -1,5 +1,5 @@
 """An accepted run's rows — its thread (new, or moved on), its ``running`` run and its new messages —
-written by the intake's commit in as few driver calls as the engine allows (issue 26).
+written by the intake's commit in as few driver calls as the engine allows (ADR 0055).
 
 PostgreSQL gets one statement: the thread's insert or update and the run's insert are data-modifying
 ``WITH`` parts of the messages' insert (one array per column, unnested), so the whole intake is one

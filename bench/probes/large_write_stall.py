@@ -23,7 +23,8 @@ from pathlib import Path
 import msgspec
 from sqlalchemy import JSON, Column, Integer, MetaData, Table, Text, insert
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/, for _results and _iris
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for app and providers
 
 from _results import Results
 

@@ -26,7 +26,8 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench/, for _results and _iris
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for app and providers
 
 from _iris import free_port, load, running
 from _results import Results
@@ -133,7 +134,7 @@ def main() -> int:
     results = Results("vendor_client")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, str(Path(__file__).with_name("profile_run.py")), "--upstream", str(port)]
+    command = [sys.executable, str(Path(__file__).parent.parent / "profile_run.py"), "--upstream", str(port)]
     with (
         tempfile.TemporaryDirectory() as tmp,
         running(command, dict(os.environ), Path(tmp) / "upstream.log", f"{base}/healthz"),
