@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import re
 import sys
 import textwrap
@@ -45,7 +46,7 @@ def field_docs() -> dict[str, str]:
     tree = ast.parse(textwrap.dedent(inspect.getsource(Settings)))
     docs: dict[str, str] = {}
     body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
-    for statement, following in zip(body, body[1:], strict=False):
+    for statement, following in itertools.pairwise(body):
         if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
             continue
         if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
