@@ -33,7 +33,7 @@ js-setup:
 
 # Build the documentation site (mkdocs.yml, docs/) into site/: offline, strict (a broken link, an unknown
 # anchor or a page missing from the nav fails the build).
-docs: setup
+docs: setup-dev
     NO_MKDOCS_2_WARNING=1 {{venv}}/bin/mkdocs build --strict -d site
 
 # Apply migrations to the configured database (IRIS_DATABASE_URL, default ./.iris/iris.db).
