@@ -150,11 +150,13 @@ class ProviderContext(msgspec.Struct, frozen=True, kw_only=True):
 class Provider(Protocol):
     """A vendor. ``build_request`` is pure (testable with no network); ``stream`` does the call.
 
-    Two optional members (see :mod:`providers.options`; a provider without them still loads):
+    Optional members (see :mod:`providers.options`; a provider without them still loads):
     ``model_options: Mapping[str, OptionSpec]``, the ``ModelSpec.options`` keys it reads, so the
     catalogue can refuse unknown or mistyped ones; and ``key_env(model) -> str | None``, the environment
     variable holding the model's API key, so a model whose key is not set is listed unavailable and
-    refused before a run starts.
+    refused before a run starts. A third, ``vendor_facts: VendorFacts`` (see :mod:`providers.vendor_facts`),
+    declares the vendor's published counting figures (image formula, tokens per PDF page and per second
+    of audio, telemetry name); without it the core estimates none and names the provider by its id.
     """
 
     id: str
