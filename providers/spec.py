@@ -30,7 +30,8 @@ still loads (it declares nothing, so tool images reach it in a user message). Co
 ``temperature`` or ``max_output_tokens`` from a client).
 4: ``DocumentPart`` and ``AudioPart``, and ``Capabilities.documents`` / ``Capabilities.audio``.
 Compatible: a plugin speaking 2 or 3 still loads; it declares neither, so it is never sent either (the
-core refuses such a part with ``unsupported_part``, or sends a document's text instead)."""
+core refuses such a part with ``unsupported_part``, or sends a document's text instead). Compatible
+addition to 4 (no bump): the optional ``vendor_facts`` member (:mod:`providers.vendor_facts`)."""
 
 COMPATIBLE_SPEC_VERSIONS = frozenset({"2", "3", SPEC_VERSION})
 """The SPI versions a plugin may speak and still load."""

@@ -16,9 +16,19 @@ from app.runs.usage import (
     request_attachment_tokens,
     request_image_tokens,
 )
-from providers import AudioPart, DocumentPart, ImagePart, Message, ModelSpec, Provider, ProviderContext
+from providers import (
+    AudioPart,
+    DocumentPart,
+    ImagePart,
+    Message,
+    ModelSpec,
+    Provider,
+    ProviderContext,
+    VendorFacts,
+)
 from providers.image_formulas import anthropic_tokens
 from providers.registry import GROUP, ProviderRegistry
+from providers.testing.conformance import check_vendor_facts
 from providers.vendor_facts import NO_VENDOR_FACTS, telemetry_name, vendor_facts
 from tests.plugins import counting
 
@@ -82,3 +92,20 @@ def test_a_provider_that_declares_nothing_gets_no_estimate_and_its_id(registry: 
     assert request_image_tokens(REQUEST, ollama, spec("ollama")) is None
     assert request_attachment_tokens(REQUEST, ollama) == (None, None)
     assert telemetry_name(ollama) == "ollama"
+
+
+def test_the_conformance_kit_refuses_facts_the_core_cannot_use(registry: ProviderRegistry) -> None:
+    plugin = registry.get("counting")
+    check_vendor_facts(plugin, spec("counting"))
+
+    class Misdeclared(counting.CountingProvider):
+        vendor_facts = {"pdfPageTokens": 11}  # type: ignore[assignment]
+
+    with pytest.raises(AssertionError, match="must be a VendorFacts"):
+        check_vendor_facts(Misdeclared(), spec("counting"))
+
+    class Negative(counting.CountingProvider):
+        vendor_facts = VendorFacts(pdf_page_tokens=-1)
+
+    with pytest.raises(AssertionError, match="tokens per page or second"):
+        check_vendor_facts(Negative(), spec("counting"))
