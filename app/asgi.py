@@ -6,22 +6,22 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 import httpx
-from advanced_alchemy.extensions.litestar import SQLAlchemyPlugin
-from litestar import Litestar, Request
-from litestar.config.cors import CORSConfig
+from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig, SQLAlchemyPlugin
+from litestar import Litestar
 from litestar.datastructures import State
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.allow import truthful_allow
 from app.api.deps import DEPENDENCIES
-from app.api.json_depth import refuse_deep_json
+from app.api.hooks import before_request, cors_config
 from app.api.loop_monitor import LoopMonitor
 from app.api.openai.errors import EXCEPTION_HANDLERS_BY_SURFACE
 from app.api.openapi import IrisOpenAPIConfig
@@ -31,8 +31,7 @@ from app.api.routes.metrics import MetricsController
 from app.api.routes.web import static_routers, swagger_plugin
 from app.catalogue.agent_tools import KnownTools
 from app.catalogue.defaults import seed_catalogue
-from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
-from app.errors import MigrationsPending
+from app.catalogue.models_file import ModelsFile, ModelsFileError, apply_models_file, load_models_file
 from app.mcp.pool import McpPool
 from app.media.pipeline import ImageDelivery
 from app.media.tool_media import MediaStore, ResultLimits
@@ -53,9 +52,10 @@ from app.runs.services import RunServices
 from app.runs.toolbox import Toolbox
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
+from app.storage.base import Storage
 from app.storage.factory import create_storage
 from app.telemetry import Telemetry, build_telemetry
-from app.telemetry.http import http_middleware, name_request_span
+from app.telemetry.http import http_middleware
 from app.telemetry.listener import MetricsListener
 from app.telemetry.logs import litestar_logging
 from app.telemetry.metrics import process_exited
@@ -104,32 +104,43 @@ def build_toolbox(
     )
 
 
-def create_app(
-    settings: Settings | None = None,
-    *,
-    environ: Mapping[str, str] | None = None,
-    registry: ProviderRegistry | None = None,
-    tool_registry: ToolRegistry | None = None,
-    span_exporter: SpanExporter | None = None,
-) -> Litestar:
-    """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import).
+@dataclass
+class AppParts:
+    """What one app is built from, made once by :func:`create_app` before Litestar starts: the pieces the
+    start-up, the shut-down and the app's state share."""
 
-    ``environ`` is where providers read vendor keys (``OPENAI_API_KEY`` …) and MCP servers their
-    ``${VAR}``s, the process environment by default; tests pass their own, or a whole ``registry``
-    (and ``tool_registry``), and ``span_exporter`` to trace into (tracing is otherwise on only when the
-    ``OTEL_*`` settings configure it).
-    """
-    settings = prepare(settings if settings is not None else load_settings(os.environ))
+    settings: Settings
+    telemetry: Telemetry
+    http: httpx.AsyncClient
+    registry: ProviderRegistry
+    toolbox: Toolbox
+    alchemy: SQLAlchemyAsyncConfig
+    search_indexer: SearchIndexer
+    tool_directory: KnownTools
+    storage: Storage
+    url_policy: UrlPolicy
+    models_file: ModelsFile | None
+    listener: MetricsListener | None
+    untrace_database: Callable[[], None] | None
+
+
+def build_parts(
+    settings: Settings,
+    environ: Mapping[str, str],
+    registry: ProviderRegistry | None,
+    tool_registry: ToolRegistry | None,
+    span_exporter: SpanExporter | None,
+) -> AppParts:
+    """Every piece of the app from prepared settings; a misconfiguration (storage, URL policy, the models
+    file) fails here, at start, not on the first request that needs it."""
     telemetry = build_telemetry(settings, span_exporter=span_exporter)
     http = vendor_http_client(http2=settings.vendor_http2)
-    environ = os.environ if environ is None else environ
     if registry is None:
         registry = build_registry(settings, environ, http)
     toolbox = build_toolbox(settings, environ, tool_registry)
     if warning := settings.public_url_warning:
         log.warning(warning)
     alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
-    search_indexer = SearchIndexer(alchemy, every_seconds=settings.search_index_seconds)
     untrace_database: Callable[[], None] | None = None
     if telemetry.provider is not None:
         from app.telemetry.tracing import instrument_database, instrument_http_client
@@ -147,111 +158,115 @@ def create_app(
         )
     except ValueError as exc:  # misconfiguration: fail at start, not on the first upload
         raise SettingsError(str(exc)) from exc
-
-    listener = (
-        MetricsListener(settings.metrics_address, settings.prometheus_multiproc_dir)
-        if settings.metrics and settings.metrics_address
-        else None
+    return AppParts(
+        settings=settings,
+        telemetry=telemetry,
+        http=http,
+        registry=registry,
+        toolbox=toolbox,
+        alchemy=alchemy,
+        search_indexer=SearchIndexer(alchemy, every_seconds=settings.search_index_seconds),
+        tool_directory=tool_directory,
+        storage=storage,
+        url_policy=url_policy,
+        models_file=models_file,
+        listener=(
+            MetricsListener(settings.metrics_address, settings.prometheus_multiproc_dir)
+            if settings.metrics and settings.metrics_address
+            else None
+        ),
+        untrace_database=untrace_database,
     )
 
-    startup_providers: list[str] | None = None
 
-    async def on_startup(app: Litestar) -> None:
-        nonlocal startup_providers
-        if listener is not None:
-            try:
-                listener.start()
-            except OSError as exc:
-                raise SettingsError(
-                    f"IRIS_METRICS_ADDRESS={settings.metrics_address}: {exc.strerror}"
-                ) from exc
-        app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
-        delivery = ImageDelivery(
-            VariantCache(storage, app.state.decode_limiter),
-            storage_publicly_reachable=settings.storage_publicly_reachable,
-            url_ttl_seconds=settings.signed_url_ttl_seconds,
-        )
-        app.state.run_manager = RunManager(
-            RunServices(
-                alchemy=alchemy,
+def build_run_manager(parts: AppParts, decode_limiter: anyio.CapacityLimiter) -> RunManager:
+    """The run manager and the services every run shares, from the settings."""
+    settings, alchemy, storage = parts.settings, parts.alchemy, parts.storage
+    delivery = ImageDelivery(
+        VariantCache(storage, decode_limiter),
+        storage_publicly_reachable=settings.storage_publicly_reachable,
+        url_ttl_seconds=settings.signed_url_ttl_seconds,
+    )
+    return RunManager(
+        RunServices(
+            alchemy=alchemy,
+            storage=storage,
+            delivery=delivery,
+            interrupt_ttl_seconds=settings.interrupt_ttl_seconds,
+            deadlines=Deadlines(
+                first_token=settings.first_token_timeout_seconds,
+                idle=settings.idle_timeout_seconds,
+                run=settings.run_timeout_seconds,
+            ),
+            telemetry=parts.telemetry,
+            cooldowns=Cooldowns(
+                alchemy,
+                parts.telemetry,
+                failures=settings.cooldown_failures,
+                seconds=settings.cooldown_seconds,
+            ),
+            toolbox=parts.toolbox,
+            media=MediaStore(
                 storage=storage,
-                delivery=delivery,
-                interrupt_ttl_seconds=settings.interrupt_ttl_seconds,
-                deadlines=Deadlines(
-                    first_token=settings.first_token_timeout_seconds,
-                    idle=settings.idle_timeout_seconds,
-                    run=settings.run_timeout_seconds,
-                ),
-                telemetry=telemetry,
-                cooldowns=Cooldowns(
-                    alchemy,
-                    telemetry,
-                    failures=settings.cooldown_failures,
-                    seconds=settings.cooldown_seconds,
-                ),
-                toolbox=toolbox,
-                media=MediaStore(
-                    storage=storage,
-                    alchemy=alchemy,
-                    limiter=app.state.decode_limiter,
-                    limits=ResultLimits(
-                        max_text_bytes=settings.tool_result_max_text_bytes,
-                        max_media=settings.tool_result_max_media,
-                        max_media_bytes=settings.tool_result_max_media_bytes,
-                        max_image_pixels=settings.max_image_pixels,
-                    ),
-                ),
-                url_ttl_seconds=settings.signed_url_ttl_seconds,
-                page_rendering=PageRendering(
-                    timeout_seconds=settings.pdf_timeout_seconds,
-                    memory_bytes=settings.pdf_worker_memory_bytes,
+                alchemy=alchemy,
+                limiter=decode_limiter,
+                limits=ResultLimits(
+                    max_text_bytes=settings.tool_result_max_text_bytes,
+                    max_media=settings.tool_result_max_media,
+                    max_media_bytes=settings.tool_result_max_media_bytes,
+                    max_image_pixels=settings.max_image_pixels,
                 ),
             ),
-            heartbeat_seconds=settings.run_heartbeat_seconds,
-            stale_seconds=settings.run_stale_seconds,
-            wakeups=log_wakeups(settings.effective_database_url, FOLLOW_POLL_SECONDS),
-            follower_limits=FollowerLimits(
-                frames=settings.sse_follower_max_frames, bytes=settings.sse_follower_max_bytes
+            url_ttl_seconds=settings.signed_url_ttl_seconds,
+            page_rendering=PageRendering(
+                timeout_seconds=settings.pdf_timeout_seconds,
+                memory_bytes=settings.pdf_worker_memory_bytes,
             ),
-        )
-        # Start even when the database is down or behind: /readyz then says why (503), and every other
-        # request answers 503 ``migrations_pending`` until the schema is at head, instead of the process
-        # crash-looping or failing on missing tables. The catalogue is seeded once it is at head.
-        serving = False
+        ),
+        heartbeat_seconds=settings.run_heartbeat_seconds,
+        stale_seconds=settings.run_stale_seconds,
+        wakeups=log_wakeups(settings.effective_database_url, FOLLOW_POLL_SECONDS),
+        follower_limits=FollowerLimits(
+            frames=settings.sse_follower_max_frames, bytes=settings.sse_follower_max_bytes
+        ),
+    )
+
+
+class Lifecycle:
+    """The app's start-up and shut-down hooks over its :class:`AppParts`.
+
+    Start-up goes on when the database is down or behind: /readyz then says why (503), and every other
+    request answers 503 ``migrations_pending`` until the schema is at head, instead of the process
+    crash-looping or failing on missing tables. The catalogue is seeded once it is at head.
+    """
+
+    def __init__(self, parts: AppParts) -> None:
+        self.parts = parts
+        self.startup_providers: list[str] | None = None
+        self.serving = False  # whether start-up is over: a later failure is logged, not raised
+
+    async def on_startup(self, app: Litestar) -> None:
+        """Listen for metrics, build the run manager, and check the schema (seeding it when at head)."""
+        parts = self.parts
+        self.start_metrics_listener()
+        app.state.decode_limiter = anyio.CapacityLimiter(DECODE_SLOTS)
+        app.state.run_manager = build_run_manager(parts, app.state.decode_limiter)
+        self.serving = False
 
         async def schema_ready() -> None:
-            await seed_catalogue(alchemy)
-            if models_file is not None:
-                try:
-                    await apply_models_file(alchemy, models_file, tool_directory)
-                except ModelsFileError as exc:
-                    if not serving:
-                        raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
-                    log.error("IRIS_MODELS_FILE not applied: %s", exc, extra={"code": "models_file_invalid"})
-            if not serving:
-                # The enabled models' providers (and IRIS_PRELOAD_PROVIDERS) are imported and built now,
-                # on a thread of their own; uvicorn serves once they are (on_startup_done). The others
-                # load off the loop when first needed (ProviderRegistry.ready), or never.
-                nonlocal startup_providers
-                preload = settings.preload_list
-                async with session_scope(alchemy) as db:
-                    enabled = await ModelRepository(session=db).enabled_providers()
-                startup_providers = sorted({*enabled, *preload}) if preload is not None else registry.ids
-                registry.start_loading(startup_providers)
-            await app.state.run_manager.start_keeping()
-            search_indexer.start()
+            await self.schema_ready(app)
 
-        app.state.schema_gate = gate = SchemaGate(alchemy.get_engine(), schema_ready)
+        app.state.schema_gate = gate = SchemaGate(parts.alchemy.get_engine(), schema_ready)
         try:
             at_head = await gate.check()
         except (SQLAlchemyError, OSError) as exc:
             log.warning("database_unreachable at start-up: %s; /readyz reports 503 until it is", cause(exc))
             at_head = True  # not known to be behind: requests find out (503 database_unavailable)
         finally:
-            serving = True
-        if startup_providers is None:  # the catalogue could not be read: every provider (as before)
-            startup_providers = registry.ids
-            registry.start_loading(startup_providers)
+            self.serving = True
+        if self.startup_providers is None:  # the catalogue could not be read: every provider (as before)
+            self.startup_providers = parts.registry.ids
+            parts.registry.start_loading(self.startup_providers)
         if not at_head:
             log.warning(
                 "migrations_pending: run `alembic upgrade head` (`just migrate`); every request but "
@@ -259,32 +274,92 @@ def create_app(
                 extra={"code": "migrations_pending"},
             )
 
-    async def on_startup_done(app: Litestar) -> None:
+    def start_metrics_listener(self) -> None:
+        """The metrics listener on ``IRIS_METRICS_ADDRESS``, when one is configured."""
+        listener, settings = self.parts.listener, self.parts.settings
+        if listener is None:
+            return
+        try:
+            listener.start()
+        except OSError as exc:
+            raise SettingsError(f"IRIS_METRICS_ADDRESS={settings.metrics_address}: {exc.strerror}") from exc
+
+    async def schema_ready(self, app: Litestar) -> None:
+        """Once the schema is at head: seed the catalogue, apply the models file, load the providers
+        (during start-up only), and start keeping runs and indexing search."""
+        parts = self.parts
+        await seed_catalogue(parts.alchemy)
+        if parts.models_file is not None:
+            try:
+                await apply_models_file(parts.alchemy, parts.models_file, parts.tool_directory)
+            except ModelsFileError as exc:
+                if not self.serving:
+                    raise SettingsError(f"IRIS_MODELS_FILE: {exc}") from exc
+                log.error("IRIS_MODELS_FILE not applied: %s", exc, extra={"code": "models_file_invalid"})
+        if not self.serving:
+            await self.start_loading_providers()
+        await app.state.run_manager.start_keeping()
+        parts.search_indexer.start()
+
+    async def start_loading_providers(self) -> None:
+        """The enabled models' providers (and IRIS_PRELOAD_PROVIDERS) are imported and built now, on a
+        thread of their own; uvicorn serves once they are (on_startup_done). The others load off the
+        loop when first needed (ProviderRegistry.ready), or never."""
+        parts = self.parts
+        preload = parts.settings.preload_list
+        async with session_scope(parts.alchemy) as db:
+            enabled = await ModelRepository(session=db).enabled_providers()
+        self.startup_providers = sorted({*enabled, *preload}) if preload is not None else parts.registry.ids
+        parts.registry.start_loading(self.startup_providers)
+
+    async def on_startup_done(self, app: Litestar) -> None:
         """Wait for the start-up providers, then watch the loop: from here on it serves requests."""
         started = time.monotonic()
-        await registry.ready(startup_providers or [])
+        await self.parts.registry.ready(self.startup_providers or [])
         log.info(
             "loaded provider(s) %s (waited %.1f s for them); the others load on first need",
-            ", ".join(startup_providers or []) or "none",
+            ", ".join(self.startup_providers or []) or "none",
             time.monotonic() - started,
         )
         app.state.loop_monitor.start()
 
-    async def on_shutdown(app: Litestar) -> None:
+    async def on_shutdown(self, app: Litestar) -> None:
+        """Stop everything start-up started, then flush the spans still buffered."""
+        parts = self.parts
         if hasattr(app.state, "run_manager"):
             await app.state.run_manager.shutdown()
-        await search_indexer.stop()
-        await toolbox.pool.close()
-        await storage.aclose()
-        await http.aclose()
+        await parts.search_indexer.stop()
+        await parts.toolbox.pool.close()
+        await parts.storage.aclose()
+        await parts.http.aclose()
         await app.state.loop_monitor.stop()
-        if listener is not None:
-            listener.stop()
-        if untrace_database is not None:
-            untrace_database()
-        await anyio.to_thread.run_sync(telemetry.shutdown)  # the spans still buffered are exported
-        process_exited(settings.prometheus_multiproc_dir)
+        if parts.listener is not None:
+            parts.listener.stop()
+        if parts.untrace_database is not None:
+            parts.untrace_database()
+        await anyio.to_thread.run_sync(parts.telemetry.shutdown)  # the spans still buffered are exported
+        process_exited(parts.settings.prometheus_multiproc_dir)
 
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    registry: ProviderRegistry | None = None,
+    tool_registry: ToolRegistry | None = None,
+    span_exporter: SpanExporter | None = None,
+) -> Litestar:
+    """Build the Litestar app; with no settings, read them from ``IRIS_*`` now (not at import).
+
+    ``environ`` is where providers read vendor keys (``OPENAI_API_KEY`` …) and MCP servers their
+    ``${VAR}``s, the process environment by default; tests pass their own, or a whole ``registry``
+    (and ``tool_registry``), and ``span_exporter`` to trace into (tracing is otherwise on only when the
+    ``OTEL_*`` settings configure it).
+    """
+    settings = prepare(settings if settings is not None else load_settings(os.environ))
+    environ = os.environ if environ is None else environ
+    parts = build_parts(settings, environ, registry, tool_registry, span_exporter)
+    lifecycle = Lifecycle(parts)
     return Litestar(
         route_handlers=[
             *route_handlers(settings),
@@ -293,96 +368,52 @@ def create_app(
             *([MetricsController] if settings.metrics and not settings.metrics_address else []),
         ],
         cors_config=cors_config(settings),
-        plugins=[SQLAlchemyPlugin(config=alchemy)],
-        middleware=http_middleware(telemetry),
+        plugins=[SQLAlchemyPlugin(config=parts.alchemy)],
+        middleware=http_middleware(parts.telemetry),
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS_BY_SURFACE,
-        before_request=before_request(telemetry),
+        before_request=before_request(parts.telemetry),
         before_send=[truthful_allow],
-        on_startup=[on_startup, on_startup_done],
-        on_shutdown=[on_shutdown],
-        state=State(
-            {
-                "settings": settings,
-                "alchemy": alchemy,
-                "search_indexer": search_indexer,
-                "storage": storage,
-                "url_policy": url_policy,
-                "registry": registry,
-                "tool_directory": tool_directory,
-                "toolbox": toolbox,
-                "loop_monitor": LoopMonitor(stacks=settings.debug),
-                "telemetry": telemetry,
-            }
-        ),
-        openapi_config=IrisOpenAPIConfig(
-            title="Iris",
-            version=version("iris"),
-            description="Multimodal agent-chat backend: text and images in, AG-UI 1.0 events out.",
-            path="/schema",
-            use_handler_docstrings=True,
-            render_plugins=[swagger_plugin()],
-            components=Components(
-                security_schemes={
-                    "BearerToken": SecurityScheme(type="http", scheme="bearer", bearer_format="JWT")
-                }
-            ),
-        ),
+        on_startup=[lifecycle.on_startup, lifecycle.on_startup_done],
+        on_shutdown=[lifecycle.on_shutdown],
+        state=app_state(parts),
+        openapi_config=openapi_config(),
         request_max_body_size=settings.max_request_bytes,
         logging_config=litestar_logging(settings),
         debug=settings.debug,
     )
 
 
-SCHEMA_FREE_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics"})
-SCHEMA_FREE_PREFIXES = ("/schema", "/static/", "/chat/")
-"""What answers without the database: probes, metrics, the API docs and the chat page's files."""
+def app_state(parts: AppParts) -> State:
+    """What handlers find on ``app.state`` from the start (start-up adds the run manager and gate)."""
+    return State(
+        {
+            "settings": parts.settings,
+            "alchemy": parts.alchemy,
+            "search_indexer": parts.search_indexer,
+            "storage": parts.storage,
+            "url_policy": parts.url_policy,
+            "registry": parts.registry,
+            "tool_directory": parts.tool_directory,
+            "toolbox": parts.toolbox,
+            "loop_monitor": LoopMonitor(stacks=parts.settings.debug),
+            "telemetry": parts.telemetry,
+        }
+    )
 
 
-async def require_schema(request: Request[Any, Any, Any]) -> None:
-    """503 ``migrations_pending`` for a request that would use a database whose schema is behind."""
-    gate: SchemaGate | None = getattr(request.app.state, "schema_gate", None)
-    if gate is None or gate.ready:
-        return
-    path = request.scope["path"]
-    if path in SCHEMA_FREE_PATHS or path.startswith(SCHEMA_FREE_PREFIXES):
-        return
-    if not await gate.check():
-        raise MigrationsPending()
-
-
-def before_request(telemetry: Telemetry) -> Any:
-    """What runs once a request is routed: its span is named by the route (when traced), a database
-    behind the migrations is refused, and a JSON body nested too deeply is refused before anything
-    decodes it."""
-    traced = telemetry.provider is not None
-
-    async def routed(request: Request[Any, Any, Any]) -> Any:
-        if traced:
-            name_request_span(request)
-        await require_schema(request)
-        return await refuse_deep_json(request)
-
-    return routed
-
-
-# What a browser on another origin may send, and which response headers its script may read.
-CORS_METHODS: list[Literal["GET", "POST", "PATCH", "DELETE"]] = ["GET", "POST", "PATCH", "DELETE"]
-CORS_REQUEST_HEADERS = ["Authorization", "Content-Type", "Last-Event-ID"]
-CORS_EXPOSED_HEADERS = ["Location", "Retry-After", "Content-Disposition"]
-
-
-def cors_config(settings: Settings) -> CORSConfig | None:
-    """CORS for ``IRIS_CORS_ORIGINS``; none (same-origin only) when unset. No credentials: tokens
-    travel in ``Authorization``, which a listed origin may send without cookies."""
-    origins = settings.cors_origin_list
-    if not origins:
-        return None
-    return CORSConfig(
-        allow_origins=origins,
-        allow_methods=list(CORS_METHODS),
-        allow_headers=CORS_REQUEST_HEADERS,
-        expose_headers=CORS_EXPOSED_HEADERS,
-        allow_credentials=False,
-        max_age=600,
+def openapi_config() -> IrisOpenAPIConfig:
+    """The OpenAPI document at ``/schema``, with the bearer token as its security scheme."""
+    return IrisOpenAPIConfig(
+        title="Iris",
+        version=version("iris"),
+        description="Multimodal agent-chat backend: text and images in, AG-UI 1.0 events out.",
+        path="/schema",
+        use_handler_docstrings=True,
+        render_plugins=[swagger_plugin()],
+        components=Components(
+            security_schemes={
+                "BearerToken": SecurityScheme(type="http", scheme="bearer", bearer_format="JWT")
+            }
+        ),
     )

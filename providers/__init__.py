@@ -21,6 +21,7 @@ from providers.events import (
     Usage,
     Warning,
 )
+from providers.image_formulas import ImageFormula
 from providers.messages import (
     AudioPart,
     DocumentPart,
@@ -52,6 +53,7 @@ from providers.spec import (
     ProviderFactory,
     ReasoningSupport,
 )
+from providers.vendor_facts import VendorFacts
 
 __all__ = [
     "ALL_PARAMETERS",
@@ -62,6 +64,7 @@ __all__ = [
     "DocumentPart",
     "DocumentSupport",
     "Finish",
+    "ImageFormula",
     "ImagePart",
     "Message",
     "ModelSpec",
@@ -97,6 +100,7 @@ __all__ = [
     "ToolSpec",
     "UnsupportedPartError",
     "Usage",
+    "VendorFacts",
     "Warning",
     "declared_options",
     "required_key_env",

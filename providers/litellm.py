@@ -43,6 +43,7 @@ from providers.spec import (
     ProviderContext,
     ReasoningSupport,
 )
+from providers.vendor_facts import VendorFacts
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 MIN_THINKING_BUDGET = 1024
@@ -111,6 +112,9 @@ class LiteLLMProvider:
 
     id = "litellm"
     spec_version = SPEC_VERSION
+    vendor_facts = VendorFacts(pdf_page_tokens=2534)
+    """No image formula of its own (a model names one with ``imageCostFormula``); a PDF page counts as
+    Anthropic's page does, the larger of the vendors it proxies."""
     model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:

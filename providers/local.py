@@ -69,6 +69,7 @@ from providers.spec import (
     ProviderContext,
     ReasoningSupport,
 )
+from providers.vendor_facts import VendorFacts
 
 LABEL = "[local test model]"
 _TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)
@@ -147,12 +148,19 @@ AUDIO = AudioSupport(mime_types=("audio/wav", "audio/mpeg"), max_seconds=600.0)
 """What ``local/multimodal`` reads: PDFs and WAV/MP3 within the caps a vendor would have (Anthropic's
 100 pages and 32 MB; the 600 seconds Iris takes by default)."""
 
+PDF_PAGE_TOKENS = 258
+AUDIO_SECOND_TOKENS = 32
+"""What ``local`` declares a PDF page and a second of audio cost: Gemini's published figures."""
+
 
 class LocalProvider:
     """Offline and deterministic; see the module docstring."""
 
     id = "local"
     spec_version = SPEC_VERSION
+    vendor_facts = VendorFacts(pdf_page_tokens=PDF_PAGE_TOKENS, audio_second_tokens=AUDIO_SECOND_TOKENS)
+    """Counts pages and audio as Gemini does; no image formula (a model names one with
+    ``imageCostFormula``)."""
     model_options: Mapping[str, OptionSpec] = {
         "delayMs": OptionSpec(type="integer", description="pause before each streamed token (0 to 10000 ms)"),
         "maxRequestBytes": OptionSpec(

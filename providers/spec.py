@@ -30,7 +30,8 @@ still loads (it declares nothing, so tool images reach it in a user message). Co
 ``temperature`` or ``max_output_tokens`` from a client).
 4: ``DocumentPart`` and ``AudioPart``, and ``Capabilities.documents`` / ``Capabilities.audio``.
 Compatible: a plugin speaking 2 or 3 still loads; it declares neither, so it is never sent either (the
-core refuses such a part with ``unsupported_part``, or sends a document's text instead)."""
+core refuses such a part with ``unsupported_part``, or sends a document's text instead). Compatible
+addition to 4 (no bump): the optional ``vendor_facts`` member (:mod:`providers.vendor_facts`)."""
 
 COMPATIBLE_SPEC_VERSIONS = frozenset({"2", "3", SPEC_VERSION})
 """The SPI versions a plugin may speak and still load."""
@@ -150,11 +151,13 @@ class ProviderContext(msgspec.Struct, frozen=True, kw_only=True):
 class Provider(Protocol):
     """A vendor. ``build_request`` is pure (testable with no network); ``stream`` does the call.
 
-    Two optional members (see :mod:`providers.options`; a provider without them still loads):
+    Optional members (see :mod:`providers.options`; a provider without them still loads):
     ``model_options: Mapping[str, OptionSpec]``, the ``ModelSpec.options`` keys it reads, so the
     catalogue can refuse unknown or mistyped ones; and ``key_env(model) -> str | None``, the environment
     variable holding the model's API key, so a model whose key is not set is listed unavailable and
-    refused before a run starts.
+    refused before a run starts. A third, ``vendor_facts: VendorFacts`` (see :mod:`providers.vendor_facts`),
+    declares the vendor's published counting figures (image formula, tokens per PDF page and per second
+    of audio, telemetry name); without it the core estimates none and names the provider by its id.
     """
 
     id: str

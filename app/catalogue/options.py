@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from app.errors import Unprocessable
-from providers import NoSuchProvider, OptionSpec, declared_options
+from providers import NoSuchProvider, OptionSpec, declared_options, image_formulas
 from providers.registry import ProviderRegistry
 
 FIRST_TOKEN_OPTION = "firstTokenTimeoutSeconds"  # noqa: S105 (seconds, not a credential)
@@ -45,7 +45,7 @@ CORE_OPTIONS: dict[str, OptionSpec] = {
     "imageCostFormula": OptionSpec(
         type="string",
         description="the published formula estimating image tokens (default: the vendor's own)",
-        choices=("openai", "anthropic", "gemini", "none"),
+        choices=(*image_formulas.PUBLISHED, "none"),
     ),
 }
 """Option keys every model may carry, read by Iris rather than by its provider. Add a key here when core

@@ -66,6 +66,97 @@ def multipart_boundary(content_type: str | None) -> bytes:
     return boundary
 
 
+class _FormParser:
+    """The parser's callbacks over one form: the fields so far, the file part's bytes not yet spooled
+    (with its size and digest), and the first error, raised by the reader after the chunk that caused it
+    (the callbacks are synchronous and run inside ``MultipartParser.write``)."""
+
+    def __init__(self, *, file_field: str, max_file_bytes: int) -> None:
+        self.file_field = file_field
+        self.max_file_bytes = max_file_bytes
+        self.fields: dict[str, str] = {}
+        self.digest = hashlib.sha256()
+        self.size = 0
+        self.pending: list[bytes] = []
+        self.state = _PartState()
+        self.parts = 0
+        self.file_meta: tuple[str, str] | None = None
+        self.error: Exception | None = None
+
+    def parser(self, boundary: bytes) -> MultipartParser:
+        """A parser that reports to this object."""
+        return MultipartParser(
+            boundary,
+            {
+                "on_part_begin": self.on_part_begin,
+                "on_header_field": self.on_header_field,
+                "on_header_value": self.on_header_value,
+                "on_header_end": self.on_header_end,
+                "on_headers_finished": self.on_headers_finished,
+                "on_part_data": self.on_part_data,
+                "on_part_end": self.on_part_end,
+            },
+        )
+
+    def on_part_begin(self) -> None:
+        self.parts += 1
+        self.state = _PartState()
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self.state.header_field += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self.state.header_value += data[start:end]
+
+    def on_header_end(self) -> None:
+        state = self.state
+        state.headers[state.header_field.lower()] = state.header_value
+        state.header_field, state.header_value = b"", b""
+
+    def on_headers_finished(self) -> None:
+        state, file_field = self.state, self.file_field
+        _, options = parse_options_header(state.headers.get(b"content-disposition", b""))
+        state.name = options.get(b"name", b"").decode("utf-8", "replace") or None
+        raw_filename = options.get(b"filename")
+        state.is_file = raw_filename is not None
+        state.filename = raw_filename.decode("utf-8", "replace") if raw_filename is not None else None
+        state.content_type = state.headers.get(b"content-type", b"").decode("latin-1")
+        if state.is_file and state.name != file_field:
+            self.error = Unprocessable(
+                f"Only one file, in the '{file_field}' field, is accepted.",
+                code="unexpected_file",
+                field=state.name,
+            )
+        elif state.is_file and self.file_meta is not None:
+            self.error = Unprocessable("Send one image per upload.", code="too_many_files", field=file_field)
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        state = self.state
+        chunk = data[start:end]
+        if state.is_file:
+            self.size += len(chunk)
+            if self.size > self.max_file_bytes:
+                self.error = PayloadTooLarge(
+                    f"The file is larger than the {self.max_file_bytes}-byte limit.",
+                    code="file_too_large",
+                    field=self.file_field,
+                )
+                return
+            self.digest.update(chunk)
+            self.pending.append(chunk)
+        else:
+            state.field_value += chunk
+            if len(state.field_value) > MAX_FIELD_BYTES:
+                self.error = Unprocessable("A form field is too long.", field=state.name)
+
+    def on_part_end(self) -> None:
+        state = self.state
+        if state.is_file:
+            self.file_meta = (state.filename or "", state.content_type)
+        elif state.name is not None:
+            self.fields[state.name] = state.field_value.decode("utf-8", "replace")
+
+
 async def read_upload_form(
     body: AsyncIterable[bytes],
     *,
@@ -76,111 +167,45 @@ async def read_upload_form(
 ) -> UploadForm:
     """Parse the form, spooling ``file_field`` to ``spool_dir``; the caller deletes the file."""
     await anyio.Path(spool_dir).mkdir(parents=True, exist_ok=True)
-    fields: dict[str, str] = {}
     spool_path = spool_dir / f"upload-{uuid.uuid4().hex}.part"
-    digest = hashlib.sha256()
-    size = 0
-    pending: list[bytes] = []
-    state = _PartState()
-    parts = 0
-    file_meta: tuple[str, str] | None = None
-    error: Exception | None = None
-
-    def on_part_begin() -> None:
-        nonlocal state, parts
-        parts += 1
-        state = _PartState()
-
-    def on_header_field(data: bytes, start: int, end: int) -> None:
-        state.header_field += data[start:end]
-
-    def on_header_value(data: bytes, start: int, end: int) -> None:
-        state.header_value += data[start:end]
-
-    def on_header_end() -> None:
-        state.headers[state.header_field.lower()] = state.header_value
-        state.header_field, state.header_value = b"", b""
-
-    def on_headers_finished() -> None:
-        nonlocal error
-        _, options = parse_options_header(state.headers.get(b"content-disposition", b""))
-        state.name = options.get(b"name", b"").decode("utf-8", "replace") or None
-        raw_filename = options.get(b"filename")
-        state.is_file = raw_filename is not None
-        state.filename = raw_filename.decode("utf-8", "replace") if raw_filename is not None else None
-        state.content_type = state.headers.get(b"content-type", b"").decode("latin-1")
-        if state.is_file and state.name != file_field:
-            error = Unprocessable(
-                f"Only one file, in the '{file_field}' field, is accepted.",
-                code="unexpected_file",
-                field=state.name,
-            )
-        elif state.is_file and file_meta is not None:
-            error = Unprocessable("Send one image per upload.", code="too_many_files", field=file_field)
-
-    def on_part_data(data: bytes, start: int, end: int) -> None:
-        nonlocal size, error
-        chunk = data[start:end]
-        if state.is_file:
-            size += len(chunk)
-            if size > max_file_bytes:
-                error = PayloadTooLarge(
-                    f"The file is larger than the {max_file_bytes}-byte limit.",
-                    code="file_too_large",
-                    field=file_field,
-                )
-                return
-            digest.update(chunk)
-            pending.append(chunk)
-        else:
-            state.field_value += chunk
-            if len(state.field_value) > MAX_FIELD_BYTES:
-                error = Unprocessable("A form field is too long.", field=state.name)
-
-    def on_part_end() -> None:
-        nonlocal file_meta
-        if state.is_file:
-            file_meta = (state.filename or "", state.content_type)
-        elif state.name is not None:
-            fields[state.name] = state.field_value.decode("utf-8", "replace")
-
-    parser = MultipartParser(
-        boundary,
-        {
-            "on_part_begin": on_part_begin,
-            "on_header_field": on_header_field,
-            "on_header_value": on_header_value,
-            "on_header_end": on_header_end,
-            "on_headers_finished": on_headers_finished,
-            "on_part_data": on_part_data,
-            "on_part_end": on_part_end,
-        },
-    )
+    form = _FormParser(file_field=file_field, max_file_bytes=max_file_bytes)
     try:
-        async with await anyio.open_file(spool_path, "wb") as spool:
-            async for chunk in body:
-                try:
-                    parser.write(chunk)
-                except MultipartParseError as exc:
-                    raise BadRequest("The multipart body is malformed.", code="malformed_body") from exc
-                if error is not None:
-                    raise error
-                if parts > MAX_PARTS:
-                    raise Unprocessable("The form has too many parts.", code="too_many_parts")
-                for piece in pending:
-                    await spool.write(piece)
-                pending.clear()
-            parser.finalize()
+        await _spool(body, form, form.parser(boundary), spool_path)
     except BaseException:
         await anyio.Path(spool_path).unlink(missing_ok=True)
         raise
-    if file_meta is None:
+    if form.file_meta is None:
         await anyio.Path(spool_path).unlink(missing_ok=True)
-        return UploadForm(fields=fields, file=None)
-    filename, declared = file_meta
+        return UploadForm(fields=form.fields, file=None)
+    filename, declared = form.file_meta
     return UploadForm(
-        fields=fields,
+        fields=form.fields,
         file=SpooledFile(
-            path=spool_path, size=size, sha256=digest.hexdigest(), filename=filename, declared_type=declared
+            path=spool_path,
+            size=form.size,
+            sha256=form.digest.hexdigest(),
+            filename=filename,
+            declared_type=declared,
         ),
     )
+
+
+async def _spool(
+    body: AsyncIterable[bytes], form: _FormParser, parser: MultipartParser, spool_path: Path
+) -> None:
+    """Feed ``body`` to the parser chunk by chunk, writing the file part's bytes to ``spool_path`` and
+    stopping at the first error or at too many parts."""
+    async with await anyio.open_file(spool_path, "wb") as spool:
+        async for chunk in body:
+            try:
+                parser.write(chunk)
+            except MultipartParseError as exc:
+                raise BadRequest("The multipart body is malformed.", code="malformed_body") from exc
+            if form.error is not None:
+                raise form.error
+            if form.parts > MAX_PARTS:
+                raise Unprocessable("The form has too many parts.", code="too_many_parts")
+            for piece in form.pending:
+                await spool.write(piece)
+            form.pending.clear()
+        parser.finalize()

@@ -18,7 +18,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
-from app.persistence.sqlite import PRAGMAS, IrisConnection, WriteLock, async_creator
+from app.persistence.sqlite import IrisConnection, async_creator
+from app.persistence.sqlite_write_turn import PRAGMAS, WriteLock
 from app.settings import Settings
 
 # Plain `alembic` and advanced-alchemy's CLI must agree on this name (AA defaults to "alembic_versions").

@@ -28,7 +28,7 @@ from app.persistence.models import Message as MessageRow
 from app.persistence.models import Upload
 from app.runs.usage import attachment_estimate
 from app.storage.base import Storage
-from providers import AudioPart, Capabilities, DocumentPart, ImagePart, ModelSpec, TextPart
+from providers import AudioPart, Capabilities, DocumentPart, ImagePart, ModelSpec, Provider, TextPart
 from providers.messages import Part
 
 Delivery = Literal["native", "text", "omitted"]
@@ -143,12 +143,19 @@ def check_new_attachments(rows: Iterable[MessageRow], caps: Capabilities, *, mod
 
 
 async def mark_delivery(
-    rows: Sequence[MessageRow], model: ModelSpec, caps: Capabilities, storage: Storage, *, request_room: int
+    rows: Sequence[MessageRow],
+    model: ModelSpec,
+    caps: Capabilities,
+    storage: Storage,
+    *,
+    request_room: int,
+    provider: Provider,
 ) -> None:
     """Record on each new attachment what this run's model is sent: for a document sent as its text,
     ``iris/documentFallback`` (``text``, or ``text+images`` with the ``imagePages`` a vision model sees
     rendered, as :func:`model_attachments` picks them); for one sent natively, its token estimate
-    (``tokenEstimate``). ``request_room``: the images the request has room for beside the stored ones."""
+    (``tokenEstimate``, by ``provider``'s declared figures). ``request_room``: the images the request has
+    room for beside the stored ones."""
     for row in reversed(rows):
         room = min(image_room(row, caps), request_room)
         for part in attachment_parts(row.parts):
@@ -161,7 +168,7 @@ async def mark_delivery(
                 if pages:
                     fallback |= {"sent": "text+images", "imagePages": pages}
                 part[FALLBACK_KEY] = fallback
-            elif how == "native" and (estimate := attachment_estimate(part, model.provider, model)):
+            elif how == "native" and (estimate := attachment_estimate(part, provider, model)):
                 part["tokenEstimate"] = estimate
 
 

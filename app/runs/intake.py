@@ -322,10 +322,10 @@ async def prepare_run(
     spec = model_spec(model.row)
     for row in new_rows:
         row.run_id = run.id
-        estimate_images(row, model.provider.id, spec, model.capabilities)
+        estimate_images(row, model.provider, spec, model.capabilities)
     caps = model.capabilities
     room = max(caps.max_images - len(sent_images(history, caps, deleted)), 0) if caps.vision else 0
-    await mark_delivery(new_rows, spec, caps, storage, request_room=room)
+    await mark_delivery(new_rows, spec, caps, storage, request_room=room, provider=model.provider)
     place(session.id, new_rows, position)
     rows = IntakeRows(
         session=session,

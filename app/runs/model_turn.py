@@ -53,6 +53,7 @@ from providers import ToolCallArgs as ProviderToolCallArgs
 from providers import ToolCallEnd as ProviderToolCallEnd
 from providers import ToolCallStart as ProviderToolCallStart
 from providers import Warning as ProviderWarning
+from providers.vendor_facts import telemetry_name
 
 log = logging.getLogger("iris.runs")
 
@@ -161,7 +162,9 @@ class ModelTurns:
     async def _attempt(self, turn: Turn, build: Builder, options: RequestOptions, by_url: bool) -> None:
         """One request of the turn, in its ``chat {model}`` span (an error status when it fails)."""
         plan = self.plan
-        with self._telemetry.chat(provider_id=plan.provider.id, model_id=plan.model.model_id) as chat:
+        with self._telemetry.chat(
+            provider_name=telemetry_name(plan.provider), model_id=plan.model.model_id
+        ) as chat:
             await self._stream(turn, chat, build, options, by_url)
             chat.usage(
                 input=turn.counts.input_tokens,
@@ -198,11 +201,11 @@ class ModelTurns:
 
         async def measured(url: bool) -> Sequence[Message]:
             messages = await build(url)
-            turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider.id, plan.model)
+            turn.counts.estimated_image_tokens = request_image_tokens(messages, plan.provider, plan.model)
             (
                 turn.counts.estimated_document_tokens,
                 turn.counts.estimated_audio_tokens,
-            ) = request_attachment_tokens(messages, plan.provider.id)
+            ) = request_attachment_tokens(messages, plan.provider)
             chat.request(messages, options.system)
             if not self._intake_started and self._intake_timer is None:  # while the vendor thinks
                 loop = asyncio.get_running_loop()

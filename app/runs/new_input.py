@@ -24,7 +24,7 @@ from app.runs.usage import image_part_estimate
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
-from providers import Capabilities, ModelSpec
+from providers import Capabilities, ModelSpec, Provider
 
 
 async def new_messages(
@@ -94,7 +94,7 @@ def resume_decisions(awaiting: Run | None, body: RunAgentInput) -> tuple[list[Re
     return match_resume(awaiting.pending_interrupts, entries, utcnow())
 
 
-def estimate_images(row: Message, provider: str, model: ModelSpec, caps: Capabilities) -> None:
+def estimate_images(row: Message, provider: Provider, model: ModelSpec, caps: Capabilities) -> None:
     """Each new image part records what it will cost this model (the vendor's published formula)."""
     for part in image_parts(row.parts):
         estimate = image_part_estimate(part, provider, model, caps)

@@ -45,6 +45,7 @@ from app.runs.usage import USAGE_KEY, Counts, billable, token_usage
 from app.storage.base import StorageError
 from app.telemetry import RunTelemetry
 from providers import ProviderError, RequestOptions, UnsupportedPartError
+from providers.vendor_facts import telemetry_name
 
 log = logging.getLogger("iris.runs")
 
@@ -81,7 +82,7 @@ class Orchestrator:
             run_id=plan.run_id,
             thread_id=plan.thread_id,
             agent=None if plan.agent is None else plan.agent.slug,
-            provider_id=plan.provider.id,
+            provider_name=telemetry_name(plan.provider),
             model_id=plan.model.model_id,
             model_ref=plan.model_ref,
         )

@@ -15,8 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.agui.events import TokenUsage
-from app.media.image_tokens import DEFAULT_FORMULA, FORMULAS, Formula, fitted, image_tokens
-from providers import Capabilities, ImagePart, Message, ModelSpec, Usage
+from app.media.image_tokens import fitted
+from providers import (
+    Capabilities,
+    ImageFormula,
+    ImagePart,
+    Message,
+    ModelSpec,
+    Provider,
+    Usage,
+    image_formulas,
+)
+from providers.vendor_facts import vendor_facts
 from providers.wire import WireStruct
 
 USAGE_KEY = "iris/usage"
@@ -177,35 +187,32 @@ def cost(counts: Counts, pricing: Any) -> Cost | None:
     )
 
 
-def image_formula(provider: str, options: Mapping[str, Any]) -> Formula | None:
-    """The estimate formula for a model: ``options.imageCostFormula``, else its vendor's own."""
+def image_formula(provider: Provider, options: Mapping[str, Any]) -> ImageFormula | None:
+    """The estimate formula for a model: ``options.imageCostFormula``, else its vendor's declared one."""
     chosen = options.get("imageCostFormula")
-    if chosen in FORMULAS:
-        return chosen  # type: ignore[no-any-return]
+    if chosen in image_formulas.PUBLISHED:
+        return image_formulas.PUBLISHED[chosen]
     if chosen == "none":
         return None
-    return DEFAULT_FORMULA.get(provider)
+    return vendor_facts(provider).image_formula
 
 
 def _detail(options: Mapping[str, Any]) -> str:
     return str(options.get("detail") or options.get("mediaResolution") or "high")
 
 
-def request_image_tokens(messages: Sequence[Message], provider: str, model: ModelSpec) -> int | None:
+def request_image_tokens(messages: Sequence[Message], provider: Provider, model: ModelSpec) -> int | None:
     """The estimate for every image in one request, at the size delivered (``None``: no formula): the
     user's and the tools' alike, whether a tool's travel in its result or in a user turn after it."""
     formula = image_formula(provider, model.options)
     if formula is None:
         return None
     images: Iterable[ImagePart] = (image for message in messages for image in message.images_sent)
-    return sum(
-        image_tokens(formula, i.width, i.height, model_id=model.model_id, detail=_detail(model.options))
-        for i in images
-    )
+    return sum(formula.tokens(i.width, i.height, model.model_id, _detail(model.options)) for i in images)
 
 
 def image_part_estimate(
-    part: Mapping[str, Any], provider: str, model: ModelSpec, caps: Capabilities
+    part: Mapping[str, Any], provider: Provider, model: ModelSpec, caps: Capabilities
 ) -> dict[str, Any] | None:
     """What a stored image part will cost this model, for its metadata (``None``: no formula or size)."""
     formula = image_formula(provider, model.options)
@@ -214,34 +221,34 @@ def image_part_estimate(
         return None
     edges = [e for e in (caps.recommended_long_edge_px, caps.max_image_edge_px) if e]
     w, h = fitted(width, height, min(edges) if edges else None)
-    tokens = image_tokens(formula, w, h, model_id=model.model_id, detail=_detail(model.options))
+    tokens = formula.tokens(w, h, model.model_id, _detail(model.options))
     return {
-        "provider": provider,
+        "provider": provider.id,
         "model": model.model_id,
-        "formula": formula,
+        "formula": formula.name,
         "width": w,
         "height": h,
         "tokens": tokens,
     }
 
 
-PDF_PAGE_TOKENS = {"gemini": 258, "anthropic": 2534, "openai": 765, "litellm": 2534, "local": 258}
-"""Input tokens per PDF page a vendor reads natively: Gemini's published 258 per page; Anthropic and
-OpenAI send each page as an image beside its text, so a US Letter page as an image by their own image
-formulas (Anthropic: 1212x1568 px / 750; OpenAI: 768x994 px at high detail, 4 tiles) — a floor, since
-the page's text comes on top. LiteLLM: Anthropic's (the larger). ``local`` counts like Gemini."""
-AUDIO_SECOND_TOKENS = {"gemini": 32, "local": 32}
-"""Input tokens per second of audio: Gemini's published 32 per second; OpenAI publishes no rate."""
+def attachment_rate(kind: str, provider: Provider) -> float | None:
+    """Input tokens per PDF page (``kind`` ``document``) or per second of audio (``audio``) sent natively
+    to ``provider``, as its vendor declares them (``None``: no published figure)."""
+    facts = vendor_facts(provider)
+    return facts.pdf_page_tokens if kind == "document" else facts.audio_second_tokens
 
 
-def attachment_tokens(kind: str, provider: str, count: float) -> int | None:
+def attachment_tokens(kind: str, provider: Provider, count: float) -> int | None:
     """The estimate for ``count`` pages of a PDF or seconds of audio (``kind``: ``document`` or
     ``audio``) sent natively to ``provider`` (``None``: no published figure)."""
-    rates = PDF_PAGE_TOKENS if kind == "document" else AUDIO_SECOND_TOKENS
-    return round(rates[provider] * count) if provider in rates else None
+    rate = attachment_rate(kind, provider)
+    return round(rate * count) if rate is not None else None
 
 
-def attachment_estimate(part: Mapping[str, Any], provider: str, model: ModelSpec) -> dict[str, Any] | None:
+def attachment_estimate(
+    part: Mapping[str, Any], provider: Provider, model: ModelSpec
+) -> dict[str, Any] | None:
     """What a stored document or audio part sent natively will cost this model (``None``: no figure)."""
     kind = part.get("type")
     if kind == "document":
@@ -250,20 +257,21 @@ def attachment_estimate(part: Mapping[str, Any], provider: str, model: ModelSpec
         unit, count = "second", float(part.get("durationSeconds") or 0)
     else:
         return None
-    tokens = attachment_tokens(kind, provider, count)
-    if tokens is None:
+    rate = attachment_rate(kind, provider)
+    if rate is None:
         return None
-    rates = PDF_PAGE_TOKENS if kind == "document" else AUDIO_SECOND_TOKENS
     return {
-        "provider": provider,
+        "provider": model.provider,
         "model": model.model_id,
         "per": unit,
-        "rate": rates[provider],
-        "tokens": tokens,
+        "rate": rate,
+        "tokens": round(rate * count),
     }
 
 
-def request_attachment_tokens(messages: Sequence[Message], provider: str) -> tuple[int | None, int | None]:
+def request_attachment_tokens(
+    messages: Sequence[Message], provider: Provider
+) -> tuple[int | None, int | None]:
     """The estimates for every PDF and every audio clip one request carries natively, by kind, each the
     sum of what its parts' ``tokenEstimate`` says (``None`` for a kind the request carries none of, or
     whose vendor has no figure)."""
@@ -272,7 +280,7 @@ def request_attachment_tokens(messages: Sequence[Message], provider: str) -> tup
     return _summed("document", provider, documents), _summed("audio", provider, clips)
 
 
-def _summed(kind: str, provider: str, counts: Sequence[float]) -> int | None:
+def _summed(kind: str, provider: Provider, counts: Sequence[float]) -> int | None:
     estimates = [attachment_tokens(kind, provider, count) for count in counts]
     return sum(e for e in estimates if e is not None) if counts and None not in estimates else None
 

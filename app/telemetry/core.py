@@ -57,14 +57,15 @@ class Telemetry:
         run_id: str,
         thread_id: str,
         agent: str | None,
-        provider_id: str,
+        provider_name: str,
         model_id: str,
         model_ref: str,
     ) -> RunTelemetry:
-        """The telemetry of one run; enter it for the run's whole life."""
+        """The telemetry of one run; enter it for the run's whole life. ``provider_name`` is the
+        ``gen_ai.provider.name`` its provider declares (:func:`providers.vendor_facts.telemetry_name`)."""
         return RunTelemetry(
-            self, run_id=run_id, thread_id=thread_id, agent=agent, provider_id=provider_id, model_id=model_id,
-            model_ref=model_ref,
+            self, run_id=run_id, thread_id=thread_id, agent=agent, provider_name=provider_name,
+            model_id=model_id, model_ref=model_ref,
         )  # fmt: skip
 
     # --- before a stream: refusals and the database ------------------------------------------------
@@ -184,13 +185,13 @@ class RunTelemetry:
         run_id: str,
         thread_id: str,
         agent: str | None,
-        provider_id: str,
+        provider_name: str,
         model_id: str,
         model_ref: str,
     ) -> None:
         self.telemetry = telemetry
         self.run_id, self.thread_id, self.agent = run_id, thread_id, agent
-        self.provider_id, self.model_id, self.model_ref = provider_id, model_id, model_ref
+        self.provider_name, self.model_id, self.model_ref = provider_name, model_id, model_ref
         self.span: Span | None = None
         self._trace: SpanContext | None = None
         """The run's span context, or its request's when that one was not sampled (then no span is made)."""
@@ -228,7 +229,7 @@ class RunTelemetry:
         attributes = {
             gen_ai.OPERATION: "invoke_agent",
             gen_ai.CONVERSATION: self.thread_id,
-            gen_ai.PROVIDER: gen_ai.provider_name(self.provider_id),
+            gen_ai.PROVIDER: self.provider_name,
             gen_ai.REQUEST_MODEL: self.model_id,
             "iris.run.id": self.run_id,
             "iris.model": self.model_ref,
@@ -260,10 +261,10 @@ class RunTelemetry:
             self.span.set_attribute(gen_ai.ERROR_TYPE, code)
             self.span.set_status(Status(StatusCode.ERROR, code))
 
-    def chat(self, *, provider_id: str | None = None, model_id: str | None = None) -> ChatTelemetry:
+    def chat(self, *, provider_name: str | None = None, model_id: str | None = None) -> ChatTelemetry:
         """One model turn (by default on the run's model; a fallback names its own)."""
         return ChatTelemetry(
-            self, provider_id=provider_id or self.provider_id, model_id=model_id or self.model_id
+            self, provider_name=provider_name or self.provider_name, model_id=model_id or self.model_id
         )
 
     def tool(self, name: str, call_id: str, *, known: bool) -> ToolTelemetry:
@@ -281,9 +282,9 @@ class RunTelemetry:
 class ChatTelemetry:
     """One model turn: ``chat {model}`` (kind CLIENT) and the ``gen_ai_client_*`` metrics."""
 
-    def __init__(self, run: RunTelemetry, *, provider_id: str, model_id: str) -> None:
+    def __init__(self, run: RunTelemetry, *, provider_name: str, model_id: str) -> None:
         self.run = run
-        self.provider = gen_ai.provider_name(provider_id)
+        self.provider = provider_name
         self.model_id = model_id
         self._labels = ("chat", self.provider, model_id)
         self._started = 0.0

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from app.settings import parse_address
+from app.settings.values import parse_address
 from app.telemetry.metrics import exposition
 
 

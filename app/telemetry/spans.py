@@ -1,5 +1,5 @@
-"""The OpenTelemetry GenAI semantic conventions as Iris uses them: attribute names, provider names,
-and the opt-in content attributes.
+"""The OpenTelemetry GenAI semantic conventions as Iris uses them: attribute names and the opt-in content
+attributes (a vendor's ``gen_ai.provider.name`` is what its provider declares, :mod:`providers.vendor_facts`).
 
 Status "Development" in the conventions; these are the names as of 2026 (``gen_ai.provider.name``,
 not the deprecated ``gen_ai.system``; ``gen_ai.usage.input_tokens``/``output_tokens``).
@@ -34,14 +34,6 @@ INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 ERROR_TYPE = "error.type"
-
-_WELL_KNOWN = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini"}
-"""Iris provider ids whose vendor has a well-known ``gen_ai.provider.name``; others keep their id."""
-
-
-def provider_name(provider_id: str) -> str:
-    """``gen_ai.provider.name`` for an Iris provider (``gemini`` is the Gemini API: ``gcp.gemini``)."""
-    return _WELL_KNOWN.get(provider_id, provider_id)
 
 
 def error_type(exc: BaseException) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from providers import image_formulas
 from providers.anthropic.request import ignored_extras, messages_request
 from providers.anthropic.stream import Translator, could_not_fetch
 from providers.errors import ProviderError
@@ -26,6 +27,7 @@ from providers.spec import (
     UrlFetch,
 )
 from providers.sse import server_sent_events
+from providers.vendor_facts import VendorFacts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -74,6 +76,11 @@ class AnthropicProvider:
 
     id = "anthropic"
     spec_version = SPEC_VERSION
+    vendor_facts = VendorFacts(
+        image_formula=image_formulas.ANTHROPIC, pdf_page_tokens=2534, telemetry_name="anthropic"
+    )
+    """Anthropic's image formula; a PDF page is sent as an image beside its text, so a US Letter page by that
+    formula (1212x1568 px / 750) — a floor, since the page's text comes on top."""
     model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:

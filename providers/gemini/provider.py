@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import httpx
 
+from providers import image_formulas
 from providers.errors import ProviderError
 from providers.events import ProviderEvent, Warning
 from providers.gemini.names import model_name, parse_version, takes_external_urls
@@ -28,6 +29,7 @@ from providers.spec import (
     UrlFetch,
 )
 from providers.sse import server_sent_events
+from providers.vendor_facts import VendorFacts
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 PDF = DocumentSupport(pdf=True, max_pages=1000, max_bytes=50 * 1024 * 1024)
@@ -79,6 +81,14 @@ class GeminiProvider:
 
     id = "gemini"
     spec_version = SPEC_VERSION
+    vendor_facts = VendorFacts(
+        image_formula=image_formulas.GEMINI,
+        pdf_page_tokens=258,
+        audio_second_tokens=32,
+        telemetry_name="gcp.gemini",
+    )
+    """Gemini's image formula, its published 258 tokens per PDF page and 32 per second of audio; the Gemini
+    API is ``gcp.gemini`` in the GenAI conventions."""
     model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:

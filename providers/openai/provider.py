@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from providers import image_formulas
 from providers.errors import ProviderError
 from providers.events import ProviderEvent
 from providers.http import (
@@ -34,6 +35,7 @@ from providers.spec import (
     ReasoningSupport,
 )
 from providers.sse import server_sent_events
+from providers.vendor_facts import VendorFacts
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -82,6 +84,11 @@ class OpenAIProvider:
 
     id = "openai"
     spec_version = SPEC_VERSION
+    vendor_facts = VendorFacts(
+        image_formula=image_formulas.OPENAI, pdf_page_tokens=765, telemetry_name="openai"
+    )
+    """OpenAI's image formula; a PDF page is sent as an image beside its text, so a US Letter page by that
+    formula (768x994 px at high detail, 4 tiles) — a floor, since the page's text comes on top."""
     model_options = MODEL_OPTIONS
 
     def __init__(self, context: ProviderContext) -> None:

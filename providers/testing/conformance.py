@@ -45,6 +45,7 @@ from providers.messages import (
 )
 from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
 from providers.testing.images import image_bytes
+from providers.vendor_facts import VendorFacts
 
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
 """The types the core converts to: a vision model must declare at least one of them."""
@@ -81,6 +82,22 @@ def check_identity(provider: Provider) -> None:
     assert provider.spec_version == SPEC_VERSION, f"{provider.id} speaks SPI {provider.spec_version!r}"
     assert provider.id, "a provider needs an id"
     assert "/" not in provider.id, "a provider id may not contain '/' (it names models as provider/modelId)"
+
+
+def check_vendor_facts(provider: Provider, vision_model: ModelSpec) -> None:
+    """Declared counting figures (``vendor_facts``, optional) are a :class:`VendorFacts` the core can use:
+    an image formula giving a positive count, figures above zero, a telemetry name that is not empty."""
+    if not hasattr(provider, "vendor_facts"):
+        return
+    facts = provider.vendor_facts
+    assert isinstance(facts, VendorFacts), f"{provider.id}.vendor_facts must be a VendorFacts"
+    if facts.image_formula is not None:
+        tokens = facts.image_formula.tokens(1024, 1024, vision_model.model_id, "high")
+        assert isinstance(tokens, int), f"{facts.image_formula.name} counts {tokens!r}, not a whole number"
+        assert tokens > 0, f"{facts.image_formula.name} counts {tokens} tokens for a 1024x1024 image"
+    for figure in (facts.pdf_page_tokens, facts.audio_second_tokens):
+        assert figure is None or figure > 0, f"{provider.id} declares {figure!r} tokens per page or second"
+    assert facts.telemetry_name is None or facts.telemetry_name, "a telemetry name may not be empty"
 
 
 def check_capabilities(provider: Provider, vision_model: ModelSpec) -> None:
@@ -271,6 +288,7 @@ def check_provider(provider: Provider, vision_model: ModelSpec, text_model: Mode
     text = text_model or msgspec.structs.replace(vision_model, type="text")
     check_identity(provider)
     check_capabilities(provider, vision_model)
+    check_vendor_facts(provider, vision_model)
     check_declared_images(provider, vision_model)
     check_undeclared_image_refused(provider, vision_model)
     check_text_model_refuses_images(provider, text)
@@ -346,6 +364,9 @@ class ProviderConformance:
 
     def test_capabilities(self, provider: Provider, vision_model: ModelSpec) -> None:
         check_capabilities(provider, vision_model)
+
+    def test_vendor_facts(self, provider: Provider, vision_model: ModelSpec) -> None:
+        check_vendor_facts(provider, vision_model)
 
     def test_declared_image_types_become_native_blocks(
         self, provider: Provider, vision_model: ModelSpec

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from app.errors import PayloadTooLarge, Unprocessable, UnsupportedMediaType
-from app.media.inline_images import decode_data_url, inspect_inline
+from app.media.inline_request import decode_data_url, inspect_inline
 from app.media.pipeline import ImageDelivery, ImageRef
 from app.media.variants import VariantCache
 from app.storage.local import LocalStorage

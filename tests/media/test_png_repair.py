@@ -19,7 +19,7 @@ from PIL import Image
 
 from app.errors import Unprocessable
 from app.media.images import inspect_image
-from app.media.inline_images import inspect_inline
+from app.media.inline_request import inspect_inline
 from app.media.png_chunks import PNG_SIGNATURE, PngDamage, checked_png
 from app.media.tool_media import MediaStore, ResultLimits, canonical_parts
 from app.persistence.db import create_alchemy_config

@@ -19,7 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.api.loop_monitor import LoopMonitor
 from app.persistence.db import create_engine
-from app.persistence.sqlite import CHECKPOINT_EVERY, OFF_LOOP_BYTES, WriteTurnHeld
+from app.persistence.sqlite import OFF_LOOP_BYTES
+from app.persistence.sqlite_write_turn import CHECKPOINT_EVERY, WriteTurnHeld
 from tests.support.waits import REQUEST_SECONDS, until
 
 

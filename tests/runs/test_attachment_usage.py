@@ -11,7 +11,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from app.runs.outputs import WORKER_OUTPUT_KEY
-from app.runs.usage import AUDIO_SECOND_TOKENS, PDF_PAGE_TOKENS
+from providers.local import AUDIO_SECOND_TOKENS, PDF_PAGE_TOKENS
 from tests.runs.conftest import Stored
 from tests.runs.helpers import of_type, run, run_input, upload, user_message
 from tests.support.agui import check_stream
@@ -19,7 +19,7 @@ from tests.support.documents import text_pdf, wav_bytes
 
 Client = AsyncTestClient[Litestar]
 PDF = text_pdf(["Quarterly report", "Costs fell.", "Outlook"])
-PAGE, SECOND = PDF_PAGE_TOKENS["local"], AUDIO_SECOND_TOKENS["local"]
+PAGE, SECOND = PDF_PAGE_TOKENS, AUDIO_SECOND_TOKENS
 
 
 def billed(events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Sampler
 
 from app.asgi import create_app
-from app.settings import OtelSettings, Settings
+from app.settings import Settings
+from app.settings.otel import OtelSettings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.mcp_servers import http_server, stdio_entry

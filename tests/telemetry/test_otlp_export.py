@@ -12,7 +12,8 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from app.asgi import create_app
-from app.settings import Settings, SettingsError, load_otel_settings
+from app.settings import Settings, SettingsError
+from app.settings.otel import load_otel_settings
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.databases import copy_sqlite
 from tests.support.fake_collector import FakeCollector

@@ -18,7 +18,8 @@ from opentelemetry.trace import Link, SpanKind
 from opentelemetry.util.types import Attributes
 
 from app.asgi import create_app
-from app.settings import OtelSettings, Settings
+from app.settings import Settings
+from app.settings.otel import OtelSettings
 from app.telemetry import ChatTelemetry, RunTelemetry, ToolTelemetry
 from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI

@@ -34,8 +34,7 @@ from app.api.openai.wire import (
 )
 from app.errors import Unprocessable
 from app.media.base64_data import decode_base64
-from app.media.inline_attachments import inspect_inline_audio, inspect_inline_pdf
-from app.media.inline_images import decode_data_url, inspect_inline
+from app.media.inline_request import decode_data_url, inspect_inline, inspect_inline_audio, inspect_inline_pdf
 from app.media.uploads import clean_filename
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository

@@ -10,6 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 
 from app.api.deps import RunContext
+from app.api.history import read_history
 from app.api.openapi import RUN_CHECKS, documented
 from app.api.paging import AfterPosition, Offset
 from app.errors import IrisError
@@ -20,12 +21,9 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.branches import Tree
 from app.runs.chat_input import chat_field, chat_run_input
-from app.runs.history import chat_message, stored_parts
 from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
-from app.runs.parts import deleted_uploads
 from app.runs.sessions import session_out
 from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.runs.usage import SessionUsage, session_usage
@@ -34,7 +32,6 @@ from app.security.access import agent_by_slug, owned_agent_session
 from app.security.auth import Principal
 from app.settings import Settings
 from app.storage.base import Storage
-from app.storage.signing import sign_image_parts
 
 
 class ChatController(Controller):
@@ -197,18 +194,17 @@ class ChatController(Controller):
     ) -> ChatHistory:
         """``{id, role, content, parts, createdAt}`` per message, images re-signed with ``expiresAt``."""
         session = await owned_agent_session(agent_repo, session_repo, principal, slug, sessionId)
-        rows = await message_repo.list_page(
-            session.id, include_superseded=include_superseded, after_position=after, limit=limit
+        page = await read_history(
+            session,
+            messages=message_repo,
+            uploads=upload_repo,
+            storage=storage,
+            ttl_seconds=settings.signed_url_ttl_seconds,
+            include_superseded=include_superseded,
+            after=after,
+            limit=limit,
         )
-        signed = await sign_image_parts(
-            storage, stored_parts(rows), ttl_seconds=settings.signed_url_ttl_seconds
-        )
-        deleted = await deleted_uploads(upload_repo, rows)
-        tree = Tree.of(await message_repo.tree(session.id))
-        return ChatHistory(
-            session_id=session.thread_id,
-            messages=[chat_message(row, signed, deleted=deleted, tree=tree) for row in rows],
-        )
+        return ChatHistory(session_id=session.thread_id, messages=page.chat_messages())
 
     @get(
         "/sessions/{sessionId:str}/usage",

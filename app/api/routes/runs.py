@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.agui.capabilities import AgentCapabilities, agent_capabilities
 from app.agui.input import RunAgentInput
 from app.api.deps import RunContext
+from app.api.history import read_history
 from app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
 from app.api.paging import AfterEvent, AfterPosition
 from app.catalogue.views import media_by_model, reasoning_by_model
@@ -26,11 +27,8 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.branches import Tree
-from app.runs.history import history_messages, stored_parts
 from app.runs.intake import prepare_run
 from app.runs.manager import RunManager
-from app.runs.parts import deleted_uploads
 from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
 from app.runs.toolbox import Toolbox
 from app.schemas.history import HistoryPage
@@ -40,7 +38,6 @@ from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
 from app.storage.base import Storage
-from app.storage.signing import sign_image_parts
 from app.threads import check_thread_id
 from providers.registry import ProviderRegistry
 
@@ -224,24 +221,20 @@ class RunController(Controller):
     ) -> HistoryPage:
         """A thread's messages, oldest first, images re-signed on every read (``?after=`` pages)."""
         session = await owned_session(session_repo, principal, check_thread_id(threadId))
-        rows = await message_repo.list_page(
-            session.id, include_superseded=include_superseded, after_position=after, limit=limit
+        page = await read_history(
+            session,
+            messages=message_repo,
+            uploads=upload_repo,
+            storage=storage,
+            ttl_seconds=settings.signed_url_ttl_seconds,
+            include_superseded=include_superseded,
+            after=after,
+            limit=limit,
         )
-        signed = await sign_image_parts(
-            storage, stored_parts(rows), ttl_seconds=settings.signed_url_ttl_seconds
-        )
-        deleted = await deleted_uploads(upload_repo, rows)
-        tree = Tree.of(await message_repo.tree(session.id))
         return HistoryPage(
             thread_id=session.thread_id,
-            messages=[
-                message
-                for row in rows
-                for message in history_messages(
-                    row, signed, image_format=image_format, deleted=deleted, tree=tree
-                )
-            ],
-            next_cursor=str(rows[-1].position) if len(rows) == limit else None,
+            messages=page.agui_messages(image_format),
+            next_cursor=str(page.rows[-1].position) if len(page.rows) == limit else None,
         )
 
     @get("/capabilities", operation_id="AgentCapabilities", operation_class=documented())

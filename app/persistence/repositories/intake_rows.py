@@ -14,12 +14,14 @@ position a concurrent request took first) still fails the statement, and so the 
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
 
 from sqlalchemy import Table
+from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.persistence.models import ChatSession, Message, Run
@@ -134,32 +136,52 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
     """Write ``rows`` in the connection's transaction (one statement, or three on SQLite)."""
     dialect = connection.dialect
     now = utcnow()
+    thread_values = _thread_values(dialect, rows, now)
+    run_values = _run_values(dialect, rows.run, now)
+    messages = [_message_values(dialect, m, now) for m in rows.messages]
+    if dialect.name == "postgresql":
+        columns = [list(column) for column in zip(*messages, strict=True)] or [[] for _ in _MESSAGE_COLUMNS]
+        statement = _PG_NEW_SESSION if rows.new_session else _PG_MOVE_SESSION
+        await execute(connection, statement, (*thread_values, *run_values, *columns))
+        return
+    await execute(
+        connection, _SQLITE_NEW_SESSION if rows.new_session else _SQLITE_MOVE_SESSION, tuple(thread_values)
+    )
+    await execute(connection, _SQLITE_RUN, tuple(run_values))
+    if messages:
+        await execute(connection, _SQLITE_MESSAGES, [tuple(row) for row in messages])
+
+
+def _thread_values(dialect: Dialect, rows: IntakeRows, now: dt.datetime) -> list[Any]:
+    """The thread's row (a new thread) or the columns an accepted run moves (a loaded one)."""
     session = rows.session
-    if rows.new_session:
-        thread_values: list[Any] = bound(
-            dialect,
-            _SESSIONS,
-            _SESSION_COLUMNS,
-            (
-                session.id,
-                session.owner_id,
-                session.thread_id,
-                session.agent_id,
-                rows.model_id,
-                session.title,
-                now,
-                rows.active_leaf_id,
-                False,
-                now,
-                now,
-            ),
-        )
-    else:
-        thread_values = bound(
+    if not rows.new_session:
+        return bound(
             dialect, _SESSIONS, _MOVE_COLUMNS, (rows.model_id, rows.active_leaf_id, now, now, session.id)
         )
-    run = rows.run
-    run_values = bound(
+    return bound(
+        dialect,
+        _SESSIONS,
+        _SESSION_COLUMNS,
+        (
+            session.id,
+            session.owner_id,
+            session.thread_id,
+            session.agent_id,
+            rows.model_id,
+            session.title,
+            now,
+            rows.active_leaf_id,
+            False,
+            now,
+            now,
+        ),
+    )
+
+
+def _run_values(dialect: Dialect, run: Run, now: dt.datetime) -> list[Any]:
+    """The run's row."""
+    return bound(
         dialect,
         _RUNS,
         _RUN_COLUMNS,
@@ -178,36 +200,26 @@ async def write_intake_rows(connection: AsyncConnection, rows: IntakeRows) -> No
             now,
         ),
     )
-    messages = [
-        bound(
-            dialect,
-            _MESSAGES,
-            _MESSAGE_COLUMNS,
-            (
-                m.id,
-                m.session_id,
-                m.external_id,
-                m.role,
-                m.content,
-                m.parts,
-                m.meta if m.meta is not None else {},
-                m.run_id,
-                m.position,
-                m.parent_id,
-                now,
-                now,
-            ),
-        )
-        for m in rows.messages
-    ]
-    if dialect.name == "postgresql":
-        columns = [list(column) for column in zip(*messages, strict=True)] or [[] for _ in _MESSAGE_COLUMNS]
-        statement = _PG_NEW_SESSION if rows.new_session else _PG_MOVE_SESSION
-        await execute(connection, statement, (*thread_values, *run_values, *columns))
-        return
-    await execute(
-        connection, _SQLITE_NEW_SESSION if rows.new_session else _SQLITE_MOVE_SESSION, tuple(thread_values)
+
+
+def _message_values(dialect: Dialect, m: Message, now: dt.datetime) -> list[Any]:
+    """One message's row."""
+    return bound(
+        dialect,
+        _MESSAGES,
+        _MESSAGE_COLUMNS,
+        (
+            m.id,
+            m.session_id,
+            m.external_id,
+            m.role,
+            m.content,
+            m.parts,
+            m.meta if m.meta is not None else {},
+            m.run_id,
+            m.position,
+            m.parent_id,
+            now,
+            now,
+        ),
     )
-    await execute(connection, _SQLITE_RUN, tuple(run_values))
-    if messages:
-        await execute(connection, _SQLITE_MESSAGES, [tuple(row) for row in messages])

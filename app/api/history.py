@@ -1,0 +1,67 @@
+"""A page of a thread's stored history, read once for both HTTP surfaces that show it: the AG-UI
+history (``GET /agent/threads/{threadId}/messages``) and the chat surface's
+(``GET /api/agents/{slug}/sessions/{sessionId}/messages``). Each renders the same page in its own shape
+(:mod:`app.runs.history`): the rows, their images and thumbnails signed in one storage call, the
+uploads deleted since, and the thread's tree (which branch each message is on)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from app.persistence.models import ChatSession, Message
+from app.persistence.repositories import MessageRepository, UploadRepository
+from app.runs.branches import Tree
+from app.runs.history import HistoryFormat, chat_message, history_messages, stored_parts
+from app.runs.parts import deleted_uploads
+from app.schemas.chat import ChatMessageOut
+from app.schemas.history import HistoryMessage
+from app.storage.base import SignedUrl, Storage
+from app.storage.signing import sign_image_parts
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHistory:
+    """One page of stored messages, oldest first, with what rendering them needs."""
+
+    rows: Sequence[Message]
+    signed: Mapping[str, SignedUrl]
+    deleted: frozenset[str]
+    tree: Tree
+
+    def agui_messages(self, image_format: HistoryFormat) -> list[HistoryMessage]:
+        """The page as the AG-UI history shows it (a row may be several messages)."""
+        return [
+            message
+            for row in self.rows
+            for message in history_messages(
+                row, self.signed, image_format=image_format, deleted=self.deleted, tree=self.tree
+            )
+        ]
+
+    def chat_messages(self) -> list[ChatMessageOut]:
+        """The page as the chat surface shows it, one message per row."""
+        return [chat_message(row, self.signed, deleted=self.deleted, tree=self.tree) for row in self.rows]
+
+
+async def read_history(
+    session: ChatSession,
+    *,
+    messages: MessageRepository,
+    uploads: UploadRepository,
+    storage: Storage,
+    ttl_seconds: int,
+    include_superseded: bool,
+    after: int,
+    limit: int,
+) -> StoredHistory:
+    """The page of ``session``'s history after position ``after`` (at most ``limit`` rows), its images
+    signed for ``ttl_seconds``."""
+    rows = await messages.list_page(
+        session.id, include_superseded=include_superseded, after_position=after, limit=limit
+    )
+    signed = await sign_image_parts(storage, stored_parts(rows), ttl_seconds=ttl_seconds)
+    deleted = await deleted_uploads(uploads, rows)
+    return StoredHistory(
+        rows=rows, signed=signed, deleted=deleted, tree=Tree.of(await messages.tree(session.id))
+    )
