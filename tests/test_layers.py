@@ -55,10 +55,6 @@ MAX_FUNCTION_LINES = 80
 MAX_MODULE_LINES = 450
 MAX_MODULE_DOCSTRING_LINES = 30
 
-# until ADR docstring trim merges
-LONG_DOCSTRING_UNTIL_ADR_TRIM = frozenset({"app/persistence/sqlite.py"})
-"""Modules whose docstring is still over the limit (the lead removes this)."""
-
 # until the rooms branch (app/runs/ split) merges
 LONG_FUNCTIONS_UNTIL_RUNS_ROOMS = frozenset(
     {
@@ -106,5 +102,4 @@ def test_no_module_docstring_is_longer_than_thirty_lines() -> None:
         docstring = ast.get_docstring(ast.parse(path.read_text(), filename=str(path)), clean=False)
         if docstring is not None and len(docstring.splitlines()) > MAX_MODULE_DOCSTRING_LINES:
             long[_name(path)] = len(docstring.splitlines())
-    over = {name: lines for name, lines in long.items() if name not in LONG_DOCSTRING_UNTIL_ADR_TRIM}
-    assert over == {}, "a docstring says what and why; measurements and history go to an ADR"
+    assert long == {}, "a docstring says what and why; measurements and history go to an ADR"

@@ -36,7 +36,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     port: int = 8000
     """Port `iris serve` binds (IRIS_PORT)."""
     public_url: str | None = None
-    """Base URL clients reach Iris at; signed local-storage URLs start with it. Default
+    """Base URL clients reach Iris at; the signed URLs Iris serves itself start with it. Default
     ``http://{host}:{port}`` (127.0.0.1 for a wildcard host) (IRIS_PUBLIC_URL)."""
     database_url: str | None = None
     """SQLAlchemy async URL; default SQLite file under the data directory (IRIS_DATABASE_URL)."""
@@ -69,7 +69,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """The longest one S3 request may wait for an answer or a chunk before it is a 503
     ``storage_unavailable`` (IRIS_S3_TIMEOUT_SECONDS)."""
     signed_url_ttl_seconds: int = 3600
-    """Lifetime of every signed image URL Iris hands out (IRIS_SIGNED_URL_TTL_SECONDS)."""
+    """Lifetime of every signed URL Iris hands out: images, documents, audio (IRIS_SIGNED_URL_TTL_SECONDS)."""
     max_image_bytes: int = 5 * 1024 * 1024
     """Largest accepted image upload, in bytes (IRIS_MAX_IMAGE_BYTES)."""
     max_image_pixels: int = 50_000_000
@@ -150,8 +150,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     any; unset means same-origin only. Tokens travel in ``Authorization``, never in cookies, so no
     credentials mode is needed and ``*`` is safe to offer (IRIS_CORS_ORIGINS)."""
     models_file: str | None = None
-    """A TOML file of models (and the default agent's model) applied at every start; see
-    examples/models.toml (IRIS_MODELS_FILE)."""
+    """A TOML file of models, agents and MCP servers applied at every start; see examples/models.toml
+    (IRIS_MODELS_FILE)."""
     sqlite_lock_timeout_seconds: float = 5.0
     """SQLite only: the longest a request or run waits for its turn to write (behind this process's
     other writers, or another process holding the database) before it answers 503
@@ -175,7 +175,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     ``Retry-After`` wins when longer. Retries never wait past the turn's first-token deadline; per
     model: ``retryBackoffSeconds`` (IRIS_RETRY_BACKOFF_SECONDS)."""
     cooldown_failures: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 3
-    """Retryable failures of one model within ``cooldown_seconds`` (over all processes) after which it
+    """Retryable failures of one model within IRIS_COOLDOWN_SECONDS (over all processes) after which it
     is cooled down: runs with fallbacks skip it until the cool-down ends (IRIS_COOLDOWN_FAILURES)."""
     cooldown_seconds: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 60.0
     """How long failures count towards a cool-down, and how long a cool-down lasts; 0 turns cool-downs
