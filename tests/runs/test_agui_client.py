@@ -23,7 +23,7 @@ import pytest
 from PIL import Image
 
 from app.asgi import create_app
-from app.runs.outputs import TOOL_OUTPUT_KEY
+from app.runs.content.outputs import TOOL_OUTPUT_KEY
 from app.security.auth import issue_token
 from app.settings import Settings
 from tests.conftest import JWT_SECRET

@@ -10,8 +10,8 @@ from typing import Any
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.runs.outputs import WORKER_OUTPUT_KEY
-from app.runs.usage import AUDIO_SECOND_TOKENS, PDF_PAGE_TOKENS
+from app.runs.content.outputs import WORKER_OUTPUT_KEY
+from app.runs.content.usage import AUDIO_SECOND_TOKENS, PDF_PAGE_TOKENS
 from tests.runs.conftest import Stored
 from tests.runs.helpers import of_type, run, run_input, upload, user_message
 from tests.support.agui import check_stream

@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
-from app.runs.deadlines import DeadlineExceeded, Deadlines, paced
+from app.runs.intake.deadlines import DeadlineExceeded, Deadlines, paced
 from providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart
 from tests.support.waits import REQUEST_SECONDS
 

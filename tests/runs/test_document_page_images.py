@@ -23,7 +23,7 @@ from PIL import Image
 from app.asgi import create_app
 from app.media import documents
 from app.media.page_images import page_image_path
-from app.runs.attachments import PAGE_IMAGE_EDGE_PX
+from app.runs.content.attachments import PAGE_IMAGE_EDGE_PX
 from app.settings import Settings
 from app.storage.factory import create_storage
 from tests.runs.conftest import Stored

@@ -1,4 +1,4 @@
-"""A run's event log is appended in batches while it streams (app/runs/event_store.py): a batch due by
+"""A run's event log is appended in batches while it streams (app/runs/store/event_store.py): a batch due by
 time is written without the run waiting for it, so a slow database never holds the live stream back,
 and what streams meanwhile goes in the next batch instead of one transaction per event."""
 

@@ -1,5 +1,5 @@
 """A run's first frames reach a waiting stream at once, even when the vendor's whole answer arrives in
-one burst (app/runs/live.py: RunChannel.publish): ``RUN_STARTED`` alone, then the first token with the
+one burst (app/runs/store/live.py: RunChannel.publish): ``RUN_STARTED`` alone, then the first token with the
 message start before it; later ones go out together."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import asyncio
 
 from app.agui.events import RunStarted, TextMessageContent, TextMessageStart
 from app.agui.sse import Frame
-from app.runs.event_store import LiveOnly
-from app.runs.live import SEND_TURNS, RunChannel
+from app.runs.store.event_store import LiveOnly
+from app.runs.store.live import SEND_TURNS, RunChannel
 
 
 async def test_a_burst_sends_its_first_frames_at_once_and_the_rest_together() -> None:

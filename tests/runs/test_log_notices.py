@@ -23,8 +23,8 @@ from app.persistence.repositories import (
     SessionRepository,
     utcnow,
 )
-from app.runs.live import LoggedFrames
-from app.runs.notices import PgNotices, log_wakeups
+from app.runs.store.live import LoggedFrames
+from app.runs.store.notices import PgNotices, log_wakeups
 from app.settings import Settings
 from tests.factories import AgentFactory
 from tests.support.waits import REQUEST_SECONDS

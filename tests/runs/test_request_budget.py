@@ -22,7 +22,7 @@ from app.media.normalise import Target, normalise
 from app.media.pipeline import FRAMING_BYTES, ImageDelivery, ImageRef, image_budget
 from app.media.variants import VariantCache
 from app.persistence.models import Message as MessageRow
-from app.runs.context import reserved_bytes
+from app.runs.content.context import reserved_bytes
 from app.storage.local import LocalStorage
 from providers import (
     Capabilities,

@@ -22,7 +22,7 @@ import msgspec
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.runs.event_store import BATCH_SECONDS
+from app.runs.store.event_store import BATCH_SECONDS
 from app.settings import Settings
 from tests.runs.conftest import Stored
 from tests.runs.helpers import run_input, user_message

@@ -12,7 +12,7 @@ import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 from pydantic import TypeAdapter
 
-from app.runs.tool_results import place_images
+from app.runs.content.tool_results import place_images
 from providers import (
     ImagePart,
     Message,

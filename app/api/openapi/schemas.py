@@ -24,9 +24,7 @@ from app.agui.events import (
 from app.agui.input import RunAgentInput
 from app.api.openai.wire import FileData
 from app.catalogue.agents import SLUG
-from app.runs.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt
-from app.runs.interrupts import TOOL_CALL_KEY
-from app.runs.outputs import (
+from app.runs.content.outputs import (
     AGENT_KEY,
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
@@ -37,7 +35,9 @@ from app.runs.outputs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
-from app.runs.usage import USAGE_KEY, BillableUsage
+from app.runs.content.usage import USAGE_KEY, BillableUsage
+from app.runs.intake.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt
+from app.runs.intake.interrupts import TOOL_CALL_KEY
 from app.schemas.agents import AgentCreate, AgentRef, AgentUpdate
 from app.schemas.catalogue import ModelCreate, ModelUpdate
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn

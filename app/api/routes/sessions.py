@@ -24,11 +24,11 @@ from app.persistence.repositories import (
 )
 from app.persistence.search_indexer import SearchIndexer
 from app.persistence.search_text import snippet, words
-from app.runs.manager import RunManager
-from app.runs.parts import deleted_uploads
-from app.runs.session_export import filename, markdown, session_export
-from app.runs.session_import import import_session
-from app.runs.sessions import session_out, switch_line
+from app.runs.content.parts import deleted_uploads
+from app.runs.conversations.session_export import filename, markdown, session_export
+from app.runs.conversations.session_import import import_session
+from app.runs.conversations.sessions import session_out, switch_line
+from app.runs.engine.manager import RunManager
 from app.schemas.chat import SessionOut
 from app.schemas.session_export import SessionExport
 from app.schemas.sessions import ActiveLineOut, ActiveMessageIn, SearchResult, SearchResults, SessionUpdate

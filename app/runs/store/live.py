@@ -29,7 +29,7 @@ from app.agui.sse import PIECE_BYTES, Frame
 from app.persistence.availability import cause, database_unavailable
 from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository
-from app.runs.notices import LogWakeups
+from app.runs.store.notices import LogWakeups
 
 log = logging.getLogger("iris.runs")
 

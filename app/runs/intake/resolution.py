@@ -3,8 +3,9 @@ and model, the tools it offers and its system prompt.
 
 Each is checked on the way — the thread's owner, the thread's agent, guest access, an enabled model the
 agent offers whose provider is registered and whose key is set, client tool names that no server tool
-has — and a refusal is a problem+json answer before anything is stored (:mod:`app.runs.intake`). The run
-then uses its agent version's instructions, tools, turn budget and models, never the live agent row.
+has — and a refusal is a problem+json answer before anything is stored (:mod:`app.runs.intake.prepare`).
+The run then uses its agent version's instructions, tools, turn budget and models, never the live agent
+row.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from app.catalogue.views import effective_capabilities, missing_key
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
 from app.persistence.models import ChatSession, ModelRow
 from app.persistence.repositories import McpServerRepository
-from app.runs.toolbox import RunTool, Toolbox
+from app.runs.intake.toolbox import RunTool, Toolbox
 from app.schemas.agents import AgentRef, AgentSnapshot
 from app.security.auth import Principal
 from app.settings import Settings

@@ -5,7 +5,7 @@ images are re-resolved from their canonical parts and delivered per the model's 
 (normalised, inline or by fresh signed URL). When a thread holds more images than the model takes in
 one request, the newest are kept and older ones become a short text note. Documents and audio are
 read from storage and sent natively, as their text, or left out with a note
-(:mod:`app.runs.attachments`).
+(:mod:`app.runs.content.attachments`).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import msgspec
 
 from app.media.pipeline import ImageDelivery, ImageRef, check_request_size, delivers_by_url, image_budget
 from app.persistence.models import Message as MessageRow
-from app.runs.attachments import (
+from app.runs.content.attachments import (
     DEFAULT_PAGE_RENDERING,
     PageRendering,
     deleted_note,
     model_attachments,
     native_bytes,
 )
-from app.runs.parts import image_parts
-from app.runs.reasoning import reasoning_from_stored
-from app.runs.tool_results import image_parts_of, model_text, place_images, result_part
+from app.runs.content.parts import image_parts
+from app.runs.content.reasoning import reasoning_from_stored
+from app.runs.content.tool_results import image_parts_of, model_text, place_images, result_part
 from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from providers.messages import Part
 

@@ -26,7 +26,7 @@ from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
 from app.media.page_images import page_pngs
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import Upload
-from app.runs.usage import attachment_estimate
+from app.runs.content.usage import attachment_estimate
 from app.storage.base import Storage
 from providers import AudioPart, Capabilities, DocumentPart, ImagePart, ModelSpec, TextPart
 from providers.messages import Part

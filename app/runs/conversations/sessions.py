@@ -1,12 +1,12 @@
 """Keeping a conversation: its entry in the sessions list, and switching which line of its tree is
-shown and continued (:mod:`app.runs.branches`)."""
+shown and continued (:mod:`app.runs.conversations.branches`)."""
 
 from __future__ import annotations
 
 from app.errors import Conflict, NotFound, Unprocessable
 from app.persistence.models import ChatSession
 from app.persistence.repositories import MessageRepository, RunRepository
-from app.runs.branches import Tree
+from app.runs.conversations.branches import Tree
 from app.schemas.chat import SessionOut
 from app.schemas.sessions import ActiveLineOut
 

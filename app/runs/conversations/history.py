@@ -9,10 +9,10 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from app.persistence.models import Message
-from app.runs.attachments import FALLBACK_KEY, deleted_note
-from app.runs.branches import Tree
-from app.runs.parts import UPLOADED_KINDS
-from app.runs.tool_results import image_parts_of
+from app.runs.content.attachments import FALLBACK_KEY, deleted_note
+from app.runs.content.parts import UPLOADED_KINDS
+from app.runs.content.tool_results import image_parts_of
+from app.runs.conversations.branches import Tree
 from app.schemas.agents import AgentRef
 from app.schemas.chat import AudioPartOut as ChatAudioOut
 from app.schemas.chat import ChatMessageOut, ChatToolCallOut, ReasoningPartOut

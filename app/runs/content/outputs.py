@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from app.runs.usage import BillableUsage
+from app.runs.content.usage import BillableUsage
 from app.schemas.agents import AgentRef
 from providers.wire import WireStruct
 

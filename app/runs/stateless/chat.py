@@ -26,21 +26,21 @@ from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
 from app.media.pipeline import check_images
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository
-from app.runs.attachments import check_new_attachments
-from app.runs.chat_input import chat_field, message_content
-from app.runs.context import check_request_fits
-from app.runs.event_store import LiveOnly
-from app.runs.fallbacks import Request, fallback_choices, retry_policy
-from app.runs.intake import RunPlan
-from app.runs.knobs import NO_OPTIONS, check_parameters
-from app.runs.live import RunChannel
-from app.runs.orchestrator import Orchestrator
-from app.runs.outputs import WORKER_OUTPUT_KEY
-from app.runs.parts import PartLimits, canonical_user_parts, image_parts
-from app.runs.reasoning import NO_REASONING, reasoning_control
-from app.runs.resolution import runnable
-from app.runs.services import RunServices
-from app.runs.streaming import observed, sse
+from app.runs.content.attachments import check_new_attachments
+from app.runs.content.context import check_request_fits
+from app.runs.content.outputs import WORKER_OUTPUT_KEY
+from app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
+from app.runs.content.reasoning import NO_REASONING, reasoning_control
+from app.runs.engine.orchestrator import Orchestrator
+from app.runs.engine.services import RunServices
+from app.runs.engine.streaming import observed, sse
+from app.runs.intake.chat_input import chat_field, message_content
+from app.runs.intake.fallbacks import Request, fallback_choices, retry_policy
+from app.runs.intake.knobs import NO_OPTIONS, check_parameters
+from app.runs.intake.prepare import RunPlan
+from app.runs.intake.resolution import runnable
+from app.runs.store.event_store import LiveOnly
+from app.runs.store.live import RunChannel
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy

@@ -29,12 +29,12 @@ from app.persistence.db import session_scope
 from app.persistence.models import Message as MessageRow
 from app.persistence.models import ModelRow
 from app.persistence.repositories import CooldownRepository
-from app.runs.attachments import check_new_attachments
-from app.runs.context import check_request_fits, sent_images
-from app.runs.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
-from app.runs.knobs import check_parameters
-from app.runs.reasoning import ReasoningControl
-from app.runs.resolution import RunnableModel, runnable
+from app.runs.content.attachments import check_new_attachments
+from app.runs.content.context import check_request_fits, sent_images
+from app.runs.content.reasoning import ReasoningControl
+from app.runs.intake.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
+from app.runs.intake.knobs import check_parameters
+from app.runs.intake.resolution import RunnableModel, runnable
 from app.settings import Settings
 from app.telemetry import Telemetry
 from providers import Capabilities, ModelSpec, Provider, ProviderError, RequestOptions, ToolSpec

@@ -1,10 +1,11 @@
 """What a run takes from its request: rows for the messages its thread does not hold yet, and the
 answers to the thread's open interrupts.
 
-A user message becomes canonical parts (every attachment through the URL policy: :mod:`app.runs.parts`);
+A user message becomes canonical parts (every attachment through the URL policy:
+:mod:`app.runs.content.parts`);
 a tool message must answer one of the thread's frontend tool calls that is still waiting; assistant and
 system messages are never taken. An open interrupt must be answered (``resume``) before the thread
-goes on (:mod:`app.runs.interrupts`).
+goes on (:mod:`app.runs.intake.interrupts`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from app.errors import Unprocessable
 from app.media.inline_uploads import InlineUploads
 from app.persistence.models import Message, Run
 from app.persistence.repositories import UploadRepository, utcnow
-from app.runs.context import pending_calls
-from app.runs.interrupts import ResumeDecision, match_resume
-from app.runs.parts import PartLimits, canonical_user_parts, image_parts
-from app.runs.usage import image_part_estimate
+from app.runs.content.context import pending_calls
+from app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
+from app.runs.content.usage import image_part_estimate
+from app.runs.intake.interrupts import ResumeDecision, match_resume
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings

@@ -47,10 +47,10 @@ from app.agui.events import (
 )
 from app.persistence.db import session_scope
 from app.persistence.repositories import AnswerMessage, ClosingRows, RunEventRepository, RunRepository
-from app.runs.live import RunChannel
-from app.runs.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
-from app.runs.reasoning import REASONING_KIND_KEY
-from app.runs.usage import USAGE_KEY
+from app.runs.content.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
+from app.runs.content.reasoning import REASONING_KIND_KEY
+from app.runs.content.usage import USAGE_KEY
+from app.runs.store.live import RunChannel
 from app.storage.signing import without_urls
 
 log = logging.getLogger("iris.runs")

@@ -9,7 +9,7 @@ import msgspec
 
 from app.mcp.config import MissingVariable, ServerConfig
 from app.persistence.models import McpServer
-from app.runs.toolbox import RunTool, Toolbox, mcp_run_tool
+from app.runs.intake.toolbox import RunTool, Toolbox, mcp_run_tool
 from app.schemas.mcp import McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
 
 

@@ -31,8 +31,8 @@ from app.persistence.repositories import (
     parse_uuid,
     utcnow,
 )
-from app.runs.outputs import ToolAgentOutput, WorkerAgentOutput
-from app.runs.parts import image_part
+from app.runs.content.outputs import ToolAgentOutput, WorkerAgentOutput
+from app.runs.content.parts import image_part
 from app.schemas.session_export import ExportImagePart, ExportMessage, ExportReasoningPart, SessionExport
 from app.security.auth import Principal
 from app.settings import Settings

@@ -1,12 +1,13 @@
 """The orchestrator: one run from ``RUN_STARTED`` to its single terminal event.
 
-The plan comes checked from :mod:`app.runs.intake`. Its model turns stream through
-:mod:`app.runs.model_turn` (provider events become AG-UI events) and :mod:`app.runs.tool_loop` runs
-the tools they call and feeds their results back (a bounded number of model turns); every event goes
-to the run's sink (the :class:`~app.runs.event_store.EventStore`). Here the run starts, can be
-cancelled, and ends: with ``RUN_FINISHED`` and its outcome, or — any failure once the stream has
-started — exactly one ``RUN_ERROR`` with a stable code and a message safe to show; the database then
-holds no assistant or tool rows for the run.
+The plan comes checked from :mod:`app.runs.intake.prepare`. Its model turns stream through
+:mod:`app.runs.engine.model_turn` (provider events become AG-UI events) and
+:mod:`app.runs.engine.tool_loop` runs the tools they call and feeds their results back (a bounded number
+of model turns); every event goes to the run's sink (the
+:class:`~app.runs.store.event_store.EventStore`). Here the run starts, can be cancelled, and ends: with
+``RUN_FINISHED`` and its outcome, or — any failure once the stream has started — exactly one
+``RUN_ERROR`` with a stable code and a message safe to show; the database then holds no assistant or
+tool rows for the run.
 """
 
 from __future__ import annotations
@@ -30,18 +31,24 @@ from app.agui.events import (
 from app.catalogue.views import key_hint
 from app.errors import IrisError
 from app.persistence.availability import cause, database_unavailable, one_line
-from app.runs.attachments import NOTICES_KEY
-from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
-from app.runs.deadlines import RUN_CODE, DeadlineExceeded
-from app.runs.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
-from app.runs.fallbacks import AttemptLog, ModelChoice, attempts_metadata, retryable_code
-from app.runs.intake import RunPlan
-from app.runs.model_turn import Builder, ModelTurns, Turn
-from app.runs.outputs import AGENT_KEY, IGNORED_RESUME_KEY, TRACE_ID_KEY, TRACEPARENT_KEY, USER_MESSAGE_KEY
-from app.runs.reasoning import REASONING_NOTE_KEY
-from app.runs.services import RunServices
-from app.runs.tool_loop import CallCancelled, ToolLoop
-from app.runs.usage import USAGE_KEY, Counts, billable, token_usage
+from app.runs.content.attachments import NOTICES_KEY
+from app.runs.content.outputs import (
+    AGENT_KEY,
+    IGNORED_RESUME_KEY,
+    TRACE_ID_KEY,
+    TRACEPARENT_KEY,
+    USER_MESSAGE_KEY,
+)
+from app.runs.content.reasoning import REASONING_NOTE_KEY
+from app.runs.content.usage import USAGE_KEY, Counts, billable, token_usage
+from app.runs.engine.model_turn import Builder, ModelTurns, Turn
+from app.runs.engine.services import RunServices
+from app.runs.engine.tool_loop import CallCancelled, ToolLoop
+from app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
+from app.runs.intake.deadlines import RUN_CODE, DeadlineExceeded
+from app.runs.intake.fallbacks import AttemptLog, ModelChoice, attempts_metadata, retryable_code
+from app.runs.intake.prepare import RunPlan
+from app.runs.store.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.storage.base import StorageError
 from app.telemetry import RunTelemetry
 from providers import ProviderError, RequestOptions, UnsupportedPartError

@@ -9,17 +9,17 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
-from app.runs.event_store import BATCH_EVENTS
-from app.runs.intake import RunPlan
-from app.runs.live import SEND_TURNS
-from app.runs.orchestrator import Orchestrator
-from app.runs.services import RunServices
+from app.runs.engine.orchestrator import Orchestrator
+from app.runs.engine.services import RunServices
+from app.runs.intake.prepare import RunPlan
+from app.runs.store.event_store import BATCH_EVENTS
+from app.runs.store.live import SEND_TURNS
 
 
 class _Queued:
     """An event sink handing each event to the consumer as it is emitted; nothing is written.
 
-    Like a run's channel (``app.runs.live.RunChannel.publish``), it lets the consumer have the first
+    Like a run's channel (``app.runs.store.live.RunChannel.publish``), it lets the consumer have the first
     content at once and keeps the rest of a vendor's burst for it to take together, in one write."""
 
     def __init__(self) -> None:

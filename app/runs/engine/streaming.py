@@ -23,11 +23,11 @@ from app.media.inline_uploads import InlineUploads
 from app.persistence.db import holds_write_turn, session_scope
 from app.persistence.models import POSITION_MAX
 from app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
-from app.runs.event_store import IntakeNotStored
-from app.runs.intake import Repositories, RunPlan
-from app.runs.live import LoggedFrames
-from app.runs.manager import RunManager
-from app.runs.outputs import TRACEPARENT_KEY
+from app.runs.content.outputs import TRACEPARENT_KEY
+from app.runs.engine.manager import RunManager
+from app.runs.intake.prepare import Repositories, RunPlan
+from app.runs.store.event_store import IntakeNotStored
+from app.runs.store.live import LoggedFrames
 from app.settings import Settings
 from app.telemetry import Telemetry
 
@@ -39,7 +39,7 @@ class Intake:
     :func:`start_stream` hands it to the run, which starts the commit once the model is being asked
     (the flush and commit then overlap the vendor's latency instead of preceding it); the event store
     writes nothing before that commit, and a commit that fails ends the run with one ``RUN_ERROR``
-    (:class:`~app.runs.event_store.IntakeNotStored`) and nothing stored. The run's inline documents
+    (:class:`~app.runs.store.event_store.IntakeNotStored`) and nothing stored. The run's inline documents
     and audio (``inline``) are stored as objects just before the hand-over; a refusal or a failed
     commit removes them again.
     """

@@ -9,10 +9,10 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from app.catalogue.cache import CatalogueCache
 from app.media.pipeline import ImageDelivery
 from app.media.tool_media import MediaStore
-from app.runs.attachments import DEFAULT_PAGE_RENDERING, PageRendering
-from app.runs.deadlines import Deadlines
-from app.runs.fallbacks import Cooldowns
-from app.runs.toolbox import Toolbox
+from app.runs.content.attachments import DEFAULT_PAGE_RENDERING, PageRendering
+from app.runs.intake.deadlines import Deadlines
+from app.runs.intake.fallbacks import Cooldowns
+from app.runs.intake.toolbox import Toolbox
 from app.storage.base import Storage
 from app.telemetry import Telemetry
 

@@ -1,11 +1,11 @@
 """One model turn: one provider stream, translated into AG-UI events as it arrives.
 
-Reasoning goes through the turn's :class:`~app.runs.reasoning.ReasoningStream`; the answer's text
+Reasoning goes through the turn's :class:`~app.runs.content.reasoning.ReasoningStream`; the answer's text
 message opens lazily, once that reasoning is closed; tool calls stream as ``TOOL_CALL_*`` events under
 it, and the turn's usage is counted. The stream is paced by the run's deadlines
-(:func:`~app.runs.deadlines.paced`) and falls back to inline images when a vendor cannot fetch an image
+(:func:`~app.runs.intake.deadlines.paced`) and falls back to inline images when a vendor cannot fetch an image
 URL (:func:`~app.media.pipeline.stream_with_inline_fallback`). What to do with the calls is the tool
-loop's (:mod:`app.runs.tool_loop`).
+loop's (:mod:`app.runs.engine.tool_loop`).
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from app.agui.events import (
     ToolCallStart,
 )
 from app.media.pipeline import stream_with_inline_fallback
-from app.runs.deadlines import Deadlines, is_progress, paced
-from app.runs.event_store import EventSink
-from app.runs.fallbacks import AttemptLog, retry_after, retryable_code
-from app.runs.intake import RunPlan
-from app.runs.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
-from app.runs.reasoning import ProviderReasoningEvent, ReasoningStream
-from app.runs.usage import Counts, billable, request_attachment_tokens, request_image_tokens
+from app.runs.content.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
+from app.runs.content.reasoning import ProviderReasoningEvent, ReasoningStream
+from app.runs.content.usage import Counts, billable, request_attachment_tokens, request_image_tokens
+from app.runs.intake.deadlines import Deadlines, is_progress, paced
+from app.runs.intake.fallbacks import AttemptLog, retry_after, retryable_code
+from app.runs.intake.prepare import RunPlan
+from app.runs.store.event_store import EventSink
 from app.telemetry import ChatTelemetry, RunTelemetry
 from providers import (
     Finish,
@@ -62,7 +62,7 @@ sooner, as soon as the first content has gone to the client: on SQLite the commi
 started with the request it held back the first tokens of a vendor that answers within a millisecond or
 two. Any vendor slower than this commits while it thinks, as before."""
 
-# Made once, as in app.runs.deadlines: ``A | B`` in an ``isinstance`` call builds a union per event.
+# Made once, as in app.runs.intake.deadlines: ``A | B`` in an ``isinstance`` call builds a union per event.
 _CONTENT = (TextDelta, ReasoningDelta, ReasoningOpaque, ProviderToolCallStart)
 _CONTENT_OUT = (TextMessageContent, ReasoningMessageContent, ToolCallStart)
 _REASONING = (ReasoningStart, ReasoningDelta, ReasoningEnd, ReasoningOpaque)
@@ -125,7 +125,8 @@ class ModelTurns:
         """One turn: the provider's stream of this request, its events emitted as they arrive, each
         request inside its own ``chat {model}`` span (the vendor's HTTP request and the intake commit
         are its children). A retryable failure before the turn emitted anything is tried again on the
-        same model, within its retry policy and the first-token deadline (:mod:`app.runs.fallbacks`)."""
+        same model, within its retry policy and the first-token deadline
+        (:mod:`app.runs.intake.fallbacks`)."""
         plan = self.plan
         loop = asyncio.get_running_loop()
         started = loop.time()

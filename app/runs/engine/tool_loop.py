@@ -4,7 +4,7 @@ A turn that calls server tools has them run here, and their results go back to t
 turn. A call to a tool that needs approval ends the run with an interrupt (a later run's ``resume``
 answers it, and is acted on here first); a frontend tool's call ends it with the call pending (the
 client runs it and sends its answer with the next run). The turns themselves are
-:mod:`app.runs.model_turn`'s.
+:mod:`app.runs.engine.model_turn`'s.
 """
 
 from __future__ import annotations
@@ -26,16 +26,22 @@ from app.media.pipeline import image_budget
 from app.media.tool_media import ResultTooLarge, canonical_parts, check_limits
 from app.persistence.db import session_scope
 from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.context import image_ref, model_messages, reserved_bytes, thread_images
-from app.runs.event_store import EventSink
-from app.runs.intake import RunPlan
-from app.runs.interrupts import ResumeDecision, approval_interrupt
-from app.runs.model_turn import Builder, Turn
-from app.runs.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
-from app.runs.services import RunServices
-from app.runs.tool_arguments import argument_problem, parse_arguments
-from app.runs.tool_results import declined_summary, image_parts_of, model_text, place_images, result_part
-from app.runs.toolbox import RunTool
+from app.runs.content.context import image_ref, model_messages, reserved_bytes, thread_images
+from app.runs.content.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
+from app.runs.content.tool_results import (
+    declined_summary,
+    image_parts_of,
+    model_text,
+    place_images,
+    result_part,
+)
+from app.runs.engine.model_turn import Builder, Turn
+from app.runs.engine.services import RunServices
+from app.runs.engine.tool_arguments import argument_problem, parse_arguments
+from app.runs.intake.interrupts import ResumeDecision, approval_interrupt
+from app.runs.intake.prepare import RunPlan
+from app.runs.intake.toolbox import RunTool
+from app.runs.store.event_store import EventSink
 from app.storage.signing import sign_image_parts, with_urls
 from app.telemetry import RunTelemetry
 from providers import ImagePart, Message, RequestOptions, TextPart, ToolCallPart

@@ -2,11 +2,11 @@
 
 Any failure here is a problem+json answer and no stream: protocol version, thread ownership, run id,
 message shapes, attachment URLs, model resolution and the capability check all come before the
-first event. What the run uses is resolved in :mod:`app.runs.resolution` (thread, agent, model,
-tools) and what it adds in :mod:`app.runs.new_input` (new messages, resumed interrupts); here they
+first event. What the run uses is resolved in :mod:`app.runs.intake.resolution` (thread, agent, model,
+tools) and what it adds in :mod:`app.runs.intake.new_input` (new messages, resumed interrupts); here they
 are checked together and, on success, the new user messages, the ``running`` run row and the thread's
 are handed to the intake's commit (:class:`~app.persistence.repositories.IntakeRows`), which the run
-starts while it calls the model (:mod:`app.runs.streaming`).
+starts while it calls the model (:mod:`app.runs.engine.streaming`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ from app.persistence.repositories import (
     chain,
     place,
 )
-from app.runs.attachments import check_new_attachments, mark_delivery, notices
-from app.runs.branches import BranchPoint, branch_point, leaf_of, line_from
-from app.runs.context import check_request_fits, sent_images
-from app.runs.fallbacks import (
+from app.runs.content.attachments import check_new_attachments, mark_delivery, notices
+from app.runs.content.context import check_request_fits, sent_images
+from app.runs.content.parts import deleted_uploads, image_parts
+from app.runs.content.reasoning import NO_REASONING, ReasoningControl, reasoning_control
+from app.runs.conversations.branches import BranchPoint, branch_point, leaf_of, line_from
+from app.runs.intake.fallbacks import (
     NO_RETRIES,
     ModelChoice,
     Request,
@@ -47,12 +49,10 @@ from app.runs.fallbacks import (
     fallback_choices,
     retry_policy,
 )
-from app.runs.interrupts import ResumeDecision
-from app.runs.knobs import NO_OPTIONS
-from app.runs.new_input import estimate_images, new_messages, resume_decisions
-from app.runs.parts import deleted_uploads, image_parts
-from app.runs.reasoning import NO_REASONING, ReasoningControl, reasoning_control
-from app.runs.resolution import (
+from app.runs.intake.interrupts import ResumeDecision
+from app.runs.intake.knobs import NO_OPTIONS
+from app.runs.intake.new_input import estimate_images, new_messages, resume_decisions
+from app.runs.intake.resolution import (
     offered_frontend_tools,
     offered_server_tools,
     resolve_agent,
@@ -60,7 +60,7 @@ from app.runs.resolution import (
     resolve_thread,
     system_prompt,
 )
-from app.runs.toolbox import RunTool, Toolbox
+from app.runs.intake.toolbox import RunTool, Toolbox
 from app.schemas.agents import AgentRef
 from app.security.auth import Principal
 from app.security.quotas import admit_run
@@ -142,7 +142,7 @@ class RunPlan:
     """The client's sampling and format knobs (the OpenAI gateway's), checked against the model's
     ``Capabilities.parameters``; the tool loop adds the system prompt, tools and reasoning."""
     retry: RetryPolicy = NO_RETRIES
-    """How often a turn tries the model again on a retryable failure (:mod:`app.runs.fallbacks`)."""
+    """How often a turn tries the model again on a retryable failure (:mod:`app.runs.intake.fallbacks`)."""
     fallbacks: tuple[ModelChoice, ...] = ()
     """The model's fallbacks that suit this run, in order, each with the run's request built for it."""
     intake_rows: IntakeRows | None = None
@@ -153,8 +153,8 @@ class RunPlan:
 @dataclass(frozen=True, slots=True)
 class Rewind:
     """Chat-surface edits of a thread before its run: replace a user message (``edit``) or answer the
-    last one again (``regenerate``). Both add a sibling (:mod:`app.runs.branches`); what they replace
-    stays, superseded, on its own branch."""
+    last one again (``regenerate``). Both add a sibling
+    (:mod:`app.runs.conversations.branches`); what they replace stays, superseded, on its own branch."""
 
     kind: Literal["edit", "regenerate"]
     message_id: str | None = None
@@ -302,7 +302,7 @@ async def prepare_run(
         await inline.store(repos.uploads)
 
     # Accepted. Nothing below queries: these rows are written by the intake's commit, which runs while
-    # the model is being asked (app.runs.streaming), without the ORM's unit of work (IntakeRows). A
+    # the model is being asked (app.runs.engine.streaming), without the ORM's unit of work (IntakeRows). A
     # unique key that a concurrent request took first (the runId, a new threadId, a message position)
     # fails that commit: RUN_ERROR run_not_stored.
     if session is None:

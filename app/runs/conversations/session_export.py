@@ -11,7 +11,7 @@ from typing import Any
 
 from app.persistence.models import ChatSession, Message
 from app.persistence.repositories import utcnow
-from app.runs.attachments import deleted_note
+from app.runs.content.attachments import deleted_note
 from app.schemas.session_export import (
     EXPORT_FORMAT,
     EXPORT_VERSION,

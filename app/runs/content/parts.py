@@ -19,7 +19,7 @@ from app.media.inline_uploads import InlineUploads
 from app.media.uploads import upload_kind
 from app.persistence.models import Message, Upload
 from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.attachments import audio_part, document_part, stored_fields
+from app.runs.content.attachments import audio_part, document_part, stored_fields
 from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
 from app.settings import Settings
 
