@@ -33,7 +33,7 @@ from app.persistence.db import session_scope
 from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
 from app.runs.engine.orchestrator import Orchestrator
 from app.runs.engine.services import RunServices
-from app.runs.intake.prepare import RunPlan
+from app.runs.intake.plan import RunPlan
 from app.runs.store.event_store import MAX_UNLOGGED, EventStore, RunLost
 from app.runs.store.live import FollowerLimits, RunChannel, Subscription
 from app.runs.store.notices import LogWakeups

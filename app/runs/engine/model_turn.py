@@ -35,7 +35,7 @@ from app.runs.content.reasoning import ProviderReasoningEvent, ReasoningStream
 from app.runs.content.usage import Counts, billable, request_attachment_tokens, request_image_tokens
 from app.runs.intake.deadlines import Deadlines, is_progress, paced
 from app.runs.intake.fallbacks import AttemptLog, retry_after, retryable_code
-from app.runs.intake.prepare import RunPlan
+from app.runs.intake.plan import RunPlan
 from app.runs.store.event_store import EventSink
 from app.telemetry import ChatTelemetry, RunTelemetry
 from providers import (

@@ -47,7 +47,7 @@ from app.runs.engine.tool_loop import CallCancelled, ToolLoop
 from app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
 from app.runs.intake.deadlines import RUN_CODE, DeadlineExceeded
 from app.runs.intake.fallbacks import AttemptLog, ModelChoice, attempts_metadata, retryable_code
-from app.runs.intake.prepare import RunPlan
+from app.runs.intake.plan import RunPlan
 from app.runs.store.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
 from app.storage.base import StorageError
 from app.telemetry import RunTelemetry

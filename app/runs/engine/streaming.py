@@ -25,7 +25,7 @@ from app.persistence.models import POSITION_MAX
 from app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
 from app.runs.content.outputs import TRACEPARENT_KEY
 from app.runs.engine.manager import RunManager
-from app.runs.intake.prepare import Repositories, RunPlan
+from app.runs.intake.plan import Repositories, RunPlan
 from app.runs.store.event_store import IntakeNotStored
 from app.runs.store.live import LoggedFrames
 from app.settings import Settings

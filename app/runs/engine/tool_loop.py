@@ -15,6 +15,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -39,7 +40,7 @@ from app.runs.engine.model_turn import Builder, Turn
 from app.runs.engine.services import RunServices
 from app.runs.engine.tool_arguments import argument_problem, parse_arguments
 from app.runs.intake.interrupts import ResumeDecision, approval_interrupt
-from app.runs.intake.prepare import RunPlan
+from app.runs.intake.plan import RunPlan
 from app.runs.intake.toolbox import RunTool
 from app.runs.store.event_store import EventSink
 from app.storage.signing import sign_image_parts, with_urls
@@ -129,47 +130,44 @@ class ToolLoop:
             plan.request, system=plan.system, tools=offered_all, reasoning=plan.reasoning.request
         )
         turns = max(1, plan.max_tool_iterations)
+        calls = _Calls(tools, frontend, tool_context, told, extra)
         for iteration in range(turns):
-            spent = iteration == turns - 1
             turn = await next_turn(build, options, by_url)
             if not turn.calls:
                 return SuccessOutcome()
-            extra.append(
-                Message(
-                    role="assistant",
-                    parts=(
-                        *turn.reasoning.parts,  # sent back unchanged on the tool-use continuation
-                        *((TextPart(text=turn.answer),) if turn.answer else ()),
-                        *(
-                            ToolCallPart(id=call_id, name=name, arguments=turn.arguments(call_id))
-                            for call_id, (name, _) in turn.calls.items()
-                        ),
-                    ),
-                )
-            )
-            approvals: list[Interrupt] = []
-            pending: list[str] = []
-            for call_id, (name, _) in turn.calls.items():
-                tool = tools.get(name)
-                if name in frontend and tool is None:
-                    pending.append(call_id)  # the client runs it; its answer comes with the next run
-                    self.telemetry.tool_outcome(None, "pending")
-                elif tool is not None and tool.needs_approval and runnable(tool, turn.arguments(call_id)):
-                    approvals.append(
-                        approval_interrupt(call_id, name, turn.arguments(call_id), expires_at=self._expiry())
-                    )
-                    self.telemetry.tool_outcome(name, "approval_requested")
-                elif spent:
-                    self.telemetry.tool_outcome(name, "refused", known=tool is not None)
-                    await self._refuse(call_id, name, f"this run has used all {turns} of its model turns")
-                else:
-                    output = await self._execute(tool, call_id, name, turn.arguments(call_id), tool_context)
-                    extra.append(await told(output))
-            if approvals:
-                return InterruptOutcome(interrupts=approvals)
-            if pending:
-                return SuccessOutcome(pending_tool_call_ids=pending)
+            extra.append(_assistant_message(turn))
+            ended = await self._answer_calls(turn, calls, turns=turns, spent=iteration == turns - 1)
+            if ended is not None:
+                return ended
         return SuccessOutcome()
+
+    async def _answer_calls(self, turn: Turn, calls: _Calls, *, turns: int, spent: bool) -> Outcome | None:
+        """Answer a turn's tool calls: a frontend tool's is left to the client, one that needs approval
+        asks for it, one in the last allowed turn is refused, any other runs and its result is told to
+        the next turn. The run's outcome when it ends here (approvals or pending calls), else ``None``."""
+        approvals: list[Interrupt] = []
+        pending: list[str] = []
+        for call_id, (name, _) in turn.calls.items():
+            tool = calls.tools.get(name)
+            if name in calls.frontend and tool is None:
+                pending.append(call_id)  # the client runs it; its answer comes with the next run
+                self.telemetry.tool_outcome(None, "pending")
+            elif tool is not None and tool.needs_approval and runnable(tool, turn.arguments(call_id)):
+                approvals.append(
+                    approval_interrupt(call_id, name, turn.arguments(call_id), expires_at=self._expiry())
+                )
+                self.telemetry.tool_outcome(name, "approval_requested")
+            elif spent:
+                self.telemetry.tool_outcome(name, "refused", known=tool is not None)
+                await self._refuse(call_id, name, f"this run has used all {turns} of its model turns")
+            else:
+                output = await self._execute(tool, call_id, name, turn.arguments(call_id), calls.context)
+                calls.extra.append(await calls.told(output))
+        if approvals:
+            return InterruptOutcome(interrupts=approvals)
+        if pending:
+            return SuccessOutcome(pending_tool_call_ids=pending)
+        return None
 
     async def _resume(
         self, tool: RunTool | None, decision: ResumeDecision, context: ToolContext
@@ -391,3 +389,31 @@ def _event_text(output: ToolAgentOutput) -> str:
 
 def _elapsed_ms(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class _Calls:
+    """What answering a turn's tool calls needs: the run's server tools by name, its frontend tools'
+    names, the tools' context, and how a result is told to the next turn (appended to ``extra``)."""
+
+    tools: dict[str, RunTool]
+    frontend: set[str]
+    context: ToolContext
+    told: Callable[[ToolAgentOutput], Awaitable[Message]]
+    extra: list[Message]
+
+
+def _assistant_message(turn: Turn) -> Message:
+    """A turn that called tools, as the next turn is told it: its reasoning (sent back unchanged on the
+    tool-use continuation), its text and its calls."""
+    return Message(
+        role="assistant",
+        parts=(
+            *turn.reasoning.parts,
+            *((TextPart(text=turn.answer),) if turn.answer else ()),
+            *(
+                ToolCallPart(id=call_id, name=name, arguments=turn.arguments(call_id))
+                for call_id, (name, _) in turn.calls.items()
+            ),
+        ),
+    )

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.agui.input import RunAgentInput
 from app.errors import IrisError, NotFound, Unprocessable
-from app.runs.intake.prepare import Rewind
+from app.runs.intake.plan import Rewind
 from app.schemas.chat import ChatRequest
 
 _ENGINE_FIELD = "messages[0].content"

@@ -30,15 +30,15 @@ from app.runs.content.attachments import check_new_attachments
 from app.runs.content.context import check_request_fits
 from app.runs.content.outputs import WORKER_OUTPUT_KEY
 from app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
-from app.runs.content.reasoning import NO_REASONING, reasoning_control
+from app.runs.content.reasoning import NO_REASONING, ReasoningControl, reasoning_control
 from app.runs.engine.orchestrator import Orchestrator
 from app.runs.engine.services import RunServices
 from app.runs.engine.streaming import observed, sse
 from app.runs.intake.chat_input import chat_field, message_content
 from app.runs.intake.fallbacks import Request, fallback_choices, retry_policy
 from app.runs.intake.knobs import NO_OPTIONS, check_parameters
-from app.runs.intake.prepare import RunPlan
-from app.runs.intake.resolution import runnable
+from app.runs.intake.plan import RunPlan
+from app.runs.intake.resolution import RunnableModel, runnable
 from app.runs.store.event_store import LiveOnly
 from app.runs.store.live import RunChannel
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
@@ -112,42 +112,9 @@ async def stateless_run(
     knobs against what it honours, all before any I/O. ``history`` holds unsaved rows (system rows
     become the system prompt); ``tools`` are the client's to run; ``reasoning`` is read like
     ``forwardedProps`` (``None``: no reasoning)."""
-    row = await models.get_by_ref(model_ref)
-    if row is None or not row.enabled:
-        raise Unprocessable(f"No enabled model {model_ref!r}.", code="model_not_found", field=model_field)
-    if principal.is_guest and not row.guest_visible:
-        raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
-    await registry.ready([row.provider])
-    model = runnable(row, registry, settings)
-    caps = model.capabilities
-    if tools and not caps.tools:
-        raise Unprocessable(f"{row.ref} cannot call tools.", code="model_lacks_tools", field="tools")
-    check_parameters(caps, request, model_ref=row.ref)
-    control = NO_REASONING if reasoning is None else reasoning_control(reasoning, row.options, caps, row.ref)
-    check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
-    check_new_attachments(history, caps, model_ref=row.ref)  # every message of a stateless call is new
-    system = "\n\n".join(m.content for m in history if m.role == "system") or None
-    check_request_fits(
-        caps,
-        history,
-        system,
-        tools,
-        storage_publicly_reachable=settings.storage_publicly_reachable,
-        model_ref=row.ref,
-    )
-    kept = [m for m in history if m.role != "system"]
-    fits = Request(
-        history=kept,
-        deleted=frozenset(),
-        system=system,
-        tools=tools,
-        new_images=[p["mimeType"] for m in history for p in image_parts(m.parts)],
-        new_messages=history,
-        first_capabilities=caps,
-        options=request,
-        wants_reasoning=control.request is not None,
-        storage_publicly_reachable=settings.storage_publicly_reachable,
-    )
+    model = await _model(model_ref, principal, models, registry, settings, model_field)
+    row, caps = model.row, model.capabilities
+    fits, control = _checked_request(model, history, tools, request, reasoning, settings)
     fallbacks = await fallback_choices(
         row,
         models=models,
@@ -164,6 +131,7 @@ async def stateless_run(
             )
         ),
     )
+    kept, system = fits.history, fits.system
     return RunPlan(
         run_pk=uuid.uuid4(),  # ids of rows that are never written: nothing is stored
         run_id=str(uuid.uuid4()),
@@ -187,6 +155,65 @@ async def stateless_run(
         retry=retry_policy(row, settings),
         fallbacks=fallbacks,
     )
+
+
+async def _model(
+    model_ref: str,
+    principal: Principal,
+    models: ModelLookup,
+    registry: ProviderRegistry,
+    settings: Settings,
+    model_field: str,
+) -> RunnableModel:
+    """The model asked for: enabled, open to guests if the caller is one, its provider ready."""
+    row = await models.get_by_ref(model_ref)
+    if row is None or not row.enabled:
+        raise Unprocessable(f"No enabled model {model_ref!r}.", code="model_not_found", field=model_field)
+    if principal.is_guest and not row.guest_visible:
+        raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
+    await registry.ready([row.provider])
+    return runnable(row, registry, settings)
+
+
+def _checked_request(
+    model: RunnableModel,
+    history: Sequence[Message],
+    tools: tuple[ToolSpec, ...],
+    request: RequestOptions,
+    reasoning: Mapping[str, Any] | None,
+    settings: Settings,
+) -> tuple[Request, ReasoningControl]:
+    """The request checked against the model (tools, knobs, images, attachments, its size), as the
+    fallbacks check it too, and the model's reasoning control. System rows become the system prompt."""
+    row, caps = model.row, model.capabilities
+    if tools and not caps.tools:
+        raise Unprocessable(f"{row.ref} cannot call tools.", code="model_lacks_tools", field="tools")
+    check_parameters(caps, request, model_ref=row.ref)
+    control = NO_REASONING if reasoning is None else reasoning_control(reasoning, row.options, caps, row.ref)
+    check_images(caps, [p["mimeType"] for m in history for p in image_parts(m.parts)], model_ref=row.ref)
+    check_new_attachments(history, caps, model_ref=row.ref)  # every message of a stateless call is new
+    system = "\n\n".join(m.content for m in history if m.role == "system") or None
+    check_request_fits(
+        caps,
+        history,
+        system,
+        tools,
+        storage_publicly_reachable=settings.storage_publicly_reachable,
+        model_ref=row.ref,
+    )
+    fits = Request(
+        history=[m for m in history if m.role != "system"],
+        deleted=frozenset(),
+        system=system,
+        tools=tools,
+        new_images=[p["mimeType"] for m in history for p in image_parts(m.parts)],
+        new_messages=history,
+        first_capabilities=caps,
+        options=request,
+        wants_reasoning=control.request is not None,
+        storage_publicly_reachable=settings.storage_publicly_reachable,
+    )
+    return fits, control
 
 
 def stream_stateless(plan: RunPlan, services: RunServices, *, ping_seconds: float) -> Stream:

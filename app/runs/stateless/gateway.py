@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
 from app.runs.engine.orchestrator import Orchestrator
 from app.runs.engine.services import RunServices
-from app.runs.intake.prepare import RunPlan
+from app.runs.intake.plan import RunPlan
 from app.runs.store.event_store import BATCH_EVENTS
 from app.runs.store.live import SEND_TURNS
 
