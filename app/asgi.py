@@ -43,14 +43,17 @@ from app.persistence.db import create_alchemy_config, session_scope
 from app.persistence.migrations import SchemaGate
 from app.persistence.repositories import ModelRepository
 from app.persistence.search_indexer import SearchIndexer
-from app.runs.content.attachments import PageRendering
-from app.runs.engine.manager import FOLLOW_POLL_SECONDS, RunManager
-from app.runs.engine.services import RunServices
-from app.runs.intake.deadlines import Deadlines
-from app.runs.intake.fallbacks import Cooldowns
-from app.runs.intake.toolbox import Toolbox
-from app.runs.store.live import FollowerLimits
-from app.runs.store.notices import log_wakeups
+from app.runs import (
+    FOLLOW_POLL_SECONDS,
+    Cooldowns,
+    Deadlines,
+    FollowerLimits,
+    PageRendering,
+    RunManager,
+    RunServices,
+    Toolbox,
+    log_wakeups,
+)
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.factory import create_storage

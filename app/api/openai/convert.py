@@ -39,8 +39,7 @@ from app.media.inline_images import decode_data_url, inspect_inline
 from app.media.uploads import clean_filename
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository
-from app.runs.content.parts import PartLimits, canonical_user_parts
-from app.runs.stateless.chat import thread_of
+from app.runs import PartLimits, canonical_user_parts, thread_of
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings

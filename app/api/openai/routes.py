@@ -31,9 +31,7 @@ from app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
 from app.errors import NotFound
 from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository, UploadRepository
-from app.runs.engine.streaming import EventStream, observed
-from app.runs.stateless.chat import stateless_run
-from app.runs.stateless.gateway import GatewayRun
+from app.runs import EventStream, GatewayRun, observed, stateless_run
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import get_args
 
-from app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
+from app.runs import DEADLINE_MESSAGES
 from providers.errors import ProviderErrorKind
 
 AUTH = {401: ("missing_token", "invalid_token", "token_expired")}

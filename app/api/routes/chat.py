@@ -20,15 +20,23 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.content.parts import deleted_uploads
-from app.runs.content.usage import SessionUsage, session_usage
-from app.runs.conversations.branches import Tree
-from app.runs.conversations.history import chat_message, stored_parts
-from app.runs.conversations.sessions import session_out
-from app.runs.engine.manager import RunManager
-from app.runs.engine.streaming import Intake, follow_stream, resume_point, start_stream
-from app.runs.intake.chat_input import chat_field, chat_run_input
-from app.runs.intake.prepare import prepare_run
+from app.runs import (
+    Intake,
+    RunManager,
+    SessionUsage,
+    Tree,
+    chat_field,
+    chat_message,
+    chat_run_input,
+    deleted_uploads,
+    follow_stream,
+    prepare_run,
+    resume_point,
+    session_out,
+    session_usage,
+    start_stream,
+    stored_parts,
+)
 from app.schemas.chat import ChatHistory, ChatRequest, SessionList
 from app.security.access import agent_by_slug, owned_agent_session
 from app.security.auth import Principal

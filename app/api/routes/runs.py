@@ -26,13 +26,19 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.content.parts import deleted_uploads
-from app.runs.conversations.branches import Tree
-from app.runs.conversations.history import history_messages, stored_parts
-from app.runs.engine.manager import RunManager
-from app.runs.engine.streaming import Intake, follow_stream, resume_point, start_stream
-from app.runs.intake.prepare import prepare_run
-from app.runs.intake.toolbox import Toolbox
+from app.runs import (
+    Intake,
+    RunManager,
+    Toolbox,
+    Tree,
+    deleted_uploads,
+    follow_stream,
+    history_messages,
+    prepare_run,
+    resume_point,
+    start_stream,
+    stored_parts,
+)
 from app.schemas.history import HistoryPage
 from app.schemas.runs import CancelOut
 from app.security.access import owned_run, owned_session
