@@ -1,6 +1,6 @@
 """A run starts while its intake commits; a commit that fails ends it with one RUN_ERROR, nothing stored.
 
-The database itself refuses the commit (the ``doomed_commits`` fixture of tests/runs/conftest.py) for
+The database itself refuses the commit (the ``doomed_commits`` fixture of tests/support/run_fixtures.py) for
 runs whose id starts with ``doomed-``. Every statement of the intake succeeds; only its commit fails,
 after the stream started.
 """
