@@ -42,14 +42,17 @@ from app.persistence.db import create_alchemy_config, session_scope
 from app.persistence.migrations import SchemaGate
 from app.persistence.repositories import ModelRepository
 from app.persistence.search_indexer import SearchIndexer
-from app.runs.attachments import PageRendering
-from app.runs.deadlines import Deadlines
-from app.runs.fallbacks import Cooldowns
-from app.runs.live import FollowerLimits
-from app.runs.manager import FOLLOW_POLL_SECONDS, RunManager
-from app.runs.notices import log_wakeups
-from app.runs.services import RunServices
-from app.runs.toolbox import Toolbox
+from app.runs import (
+    FOLLOW_POLL_SECONDS,
+    Cooldowns,
+    Deadlines,
+    FollowerLimits,
+    PageRendering,
+    RunManager,
+    RunServices,
+    Toolbox,
+    log_wakeups,
+)
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings, SettingsError, load_settings, prepare
 from app.storage.base import Storage

@@ -10,7 +10,7 @@ Either way each vendor origin keeps its own warm connections: a connection goes 
 once a provider read its body to the end (:func:`providers.http.drain`), and one cut short is closed,
 never reused. The connection count is not capped (a vendor's rate limits are the real cap); idle ones
 stay warm for 30 s. No read timeout: waiting on a vendor is bounded by the run deadlines
-(app/runs/deadlines.py), which apply to every provider, plugins included, with their own codes.
+(app/runs/intake/deadlines.py), which apply to every provider, plugins included, with their own codes.
 Proxies and CA bundles come from the environment as httpx would take them (``HTTPS_PROXY``,
 ``NO_PROXY``, ``SSL_CERT_FILE``).
 """

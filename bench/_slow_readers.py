@@ -2,7 +2,7 @@
 through a small receive window and then leave at once, and one that reads nothing until the run is over.
 
 Loopback's socket buffers take about 4 MB a connection, so a run of about 9 MB of events is needed for
-a reader that does not keep up to really hold its stream back (tests/runs/test_slow_readers.py is the
+a reader that does not keep up to really hold its stream back (tests/runs/store/test_slow_readers.py is the
 test of the same thing). The reader that read nothing must have been let go with a ``CUSTOM``
 ``iris/streamDropped`` event naming the last event it got, and re-attaching from it with
 ``Last-Event-ID`` must give every event exactly once through the run's end.

@@ -127,8 +127,8 @@ def _relay(function: Callable[..., AsyncGenerator[bytes, None]]) -> Callable[...
 def _instrument() -> None:
     import app.agui.sse as sse
     import app.api.routes.runs as routes
-    import app.runs.event_store as event_store
-    import app.runs.streaming as streaming
+    import app.runs.engine.streaming as streaming
+    import app.runs.store.event_store as event_store
     import providers.openai.provider as openai
     import providers.openai.stream as openai_stream
 

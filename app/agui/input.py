@@ -7,7 +7,7 @@ that are not accepted uploads) each get their own ``code``. Images, documents (P
 MP3) arrive as AG-UI 1.0 ``image``/``document``/``audio`` parts with a ``url`` source, or as the
 legacy ``binary`` part; documents and audio may also come inline (a ``data`` source, ``binary``
 ``data``), images may not. Only parsing happens here; URLs and upload
-ids are resolved against storage and the database by :mod:`app.runs.parts`.
+ids are resolved against storage and the database by :mod:`app.runs.content.parts`.
 """
 
 from __future__ import annotations

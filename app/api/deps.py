@@ -28,8 +28,7 @@ from app.persistence.repositories import (
     UploadRepository,
 )
 from app.persistence.search_indexer import SearchIndexer
-from app.runs.manager import RunManager
-from app.runs.toolbox import Toolbox
+from app.runs import RunManager, Toolbox
 from app.security.auth import Principal, bearer_token, decode_token, require_admin
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings

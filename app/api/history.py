@@ -1,7 +1,7 @@
 """A page of a thread's stored history, read once for both HTTP surfaces that show it: the AG-UI
 history (``GET /agent/threads/{threadId}/messages``) and the chat surface's
 (``GET /api/agents/{slug}/sessions/{sessionId}/messages``). Each renders the same page in its own shape
-(:mod:`app.runs.history`): the rows, their images and thumbnails signed in one storage call, the
+(:mod:`app.runs.conversations.history`): the rows, their images and thumbnails signed in one storage call, the
 uploads deleted since, and the thread's tree (which branch each message is on)."""
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from dataclasses import dataclass
 
 from app.persistence.models import ChatSession, Message
 from app.persistence.repositories import MessageRepository, UploadRepository
-from app.runs.branches import Tree
-from app.runs.history import HistoryFormat, chat_message, history_messages, stored_parts
-from app.runs.parts import deleted_uploads
+from app.runs import HistoryFormat, Tree, chat_message, deleted_uploads, history_messages, stored_parts
 from app.schemas.chat import ChatMessageOut
 from app.schemas.history import HistoryMessage
 from app.storage.base import SignedUrl, Storage

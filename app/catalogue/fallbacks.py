@@ -1,5 +1,5 @@
 """The check of a model's ``fallbacks``, shared by the admin API and the models file: each names another
-catalogue model, once. What a run then does with them is :mod:`app.runs.fallbacks`'."""
+catalogue model, once. What a run then does with them is :mod:`app.runs.intake.fallbacks`'."""
 
 from __future__ import annotations
 

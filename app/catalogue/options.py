@@ -28,7 +28,7 @@ DEADLINE_OPTIONS = (FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION)
 """Catalogue ``options`` keys (core options, not a vendor's) that override the deadline settings."""
 
 CORE_OPTIONS: dict[str, OptionSpec] = {
-    # Run deadlines (app/runs/deadlines.py reads them; check_deadline_options bounds them).
+    # Run deadlines (app/runs/intake/deadlines.py reads them; check_deadline_options bounds them).
     FIRST_TOKEN_OPTION: OptionSpec(type="number", description="seconds to wait for the first content"),
     IDLE_OPTION: OptionSpec(type="number", description="seconds allowed between two pieces of content"),
     RUN_OPTION: OptionSpec(type="number", description="seconds a whole run may take"),

@@ -13,7 +13,7 @@ from litestar.testing import AsyncTestClient
 
 from app.asgi import create_app
 from app.settings import Settings, SettingsError, load_settings
-from tests.runs.helpers import upload
+from tests.support.runs import upload
 
 Client = AsyncTestClient[Litestar]
 APP_ORIGIN = "http://localhost:5173"

@@ -14,10 +14,10 @@ from litestar.testing import AsyncTestClient
 from openapi_spec_validator import validate
 
 from app.agui.events import AgUiEvent
-from tests.runs.helpers import run_input, user_message
 from tests.support.agui import check_stream
 from tests.support.openapi import ProblemLog
 from tests.support.openapi import document as served_document
+from tests.support.runs import run_input, user_message
 
 Client = AsyncTestClient[Litestar]
 METHODS = ("get", "put", "post", "delete", "patch")

@@ -16,8 +16,8 @@ from app.agui.events import RunError
 from app.api.openai.errors import run_failure
 from app.api.paging import POSITION_MAX
 from app.media.multipart import MAX_PARTS
-from tests.runs.helpers import CHAT, chat, run_input, user_message
 from tests.support.openapi import document
+from tests.support.runs import CHAT, chat, run_input, user_message
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]

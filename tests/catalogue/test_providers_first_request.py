@@ -21,13 +21,13 @@ import pytest
 
 from app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
-from tests.runs.helpers import answer_text, run_input, user_message
 from tests.support.agents import offer
 from tests.support.agui import check_stream
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
+from tests.support.runs import answer_text, run_input, user_message
 
 STALL_LIMIT_MS = 250.0
 BIN = Path(sys.executable).parent

@@ -26,9 +26,9 @@ from mcp.client.streamable_http import streamable_http_client
 from app.asgi import create_app
 from app.media.png_chunks import checked_png
 from app.settings import Settings
-from tests.runs.helpers import answer_text, of_type, run, run_input, user_message
 from tests.support.mcp_servers import free_port, serving
 from tests.support.npm import npm_install
+from tests.support.runs import answer_text, of_type, run, run_input, user_message
 from tests.support.waits import REQUEST_SECONDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.media.image_tokens import fitted
-from app.runs.usage import Counts, cost, session_usage
+from app.runs.content.usage import Counts, cost, session_usage
 from providers.image_formulas import anthropic_tokens, gemini_tokens, image_tokens, openai_tokens
 
 

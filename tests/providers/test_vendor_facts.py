@@ -10,7 +10,7 @@ from importlib.metadata import EntryPoint
 import httpx
 import pytest
 
-from app.runs.usage import (
+from app.runs.content.usage import (
     attachment_estimate,
     image_part_estimate,
     request_attachment_tokens,

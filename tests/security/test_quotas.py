@@ -29,11 +29,11 @@ from app.persistence.db import create_engine
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 from app.settings import Settings
-from tests.runs.conftest import Stored
 from tests.support.agents import offer_sync
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.openapi import ProblemLog
+from tests.support.run_fixtures import Stored
 
 Headers = dict[str, str]
 PNG = image_bytes("PNG", (64, 48))

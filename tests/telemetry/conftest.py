@@ -12,10 +12,10 @@ from litestar.testing import AsyncTestClient
 
 from app.asgi import create_app
 from app.settings import Settings
-from tests.runs.conftest import alice, stored
 from tests.support.agents import offer
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
+from tests.support.run_fixtures import alice, stored
 
 __all__ = ["alice", "openai", "stored", "with_openai_model"]
 

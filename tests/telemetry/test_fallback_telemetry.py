@@ -13,8 +13,8 @@ from litestar.testing import AsyncTestClient
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.settings import Settings
-from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.runs import of_type, run, run_input, user_message
 from tests.telemetry.conftest import with_openai_model
 from tests.telemetry.test_metrics import scrape, value
 from tests.telemetry.test_traces import named, one, parent_of

@@ -20,10 +20,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from app.settings import Settings
 from app.telemetry.logs import JsonFormatter, RunIds, TextFormatter, run_context
 from tests.conftest import JWT_SECRET
-from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
+from tests.support.runs import of_type, run, run_input, user_message
 from tests.support.waits import REQUEST_SECONDS
 from tests.telemetry.conftest import with_openai_model
 

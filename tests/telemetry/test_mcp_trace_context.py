@@ -21,9 +21,9 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Sampler
 from app.asgi import create_app
 from app.settings import Settings
 from app.settings.otel import OtelSettings
-from tests.runs.conftest import Stored
-from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.mcp_servers import http_server, stdio_entry
+from tests.support.run_fixtures import Stored
+from tests.support.runs import of_type, run, run_input, user_message
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("engine_name", ["sqlite"])]
 Client = AsyncTestClient[Litestar]

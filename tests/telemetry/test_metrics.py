@@ -16,10 +16,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.asgi import create_app
 from app.settings import Settings
-from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.postgres import free_port
+from tests.support.runs import of_type, run, run_input, user_message
 from tests.support.waits import REQUEST_SECONDS
 from tests.telemetry.conftest import with_openai_model
 

@@ -12,11 +12,11 @@ import pytest
 
 from app.settings import Settings
 from tests.conftest import JWT_SECRET
-from tests.runs.conftest import SLOW_MODEL
-from tests.runs.helpers import run_input, user_message
 from tests.support.agents import offer_sync
 from tests.support.iris_process import IrisProcess, iris_process
 from tests.support.postgres import free_port
+from tests.support.run_fixtures import SLOW_MODEL
+from tests.support.runs import run_input, user_message
 from tests.support.waits import REQUEST_SECONDS, until
 from tests.telemetry.test_metrics import parse, value
 

@@ -14,10 +14,10 @@ from litestar.testing import AsyncTestClient
 from app.asgi import create_app
 from app.settings import Settings, SettingsError
 from app.settings.otel import load_otel_settings
-from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.databases import copy_sqlite
 from tests.support.fake_collector import FakeCollector
 from tests.support.http_server import serve_asgi
+from tests.support.runs import of_type, run, run_input, user_message
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from app.asgi import create_app
 from app.settings import Settings
 from app.settings.otel import OtelSettings
 from app.telemetry import ChatTelemetry, RunTelemetry, ToolTelemetry
-from tests.runs.helpers import of_type, run, run_input, user_message
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.runs import of_type, run, run_input, user_message
 from tests.telemetry.conftest import with_openai_model
 
 

@@ -16,8 +16,8 @@ from litestar.testing import AsyncTestClient
 
 from app.asgi import create_app
 from app.settings import Settings
-from tests.runs.conftest import Stored
-from tests.runs.helpers import answer_text, of_type, run, run_input, user_message
+from tests.support.run_fixtures import Stored
+from tests.support.runs import answer_text, of_type, run, run_input, user_message
 from tools import ToolPluginContext, needs_approval
 from tools.builtin import current_time, delete_attachment, image_info
 from tools.names import mcp_tool_name, parse_tool_ref

@@ -44,8 +44,7 @@ from app.api.openai.wire import (
     PromptTokensDetails,
     ToolCallDelta,
 )
-from app.runs.fallbacks import MODEL_KEY
-from app.runs.outputs import WORKER_OUTPUT_KEY
+from app.runs import MODEL_KEY, WORKER_OUTPUT_KEY
 
 _FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 

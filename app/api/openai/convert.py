@@ -38,8 +38,7 @@ from app.media.inline_request import decode_data_url, inspect_inline, inspect_in
 from app.media.uploads import clean_filename
 from app.persistence.models import Message
 from app.persistence.repositories import UploadRepository
-from app.runs.parts import PartLimits, canonical_user_parts
-from app.runs.stateless import thread_of
+from app.runs import PartLimits, canonical_user_parts, thread_of
 from app.security.auth import Principal
 from app.security.url_policy import UrlPolicy
 from app.settings import Settings
@@ -50,7 +49,7 @@ _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 
 @dataclass(frozen=True, slots=True)
 class GatewayInput:
-    """What :func:`app.runs.stateless.stateless_run` takes, read from one OpenAI request."""
+    """What :func:`app.runs.stateless.chat.stateless_run` takes, read from one OpenAI request."""
 
     history: list[Message]
     tools: tuple[ToolSpec, ...]

@@ -1,8 +1,9 @@
 """``/v1``: Chat Completions and the model list, for any OpenAI client (``api_key`` = an Iris token).
 
-Stateless, like ``POST /api/llm/chat``, and through the same core (:func:`app.runs.stateless.stateless_run`:
-the model, its capabilities and limits, the knobs it honours, the request budget) and the same engine
-(:class:`app.runs.gateway.GatewayRun`: deadlines, usage, reasoning); quotas count it as a run.
+Stateless, like ``POST /api/llm/chat``, and through the same core
+(:func:`app.runs.stateless.chat.stateless_run`: the model, its capabilities and limits, the knobs it
+honours, the request budget) and the same engine (:class:`app.runs.stateless.gateway.GatewayRun`:
+deadlines, usage, reasoning); quotas count it as a run.
 """
 
 from __future__ import annotations
@@ -30,9 +31,7 @@ from app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
 from app.errors import NotFound
 from app.persistence.models import ModelRow
 from app.persistence.repositories import ModelRepository, UploadRepository
-from app.runs.gateway import GatewayRun
-from app.runs.stateless import stateless_run
-from app.runs.streaming import EventStream, observed
+from app.runs import EventStream, GatewayRun, observed, stateless_run
 from app.security.auth import Principal
 from app.security.quotas import admit_run
 

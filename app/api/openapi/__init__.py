@@ -5,9 +5,9 @@ untyped:
 
 - **Events.** Every SSE endpoint answers ``text/event-stream`` whose items are ``AgUiEvent``, a
   ``oneOf`` of the event structs in :mod:`app.agui.events` discriminated by ``type``; the ``iris/…``
-  metadata objects are typed from :mod:`app.runs.outputs`.
+  metadata objects are typed from :mod:`app.runs.content.outputs`.
 - **Bodies parsed by hand.** Run input messages and chat parts are read leniently by hand
-  (:mod:`app.agui.input`, :mod:`app.runs.chat_input`), so the request structs type them as dicts.
+  (:mod:`app.agui.input`, :mod:`app.runs.intake.chat_input`), so the request structs type them as dicts.
   :data:`~app.api.openapi.schemas.SHARPER` gives just those fields the shapes the parsers accept;
   every other field comes from the request struct itself.
 - **Errors.** Each operation lists the problem+json statuses and ``code`` values it can answer

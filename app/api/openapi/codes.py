@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import get_args
 
-from app.runs.deadlines import MESSAGES as DEADLINE_MESSAGES
+from app.runs import DEADLINE_MESSAGES
 from providers.errors import ProviderErrorKind
 
 AUTH = {401: ("missing_token", "invalid_token", "token_expired")}
@@ -78,7 +78,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
     429: ("quota_exceeded",),
     503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
-"""What a run is checked for before its stream opens (:mod:`app.runs.intake`), on either surface."""
+"""What a run is checked for before its stream opens (:mod:`app.runs.intake.prepare`), on either surface."""
 
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     403: ("model_not_for_guests",),
@@ -96,4 +96,4 @@ STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     ),
     503: ("provider_key_missing", "provider_unavailable"),
 }
-"""``POST /api/llm/chat`` (:mod:`app.runs.stateless`)."""
+"""``POST /api/llm/chat`` (:mod:`app.runs.stateless.chat`)."""

@@ -24,20 +24,23 @@ from app.agui.events import (
 from app.agui.input import RunAgentInput
 from app.api.openai.wire import FileData
 from app.catalogue.agents import SLUG
-from app.runs.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt
-from app.runs.interrupts import TOOL_CALL_KEY
-from app.runs.outputs import (
+from app.runs import (
     AGENT_KEY,
+    ATTEMPTS_KEY,
     IGNORED_RESUME_KEY,
+    MODEL_KEY,
+    TOOL_CALL_KEY,
     TOOL_OUTPUT_KEY,
     TRACE_ID_KEY,
     TRACEPARENT_KEY,
+    USAGE_KEY,
     USER_MESSAGE_KEY,
     WORKER_OUTPUT_KEY,
+    Attempt,
+    BillableUsage,
     ToolAgentOutput,
     WorkerAgentOutput,
 )
-from app.runs.usage import USAGE_KEY, BillableUsage
 from app.schemas.agents import AgentCreate, AgentRef, AgentUpdate
 from app.schemas.catalogue import ModelCreate, ModelUpdate
 from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn

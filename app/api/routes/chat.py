@@ -21,12 +21,19 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.chat_input import chat_field, chat_run_input
-from app.runs.intake import prepare_run
-from app.runs.manager import RunManager
-from app.runs.sessions import session_out
-from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
-from app.runs.usage import SessionUsage, session_usage
+from app.runs import (
+    Intake,
+    RunManager,
+    SessionUsage,
+    chat_field,
+    chat_run_input,
+    follow_stream,
+    prepare_run,
+    resume_point,
+    session_out,
+    session_usage,
+    start_stream,
+)
 from app.schemas.chat import ChatHistory, ChatRequest, SessionList
 from app.security.access import agent_by_slug, owned_agent_session
 from app.security.auth import Principal

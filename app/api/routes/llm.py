@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.api.deps import RunContext
 from app.api.openapi import STATELESS_CHECKS, documented
 from app.persistence.repositories import UploadRepository
-from app.runs.stateless import answer_stateless, stateless_plan, stream_stateless
+from app.runs import answer_stateless, stateless_plan, stream_stateless
 from app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from app.security.quotas import admit_run
 

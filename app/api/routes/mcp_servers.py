@@ -14,8 +14,7 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.mcp.config import MissingVariable, ServerConfig
 from app.persistence.models import McpServer
 from app.persistence.repositories import McpServerRepository
-from app.runs.tool_views import every_tool, server_out
-from app.runs.toolbox import Toolbox
+from app.runs import Toolbox, every_tool, server_out
 from app.schemas.mcp import (
     McpServerCreate,
     McpServerList,

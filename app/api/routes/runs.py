@@ -27,10 +27,15 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.intake import prepare_run
-from app.runs.manager import RunManager
-from app.runs.streaming import Intake, follow_stream, resume_point, start_stream
-from app.runs.toolbox import Toolbox
+from app.runs import (
+    Intake,
+    RunManager,
+    Toolbox,
+    follow_stream,
+    prepare_run,
+    resume_point,
+    start_stream,
+)
 from app.schemas.history import HistoryPage
 from app.schemas.runs import CancelOut
 from app.security.access import owned_run, owned_session

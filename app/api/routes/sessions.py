@@ -24,11 +24,16 @@ from app.persistence.repositories import (
 )
 from app.persistence.search_indexer import SearchIndexer
 from app.persistence.search_text import snippet, words
-from app.runs.manager import RunManager
-from app.runs.parts import deleted_uploads
-from app.runs.session_export import filename, markdown, session_export
-from app.runs.session_import import import_session
-from app.runs.sessions import session_out, switch_line
+from app.runs import (
+    RunManager,
+    deleted_uploads,
+    export_filename,
+    export_markdown,
+    import_session,
+    session_export,
+    session_out,
+    switch_line,
+)
 from app.schemas.chat import SessionOut
 from app.schemas.session_export import SessionExport
 from app.schemas.sessions import ActiveLineOut, ActiveMessageIn, SearchResult, SearchResults, SessionUpdate
@@ -180,12 +185,16 @@ class SessionController(Controller):
         export = session_export(session, slug, rows, signed, deleted=await deleted_uploads(upload_repo, rows))
         if export_format == "markdown":
             body, media, name = (
-                markdown(export).encode(),
+                export_markdown(export).encode(),
                 "text/markdown",
-                filename(session, "md"),
+                export_filename(session, "md"),
             )
         else:
-            body, media, name = msgspec.json.encode(export), "application/json", filename(session, "json")
+            body, media, name = (
+                msgspec.json.encode(export),
+                "application/json",
+                export_filename(session, "json"),
+            )
         return Response(
             content=body, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}"'}
         )

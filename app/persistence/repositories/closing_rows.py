@@ -33,7 +33,8 @@ from app.persistence.repositories._common import utcnow
 from app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
 
 RUN_EVENTS_CHANNEL = "iris_run_events"
-"""PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew (``app.runs.notices``)."""
+"""PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew
+(``app.runs.store.notices``)."""
 
 _RUNS = cast("Table", Run.__table__)
 _RUN_EVENTS = cast("Table", RunEvent.__table__)
