@@ -7,7 +7,7 @@ py := venv / "bin/python"
 
 # Serve on the embedded default (SQLite + local disk + local model): set up, migrate, run.
 run: setup migrate
-    {{py}} -m app serve
+    {{py}} -m iris serve
 
 # Set up, then run the whole suite (SQLite always; PostgreSQL too where initdb/pg_ctl exist).
 test *args: setup-dev js-setup
@@ -46,16 +46,16 @@ revision message: setup-dev
 
 # Print a bearer token for USER (ROLE: user, admin or guest), signed with this data dir's secret.
 token user role="user": setup
-    {{py}} -m app token {{user}} {{role}}
+    {{py}} -m iris token {{user}} {{role}}
 
 # Send a tiny request (and a tiny image to vision models) to each enabled model, or the REFs named;
 # prints a table, exits 1 if any failed.
 check-models *refs: setup migrate
-    {{py}} -m app models check {{refs}}
+    {{py}} -m iris models check {{refs}}
 
 # Apply a models file (TOML, see examples/models.toml) to the catalogue now and print what changed.
 sync-models file: setup migrate
-    {{py}} -m app models sync {{file}}
+    {{py}} -m iris models sync {{file}}
 
 # Run the benchmarks under bench/, print their figures and write them as JSON under bench/results/. The LiteLLM
 # proxy that bench/peers.py measures against (the `bench` extra) goes into its own .venv-bench: it needs an

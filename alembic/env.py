@@ -11,9 +11,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeEngine
 
 from alembic import context
-from app.persistence import models
-from app.persistence.db import VERSION_TABLE, create_engine
-from app.settings import load_settings
+from iris.app.persistence import models
+from iris.app.persistence.db import VERSION_TABLE, create_engine
+from iris.app.settings import load_settings
 
 config = context.config
 target_metadata = models.ModelRow.metadata  # every table shares advanced-alchemy's registry

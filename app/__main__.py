@@ -1,4 +1,4 @@
-"""``python -m app`` / ``iris``: serve the API, print a dev token, check or sync the models."""
+"""``python -m iris`` / ``iris``: serve the API, print a dev token, check or sync the models."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.security.auth import issue_token
-from app.settings import Settings, SettingsError, load_settings, prepare
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings, SettingsError, load_settings, prepare
 
 
 def _settings() -> Settings:
@@ -51,8 +51,8 @@ def _listen(host: str, port: int) -> socket.socket:
 def _serve(_args: argparse.Namespace) -> None:
     import uvicorn
 
-    from app.asgi import create_app
-    from app.telemetry.logs import log_config
+    from iris.app.asgi import create_app
+    from iris.app.telemetry.logs import log_config
 
     settings = _settings()
     assert settings.jwt_secret
@@ -74,7 +74,7 @@ def _migrate_embedded(settings: Settings) -> None:
     """On SQLite, the database inside this process, ``serve`` migrates it to head itself, as `just run`
     does, and says so. PostgreSQL is shared and migrated deliberately (`alembic upgrade head`): a process
     on one that is behind answers 503 ``migrations_pending`` until it is."""
-    from app.persistence.migrations import head_revisions, upgrade_to_head
+    from iris.app.persistence.migrations import head_revisions, upgrade_to_head
 
     url = settings.effective_database_url
     if not url.startswith("sqlite"):
@@ -91,10 +91,10 @@ def _migrate_embedded(settings: Settings) -> None:
 
 
 def _models_check(args: argparse.Namespace) -> None:
-    from app.asgi import build_registry
-    from app.catalogue.check import check_models, table
-    from app.persistence.db import create_alchemy_config
-    from app.vendor_http import vendor_http_client
+    from iris.app.asgi import build_registry
+    from iris.app.catalogue.check import check_models, table
+    from iris.app.persistence.db import create_alchemy_config
+    from iris.app.vendor_http import vendor_http_client
 
     settings = _settings()
 
@@ -120,11 +120,11 @@ def _models_check(args: argparse.Namespace) -> None:
 
 
 def _models_sync(args: argparse.Namespace) -> None:
-    from app.asgi import build_registry, build_tool_directory
-    from app.catalogue.defaults import seed_catalogue
-    from app.catalogue.models_file import ModelsFileError, apply_models_file, describe, load_models_file
-    from app.persistence.db import create_alchemy_config
-    from app.vendor_http import vendor_http_client
+    from iris.app.asgi import build_registry, build_tool_directory
+    from iris.app.catalogue.defaults import seed_catalogue
+    from iris.app.catalogue.models_file import ModelsFileError, apply_models_file, describe, load_models_file
+    from iris.app.persistence.db import create_alchemy_config
+    from iris.app.vendor_http import vendor_http_client
 
     settings = _settings()
 

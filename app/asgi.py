@@ -19,30 +19,30 @@ from litestar.datastructures import State
 from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.api.allow import truthful_allow
-from app.api.deps import DEPENDENCIES
-from app.api.hooks import before_request, cors_config
-from app.api.loop_monitor import LoopMonitor
-from app.api.openai.errors import EXCEPTION_HANDLERS_BY_SURFACE
-from app.api.openapi import IrisOpenAPIConfig
-from app.api.routes import route_handlers
-from app.api.routes.debug import DebugController
-from app.api.routes.metrics import MetricsController
-from app.api.routes.web import static_routers, swagger_plugin
-from app.catalogue.agent_tools import KnownTools
-from app.catalogue.defaults import seed_catalogue
-from app.catalogue.models_file import ModelsFile, ModelsFileError, apply_models_file, load_models_file
-from app.mcp.pool import McpPool
-from app.media.pipeline import ImageDelivery
-from app.media.tool_media import MediaStore, ResultLimits
-from app.media.uploads import DECODE_SLOTS
-from app.media.variants import VariantCache
-from app.persistence.availability import cause
-from app.persistence.db import create_alchemy_config, session_scope
-from app.persistence.migrations import SchemaGate
-from app.persistence.repositories import ModelRepository
-from app.persistence.search_indexer import SearchIndexer
-from app.runs import (
+from iris.app.api.allow import truthful_allow
+from iris.app.api.deps import DEPENDENCIES
+from iris.app.api.hooks import before_request, cors_config
+from iris.app.api.loop_monitor import LoopMonitor
+from iris.app.api.openai.errors import EXCEPTION_HANDLERS_BY_SURFACE
+from iris.app.api.openapi import IrisOpenAPIConfig
+from iris.app.api.routes import route_handlers
+from iris.app.api.routes.debug import DebugController
+from iris.app.api.routes.metrics import MetricsController
+from iris.app.api.routes.web import static_routers, swagger_plugin
+from iris.app.catalogue.agent_tools import KnownTools
+from iris.app.catalogue.defaults import seed_catalogue
+from iris.app.catalogue.models_file import ModelsFile, ModelsFileError, apply_models_file, load_models_file
+from iris.app.mcp.pool import McpPool
+from iris.app.media.pipeline import ImageDelivery
+from iris.app.media.tool_media import MediaStore, ResultLimits
+from iris.app.media.uploads import DECODE_SLOTS
+from iris.app.media.variants import VariantCache
+from iris.app.persistence.availability import cause
+from iris.app.persistence.db import create_alchemy_config, session_scope
+from iris.app.persistence.migrations import SchemaGate
+from iris.app.persistence.repositories import ModelRepository
+from iris.app.persistence.search_indexer import SearchIndexer
+from iris.app.runs import (
     FOLLOW_POLL_SECONDS,
     Cooldowns,
     Deadlines,
@@ -53,20 +53,20 @@ from app.runs import (
     Toolbox,
     log_wakeups,
 )
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings, SettingsError, load_settings, prepare
-from app.storage.base import Storage
-from app.storage.factory import create_storage
-from app.telemetry import Telemetry, build_telemetry
-from app.telemetry.http import http_middleware
-from app.telemetry.listener import MetricsListener
-from app.telemetry.logs import litestar_logging
-from app.telemetry.metrics import process_exited
-from app.vendor_http import vendor_http_client
-from providers import ProviderContext
-from providers.registry import ProviderRegistry
-from tools import ToolPluginContext
-from tools.registry import ToolRegistry
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings, SettingsError, load_settings, prepare
+from iris.app.storage.base import Storage
+from iris.app.storage.factory import create_storage
+from iris.app.telemetry import Telemetry, build_telemetry
+from iris.app.telemetry.http import http_middleware
+from iris.app.telemetry.listener import MetricsListener
+from iris.app.telemetry.logs import litestar_logging
+from iris.app.telemetry.metrics import process_exited
+from iris.app.vendor_http import vendor_http_client
+from iris.providers import ProviderContext
+from iris.providers.registry import ProviderRegistry
+from iris.tools import ToolPluginContext
+from iris.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -146,7 +146,7 @@ def build_parts(
     alchemy = create_alchemy_config(settings, write_wait=telemetry.write_wait)
     untrace_database: Callable[[], None] | None = None
     if telemetry.provider is not None:
-        from app.telemetry.tracing import instrument_database, instrument_http_client
+        from iris.app.telemetry.tracing import instrument_database, instrument_http_client
 
         instrument_http_client(http, telemetry.provider)
         untrace_database = instrument_database(alchemy, telemetry.provider)

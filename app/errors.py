@@ -2,7 +2,7 @@
 
 Each subclass fixes an HTTP status and a default stable ``code``; raise sites may give a more
 specific ``code`` (``model_lacks_vision``, ``thread_not_found`` …) and the ``field`` that failed.
-``app.api.problems`` turns them, and Litestar's own exceptions, into RFC 9457 problem+json.
+``iris.app.api.problems`` turns them, and Litestar's own exceptions, into RFC 9457 problem+json.
 """
 
 from __future__ import annotations

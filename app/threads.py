@@ -15,7 +15,7 @@ import base64
 import binascii
 import re
 
-from app.errors import Unprocessable
+from iris.app.errors import Unprocessable
 
 MAX_THREAD_ID_LENGTH = 128
 THREAD_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"

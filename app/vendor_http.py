@@ -7,7 +7,7 @@ deployment whose vendor or gateway does sets ``IRIS_VENDOR_HTTP2`` and gets http
 HTTP/2 by ALPN.
 
 Either way each vendor origin keeps its own warm connections: a connection goes back to the pool only
-once a provider read its body to the end (:func:`providers.http.drain`), and one cut short is closed,
+once a provider read its body to the end (:func:`iris.providers.http.drain`), and one cut short is closed,
 never reused. The connection count is not capped (a vendor's rate limits are the real cap); idle ones
 stay warm for 30 s. No read timeout: waiting on a vendor is bounded by the run deadlines
 (app/runs/intake/deadlines.py), which apply to every provider, plugins included, with their own codes.

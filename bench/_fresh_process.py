@@ -59,7 +59,7 @@ class FreshProcess:
         stack = ExitStack()
         try:
             launched = time.perf_counter()
-            process = stack.enter_context(started([sys.executable, "-m", "app", "serve"], env, self.log))
+            process = stack.enter_context(started([sys.executable, "-m", "iris", "serve"], env, self.log))
             await asyncio.to_thread(wait_up, process, self.log, f"{base}/healthz", STARTUP_SECONDS)
             self.ms["startup"] = (time.perf_counter() - launched) * 1000
             async with httpx.AsyncClient(base_url=base, timeout=60) as http:

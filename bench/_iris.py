@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 
-from app.settings import Settings
+from iris.app.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-PACKAGES = ("app", "providers", "tools", "alembic", "alembic.ini")
+PACKAGES = ("iris", "app", "providers", "tools", "alembic", "alembic.ini")
 """What a commit's server needs of its tree (``checkout``): its packages and its migrations."""
 
 
@@ -104,7 +104,7 @@ def iris_env(
 def dev_token(env: dict[str, str], user: str = "bench", role: str = "user") -> str:
     """A bearer token signed with the secret that Iris will use for this data dir."""
     out = subprocess.run(
-        [sys.executable, "-m", "app", "token", user, role],
+        [sys.executable, "-m", "iris", "token", user, role],
         cwd=ROOT,
         env=env,
         check=True,
@@ -165,16 +165,16 @@ def iris(
     command: Sequence[str] | None = None,
     root: Path = ROOT,
 ) -> Iterator[tuple[str, str, int]]:
-    """A running Iris (``python -m app serve``) on a free port: ``(base URL, dev token, pid)``.
+    """A running Iris (``python -m iris serve``) on a free port: ``(base URL, dev token, pid)``.
 
-    ``environ`` adds variables (vendor keys); ``command`` replaces ``-m app serve`` (a bench launcher);
+    ``environ`` adds variables (vendor keys); ``command`` replaces ``-m iris serve`` (a bench launcher);
     ``root`` is the tree whose migrations prepare its database (another commit's, for a before/after).
     """
     port = free_port()
     env = iris_env(f"{tmp}/data", port, environ, root=root)
     token = dev_token(env)
     base = f"http://127.0.0.1:{port}"
-    argv = [sys.executable, *(command or ("-m", "app", "serve"))]
+    argv = [sys.executable, *(command or ("-m", "iris", "serve"))]
     with running(argv, env, Path(tmp) / "iris.log", f"{base}/healthz") as pid:
         yield base, token, pid
 

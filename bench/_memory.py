@@ -1,5 +1,5 @@
 """What a fresh Iris process's memory is: resident memory (``VmRSS``) after each import of what
-``python -m app serve`` loads, in that order (a module shared by two is counted for the first), then each
+``python -m iris serve`` loads, in that order (a module shared by two is counted for the first), then each
 ``iris.providers`` plugin as start-up loads it. Prints one line per step, largest first, and the total;
 ``bench/runs.py`` prints it beside the RSS of a server that has served thousands of runs.
 """
@@ -24,7 +24,7 @@ STEPS = (
     "httpx",
     "PIL.Image",
     "opentelemetry.sdk.trace",
-    "app.asgi",
+    "iris.app.asgi",
 )
 
 
@@ -47,9 +47,9 @@ def main() -> None:
         before = rss_mib()
     import httpx
 
-    from app.asgi import build_registry
-    from app.settings import load_settings, prepare
-    from providers.errors import NoSuchProvider
+    from iris.app.asgi import build_registry
+    from iris.app.settings import load_settings, prepare
+    from iris.providers.errors import NoSuchProvider
 
     with tempfile.TemporaryDirectory(prefix="iris-memory-") as data:
         registry = build_registry(prepare(load_settings({"IRIS_DATA_DIR": data})), {}, httpx.AsyncClient())

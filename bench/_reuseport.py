@@ -1,4 +1,4 @@
-"""Bench-only launcher: ``python -m app serve`` on a port other Iris processes listen on too.
+"""Bench-only launcher: ``python -m iris serve`` on a port other Iris processes listen on too.
 
 Its listening socket gets ``SO_REUSEPORT`` (nothing in the app changes), so several processes started
 with the same ``IRIS_PORT`` share it and the kernel spreads new connections over them: one address,
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import app.__main__ as iris_main
+import iris.app.__main__ as iris_main
 
 
 def _shared(host: str, port: int) -> socket.socket:

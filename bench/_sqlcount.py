@@ -1,9 +1,9 @@
-"""Bench-only launcher: ``python -m app serve`` with every SQL statement and commit counted.
+"""Bench-only launcher: ``python -m iris serve`` with every SQL statement and commit counted.
 
 Nothing in the app changes. :func:`count_sql` counts cursor executions (an ``executemany`` is one) and
-commits: on SQLite by wrapping Iris's own connection (``app.persistence.sqlite``), since a SQLAlchemy
+commits: on SQLite by wrapping Iris's own connection (``iris.app.persistence.sqlite``), since a SQLAlchemy
 statement listener would itself turn the writers' direct driver calls back into SQLAlchemy's path
-(``app.persistence.repositories._driver_sql``) and the bench would measure that; on PostgreSQL with
+(``iris.app.persistence.repositories._driver_sql``) and the bench would measure that; on PostgreSQL with
 SQLAlchemy's listeners. ``SIGUSR1`` writes ``"<statements> <commits>"`` to the file named by
 ``BENCH_SQL_COUNTS``, so a bench can read the counts before and after a batch of runs.
 """
@@ -25,7 +25,7 @@ def count_sql(statement: Callable[[str], None], commit: Callable[[], None]) -> N
     """Call ``statement(sql)`` for every statement the server runs and ``commit()`` for every commit
     (the database is the one ``IRIS_DATABASE_URL`` names, SQLite when unset)."""
     if os.environ.get("IRIS_DATABASE_URL", "sqlite").startswith("sqlite"):
-        import app.persistence.sqlite as sqlite
+        import iris.app.persistence.sqlite as sqlite
 
         run_statement, run_commit = sqlite._statement, sqlite.IrisConnection.commit
 
@@ -61,7 +61,7 @@ def _dump(_signum: int, _frame: FrameType | None) -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from app.__main__ import main
+    from iris.app.__main__ import main
 
     count_sql(_statement, _commit)
     signal.signal(signal.SIGUSR1, _dump)

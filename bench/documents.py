@@ -1,6 +1,6 @@
 """PDF uploads: a 100-page PDF's upload time and the PDF worker process's peak memory.
 
-Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir), uploads the same
+Starts a real server (`python -m iris serve`, SQLite + local storage in a temp dir), uploads the same
 100-page PDF (a few lines of text on every page) ``ROUNDS`` times one after another, and prints:
 - the upload time (median and worst): spool, a fresh PDFium worker that counts the pages, reads every
   page's text and renders the first-page thumbnail, storage, the row;
@@ -38,7 +38,7 @@ def worker_hwm_bytes(server_pid: int) -> int | None:
     """The peak RSS of the server's live PDF worker, if one is running."""
     for pid in process_tree(server_pid):
         try:
-            if b"app.media.pdf_worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"iris.app.media.pdf_worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
                 continue
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):

@@ -7,7 +7,7 @@ instructions a process executes in user space (what the kernel does for its sysc
 and the count for the same code and the same requests repeats to about 1 %, whatever else the machine
 is doing.
 
-An Iris (``python -m app serve``, this tree's or, with ``--before REF``, commit REF's packages) runs
+An Iris (``python -m iris serve``, this tree's or, with ``--before REF``, commit REF's packages) runs
 under callgrind with counting off; after a warm-up, counting is switched on (``callgrind_control``)
 around ``--runs`` sequential requests, then dumped. The requests are ``bench/peers.py``'s (an ``openai``
 model on a fake upstream of its own process, a ~100 KB PNG uploaded to a fresh thread per run): ``POST
@@ -102,7 +102,7 @@ def count(tree: Path, target: str, chunks: int, runs: int, tmp: Path, png: bytes
             f"--callgrind-out-file={dump}",
             sys.executable,
             "-m",
-            "app",
+            "iris",
             "serve",
         ]
         log = work / "iris.log"

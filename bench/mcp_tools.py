@@ -1,6 +1,6 @@
 """An MCP tool round trip's added time over the tool's own time, over stdio and Streamable HTTP.
 
-Iris's own connection (``app.mcp.connection.ServerConnection``: the SDK client, the call timeout, the
+Iris's own connection (``iris.app.mcp.connection.ServerConnection``: the SDK client, the call timeout, the
 result mapped to a ``ToolResult``) calls a real SDK server (``bench/_mcp_timed_server.py``, started
 as a subprocess or on a loopback port) whose tools time themselves. For each call, added time =
 round trip - the tool's own time: the JSON-RPC framing, the transport, base64 of the image and the
@@ -25,9 +25,9 @@ from pathlib import Path
 
 from _results import Results
 
-from app.mcp.config import ServerConfig
-from app.mcp.connection import ServerConnection
-from tools import ImageContent, TextContent
+from iris.app.mcp.config import ServerConfig
+from iris.app.mcp.connection import ServerConnection
+from iris.tools import ImageContent, TextContent
 
 SERVER = Path(__file__).resolve().with_name("_mcp_timed_server.py")
 WARM_UP = 20

@@ -1,6 +1,6 @@
 """Where one run's milliseconds go on the server, on SQLite and on PostgreSQL (issue 26).
 
-A real Iris (``python bench/profile_run.py --serve``: ``python -m app serve`` with timers wrapped around
+A real Iris (``python bench/profile_run.py --serve``: ``python -m iris serve`` with timers wrapped around
 the functions of each phase; nothing in the app changes) runs ``RUNS`` sequential ``/agent/runs`` of
 an ``openai`` model against a fake upstream of its own process (50 content chunks, no delay). Each
 phase is the CPU time of the loop's thread inside its functions per run (``time.thread_time``: what
@@ -125,12 +125,12 @@ def _relay(function: Callable[..., AsyncGenerator[bytes, None]]) -> Callable[...
 
 
 def _instrument() -> None:
-    import app.agui.sse as sse
-    import app.api.routes.runs as routes
-    import app.runs.engine.streaming as streaming
-    import app.runs.store.event_store as event_store
-    import providers.openai.provider as openai
-    import providers.openai.stream as openai_stream
+    import iris.app.agui.sse as sse
+    import iris.app.api.routes.runs as routes
+    import iris.app.runs.engine.streaming as streaming
+    import iris.app.runs.store.event_store as event_store
+    import iris.providers.openai.provider as openai
+    import iris.providers.openai.stream as openai_stream
 
     def wrap(owner: object, attribute: str, timer: Callable[..., Any]) -> None:
         setattr(owner, attribute, timer(getattr(owner, attribute)))
@@ -170,7 +170,7 @@ def _dump(_signum: int, _frame: FrameType | None) -> None:
 
 
 def serve() -> None:
-    from app.__main__ import main
+    from iris.app.__main__ import main
 
     _instrument()
     _count_statements()
@@ -312,7 +312,7 @@ def rss_mib(pid: int) -> float:
 
 
 def startup(tmp: str) -> dict[str, float]:
-    """A fresh ``python -m app serve`` on the default catalogue: seconds until ``/healthz`` answers, its
+    """A fresh ``python -m iris serve`` on the default catalogue: seconds until ``/healthz`` answers, its
     RSS then and after one run and after ``GET /api/providers`` (which loads every provider)."""
     out = Path(tmp) / "phases.json"
     upstream_port = free_port()
@@ -323,7 +323,7 @@ def startup(tmp: str) -> dict[str, float]:
     iris_environ = iris_env(f"{tmp}/data", port, env)
     token = dev_token(iris_environ)
     base = f"http://127.0.0.1:{port}"
-    serve_cmd = [sys.executable, "-m", "app", "serve"]
+    serve_cmd = [sys.executable, "-m", "iris", "serve"]
     with running(up_cmd, dict(os.environ), Path(tmp) / "upstream.log", f"{upstream}/healthz"):
         launched = time.perf_counter()
         with running(serve_cmd, iris_environ, Path(tmp) / "iris.log", f"{base}/healthz") as pid:

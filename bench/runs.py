@@ -1,6 +1,6 @@
 """Agent-run latency and load: `POST /agent/runs` against a running Iris, next to a bare Litestar SSE stream.
 
-Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir; then the same on a
+Starts a real server (`python -m iris serve`, SQLite + local storage in a temp dir; then the same on a
 throwaway PostgreSQL cluster, skipped visibly without initdb) and, with the offline `local/vision` model,
 one uploaded image and a 185-word prompt (about 200 streamed content events):
 - 60 sequential runs (after 3 warm-ups): time to first event (TTFE) and total run time, p50/p99, and the
@@ -151,7 +151,7 @@ def baseline_app(content_events: int, total_events: int) -> Litestar:
 def serve_baseline(port: int, content_events: int, total_events: int) -> None:
     import uvicorn
 
-    # Same as `python -m app serve`: one process, uvicorn's default loop, info logging (access log on).
+    # Same as `python -m iris serve`: one process, uvicorn's default loop, info logging (access log on).
     uvicorn.run(baseline_app(content_events, total_events), host="127.0.0.1", port=port, log_level="info")
 
 

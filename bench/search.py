@@ -29,8 +29,8 @@ from _results import Results, percentile
 from sqlalchemy import insert, select
 from uuid_utils.compat import uuid7
 
-from app.persistence.db import create_engine
-from app.persistence.models import Agent, ChatSession, Message
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.models import Agent, ChatSession, Message
 
 SESSIONS = 10_000
 MESSAGES_PER_SESSION = 20

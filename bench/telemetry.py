@@ -81,10 +81,10 @@ def serve_collector(port: int) -> None:
 
 
 def served_from(source: Path) -> tuple[str, ...]:
-    """``python -m app serve`` with the packages of ``source`` first on the path."""
+    """``python -m iris serve`` with the packages of ``source`` first on the path."""
     code = (
-        f"import runpy, sys; sys.path.insert(0, {str(source)!r}); sys.argv = ['app', 'serve']; "
-        "runpy.run_module('app', run_name='__main__', alter_sys=True)"
+        f"import runpy, sys; sys.path.insert(0, {str(source)!r}); sys.argv = ['iris', 'serve']; "
+        "runpy.run_module('iris', run_name='__main__', alter_sys=True)"
     )
     return ("-c", code)
 

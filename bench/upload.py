@@ -1,6 +1,6 @@
 """Upload throughput and server memory: 20 concurrent ~5 MB image uploads to a running Iris.
 
-Starts a real server (`python -m app serve`, SQLite + local storage in a temp dir), uploads the same
+Starts a real server (`python -m iris serve`, SQLite + local storage in a temp dir), uploads the same
 incompressible PNG 20 times at once (three rounds; medians), and prints:
 - upload throughput (MB/s of file bytes accepted) and the same bytes copied to disk (write + fsync
   per file) in the same run, with the ratio (target: uploads within 3x of the disk copy);

@@ -37,12 +37,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM: use the bundled model map, offline
 
-from app.media.pipeline import ImageDelivery, ImageRef, image_budget  # noqa: E402
-from app.media.variants import VariantCache  # noqa: E402
-from app.storage.local import LocalStorage  # noqa: E402
-from providers import ImagePart, Message, ModelSpec, Provider, ProviderContext, RequestOptions, TextPart  # noqa: E402
-from providers.http import json_body  # noqa: E402
-from providers.registry import ProviderRegistry  # noqa: E402
+from iris.app.media.pipeline import ImageDelivery, ImageRef, image_budget  # noqa: E402
+from iris.app.media.variants import VariantCache  # noqa: E402
+from iris.app.storage.local import LocalStorage  # noqa: E402
+from iris.providers import ImagePart, Message, ModelSpec, Provider, ProviderContext, RequestOptions, TextPart  # noqa: E402
+from iris.providers.http import json_body  # noqa: E402
+from iris.providers.registry import ProviderRegistry  # noqa: E402
 
 VENDORS = {
     "openai": "gpt-4o",

@@ -4,8 +4,12 @@ Third parties implement :class:`Provider` and expose a factory through the ``iri
 entry-point group; everything they need is re-exported here.
 """
 
-from providers.errors import NoSuchProvider, ProviderError, UnsupportedPartError
-from providers.events import (
+if __name__ != "iris.providers":  # the folder on sys.path: a second copy of every module (ADR 0072)
+    raise ImportError("import Iris as iris.providers, not as providers")
+
+
+from iris.providers.errors import NoSuchProvider, ProviderError, UnsupportedPartError
+from iris.providers.events import (
     Finish,
     ProviderEvent,
     ReasoningDelta,
@@ -21,8 +25,8 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.image_formulas import ImageFormula
-from providers.messages import (
+from iris.providers.image_formulas import ImageFormula
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -39,8 +43,8 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.options import OptionSpec, declared_options, required_key_env
-from providers.spec import (
+from iris.providers.options import OptionSpec, declared_options, required_key_env
+from iris.providers.spec import (
     ALL_PARAMETERS,
     SPEC_VERSION,
     AudioSupport,
@@ -53,7 +57,7 @@ from providers.spec import (
     ProviderFactory,
     ReasoningSupport,
 )
-from providers.vendor_facts import VendorFacts
+from iris.providers.vendor_facts import VendorFacts
 
 __all__ = [
     "ALL_PARAMETERS",

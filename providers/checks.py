@@ -10,8 +10,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from providers.errors import UnsupportedPartError
-from providers.messages import (
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -21,7 +21,7 @@ from providers.messages import (
     ToolCallPart,
     ToolSpec,
 )
-from providers.spec import Capabilities
+from iris.providers.spec import Capabilities
 
 
 def part_kind(part: Part) -> str:

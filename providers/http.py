@@ -9,14 +9,14 @@ import anyio
 import httpx
 import msgspec
 
-from providers.errors import ProviderError, ProviderErrorKind
-from providers.media_text import MEDIA, encode_body
-from providers.messages import AudioPart, DocumentPart, ImagePart
+from iris.providers.errors import ProviderError, ProviderErrorKind
+from iris.providers.media_text import MEDIA, encode_body
+from iris.providers.messages import AudioPart, DocumentPart, ImagePart
 
 
 def b64(part: ImagePart | DocumentPart | AudioPart) -> str:
     """The part's bytes as base64 text (raises if the core chose URL delivery for an image); made once
-    for the same ``bytes`` sent again (:mod:`providers.media_text`)."""
+    for the same ``bytes`` sent again (:mod:`iris.providers.media_text`)."""
     if part.data is None:
         raise ValueError("inline delivery needs image data")
     return MEDIA.base64(part.data)

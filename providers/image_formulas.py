@@ -1,5 +1,5 @@
 """The image token formulas vendors publish (an estimate: vendors bill what they count, and only some
-report it), for a provider to declare in its :class:`~providers.vendor_facts.VendorFacts` — its own, or
+report it), for a provider to declare in its :class:`~iris.providers.vendor_facts.VendorFacts` — its own, or
 the vendor's whose models it proxies — and for a model's ``imageCostFormula`` option to name.
 
 - OpenAI (GPT-4o-class, ``detail``): ``low`` is 85 tokens; ``high`` (and ``auto``, estimated as high)

@@ -1,8 +1,8 @@
 """Everything else, through LiteLLM: ``litellm.acompletion(..., stream=True)`` with OpenAI-format messages.
 
 LiteLLM translates the OpenAI shapes to and from its 100+ backends (Bedrock, Vertex, Mistral, Groq…),
-so requests use the OpenAI mapping (:func:`providers.openai.chat_messages`) and its streamed chunks are
-decoded by the same :class:`providers.openai.ChunkDecoder`. LiteLLM is an optional extra
+so requests use the OpenAI mapping (:func:`iris.providers.openai.chat_messages`) and its streamed chunks are
+decoded by the same :class:`iris.providers.openai.ChunkDecoder`. LiteLLM is an optional extra
 (``iris[litellm]``) imported by :func:`create`, which the registry calls on its loading thread, never
 on the event loop: the import takes seconds, and so do the modules LiteLLM imports on its first
 completion, which an offline mock completion there imports too. Without the extra this provider fails
@@ -27,13 +27,13 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from providers.errors import ProviderError, ProviderErrorKind
-from providers.events import ProviderEvent
-from providers.http import require_key
-from providers.messages import Message, RequestOptions
-from providers.openai import DETAIL, ChunkDecoder, chat_request, could_not_fetch, without_key
-from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
-from providers.spec import (
+from iris.providers.errors import ProviderError, ProviderErrorKind
+from iris.providers.events import ProviderEvent
+from iris.providers.http import require_key
+from iris.providers.messages import Message, RequestOptions
+from iris.providers.openai import DETAIL, ChunkDecoder, chat_request, could_not_fetch, without_key
+from iris.providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
+from iris.providers.spec import (
     ALL_PARAMETERS,
     SPEC_VERSION,
     AudioSupport,
@@ -43,7 +43,7 @@ from providers.spec import (
     ProviderContext,
     ReasoningSupport,
 )
-from providers.vendor_facts import VendorFacts
+from iris.providers.vendor_facts import VendorFacts
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 MIN_THINKING_BUDGET = 1024

@@ -3,7 +3,7 @@
 ``local/vision`` really decodes every image it receives and describes it (format, size, dominant
 colours), so a newcomer can see an image truly arrived; ``local/multimodal`` does that too and reads
 every PDF (its page count and first line of text) and audio clip (format and duration) it is sent
-(:mod:`providers.local_media`); ``local/text`` answers text only. All call a
+(:mod:`iris.providers.local_media`); ``local/text`` answers text only. All call a
 tool when the last user message says ``use tool <name> <json-args>``, which makes tool flows testable
 offline, and stream token by token with an optional per-token delay (``options["delayMs"]`` on the
 model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised;
@@ -28,9 +28,9 @@ from typing import Any
 
 from PIL import Image
 
-from providers.checks import check_audio, check_document, check_image, check_tools, own_reasoning
-from providers.errors import ProviderError
-from providers.events import (
+from iris.providers.checks import check_audio, check_document, check_image, check_tools, own_reasoning
+from iris.providers.errors import ProviderError
+from iris.providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
@@ -46,8 +46,8 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.local_media import describe_audio, describe_document
-from providers.messages import (
+from iris.providers.local_media import describe_audio, describe_document
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -58,8 +58,8 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.options import REASONING, OptionSpec
-from providers.spec import (
+from iris.providers.options import REASONING, OptionSpec
+from iris.providers.spec import (
     SPEC_VERSION,
     AudioSupport,
     Capabilities,
@@ -69,7 +69,7 @@ from providers.spec import (
     ProviderContext,
     ReasoningSupport,
 )
-from providers.vendor_facts import VendorFacts
+from iris.providers.vendor_facts import VendorFacts
 
 LABEL = "[local test model]"
 _TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)

@@ -6,7 +6,7 @@ few header reads (WAV's ``fmt``/``data`` chunks; MP3's frame headers, walked to 
 deterministic test model needs. The core has sniffed, bounded and measured the bytes already; a file
 that still does not parse is described as such, never an error.
 
-pypdfium2 is imported by the first PDF this model reads (on the worker thread ``providers.local`` reads
+pypdfium2 is imported by the first PDF this model reads (on the worker thread ``iris.providers.local`` reads
 media on), not with the module: every provider is imported at start-up, and PDFium's library and its
 ctypes bindings would otherwise sit in every server process's memory for a test model's PDFs
 (docs/adr/0002-peak-memory.md).
@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 import threading
 
-from providers.messages import AudioPart, DocumentPart
+from iris.providers.messages import AudioPart, DocumentPart
 
 _PDFIUM = threading.Lock()
 TEXT_PAGES = 5

@@ -2,7 +2,7 @@
 conversation sends again, and written into a JSON body without being scanned again.
 
 A conversation sends its images with every turn, and the core hands the same ``bytes`` object for an
-image while its variant is in memory (``app.media.variants``). Encoding it again (base64) and msgspec
+image while its variant is in memory (``iris.app.media.variants``). Encoding it again (base64) and msgspec
 checking each of its characters for escapes were a large share of a run's instructions (ADR 0065), and
 its bound is ADR 0002's. :class:`MediaMemo` remembers the text by the bytes' identity, and the text is a
 :class:`JsonText`, whose JSON string literal is computed once and copied as it is by
@@ -51,7 +51,7 @@ class MediaMemo:
     ``bytes`` it keeps alive (an entry holds them, so an ``id`` is never reused while it is a key).
 
     The bytes count because they are the larger part of what an entry pins once the variant cache
-    (``app.media.variants``) has let them go; bytes under :data:`MEMO_MIN_BYTES` are encoded every time.
+    (``iris.app.media.variants``) has let them go; bytes under :data:`MEMO_MIN_BYTES` are encoded every time.
     Thread-safe (a lock around the dict)."""
 
     def __init__(self, max_bytes: int) -> None:

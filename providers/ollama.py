@@ -27,9 +27,9 @@ from typing import Any
 
 import httpx
 
-from providers.checks import check_audio, check_image, check_tools, media_type, part_kind, tool_arguments
-from providers.errors import ProviderError, UnsupportedPartError
-from providers.events import (
+from iris.providers.checks import check_audio, check_image, check_tools, media_type, part_kind, tool_arguments
+from iris.providers.errors import ProviderError, UnsupportedPartError
+from iris.providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
@@ -44,7 +44,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import (
+from iris.providers.http import (
     JSON_HEADERS,
     b64,
     chunk_json,
@@ -54,7 +54,7 @@ from providers.http import (
     require_key,
     transport_error,
 )
-from providers.messages import (
+from iris.providers.messages import (
     AudioPart,
     ImagePart,
     Message,
@@ -64,9 +64,9 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.openai import chat_tools, without_key
-from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
-from providers.spec import (
+from iris.providers.openai import chat_tools, without_key
+from iris.providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
+from iris.providers.spec import (
     SPEC_VERSION,
     AudioSupport,
     Capabilities,

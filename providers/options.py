@@ -1,6 +1,6 @@
 """What a provider reads from a catalogue row's ``options``, and which key variable it needs, as data.
 
-Both are optional members of a :class:`~providers.spec.Provider` (a plugin written before them keeps
+Both are optional members of a :class:`~iris.providers.spec.Provider` (a plugin written before them keeps
 loading): ``model_options``, a mapping of option key to :class:`OptionSpec`, lets the catalogue refuse a
 misspelt or mistyped key when a model is saved instead of the provider silently ignoring it;
 ``key_env(model)``, the name of the environment variable the provider reads the model's API key from

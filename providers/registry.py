@@ -35,8 +35,14 @@ from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
 
-from providers.errors import NoSuchProvider
-from providers.spec import COMPATIBLE_SPEC_VERSIONS, SPEC_VERSION, Provider, ProviderContext, ProviderFactory
+from iris.providers.errors import NoSuchProvider
+from iris.providers.spec import (
+    COMPATIBLE_SPEC_VERSIONS,
+    SPEC_VERSION,
+    Provider,
+    ProviderContext,
+    ProviderFactory,
+)
 
 log = logging.getLogger("iris.providers")
 

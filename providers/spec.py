@@ -13,9 +13,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import httpx
 import msgspec
 
-from providers.events import ProviderEvent
-from providers.messages import Message, RequestOptions
-from providers.wire import WireStruct
+from iris.providers.events import ProviderEvent
+from iris.providers.messages import Message, RequestOptions
+from iris.providers.wire import WireStruct
 
 SPEC_VERSION = "4"
 """Bumped on any change to this module, ``messages``, ``events`` or ``errors``.
@@ -31,7 +31,7 @@ still loads (it declares nothing, so tool images reach it in a user message). Co
 4: ``DocumentPart`` and ``AudioPart``, and ``Capabilities.documents`` / ``Capabilities.audio``.
 Compatible: a plugin speaking 2 or 3 still loads; it declares neither, so it is never sent either (the
 core refuses such a part with ``unsupported_part``, or sends a document's text instead). Compatible
-addition to 4 (no bump): the optional ``vendor_facts`` member (:mod:`providers.vendor_facts`)."""
+addition to 4 (no bump): the optional ``vendor_facts`` member (:mod:`iris.providers.vendor_facts`)."""
 
 COMPATIBLE_SPEC_VERSIONS = frozenset({"2", "3", SPEC_VERSION})
 """The SPI versions a plugin may speak and still load."""
@@ -151,11 +151,12 @@ class ProviderContext(msgspec.Struct, frozen=True, kw_only=True):
 class Provider(Protocol):
     """A vendor. ``build_request`` is pure (testable with no network); ``stream`` does the call.
 
-    Optional members (see :mod:`providers.options`; a provider without them still loads):
+    Optional members (see :mod:`iris.providers.options`; a provider without them still loads):
     ``model_options: Mapping[str, OptionSpec]``, the ``ModelSpec.options`` keys it reads, so the
     catalogue can refuse unknown or mistyped ones; and ``key_env(model) -> str | None``, the environment
     variable holding the model's API key, so a model whose key is not set is listed unavailable and
-    refused before a run starts. A third, ``vendor_facts: VendorFacts`` (see :mod:`providers.vendor_facts`),
+    refused before a run starts. A third, ``vendor_facts: VendorFacts`` (see
+    :mod:`iris.providers.vendor_facts`),
     declares the vendor's published counting figures (image formula, tokens per PDF page and per second
     of audio, telemetry name); without it the core estimates none and names the provider by its id.
     """

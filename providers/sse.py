@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from providers.errors import ProviderError
+from iris.providers.errors import ProviderError
 
 _BOM = b"\xef\xbb\xbf"
 

@@ -3,7 +3,7 @@ vendor's figures: how an image's tokens are estimated, the tokens of one PDF pag
 audio sent natively, and its OpenTelemetry ``gen_ai.provider.name``.
 
 A provider declares them as the optional member ``vendor_facts: VendorFacts`` (like ``model_options``,
-see :class:`~providers.spec.Provider`). One that declares none gets :data:`NO_VENDOR_FACTS`, the generic
+see :class:`~iris.providers.spec.Provider`). One that declares none gets :data:`NO_VENDOR_FACTS`, the generic
 default: no image, page or audio estimate (the usage then shows none rather than a guess), and its
 ``id`` as ``gen_ai.provider.name``.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from providers.image_formulas import ImageFormula
-from providers.spec import Provider
+from iris.providers.image_formulas import ImageFormula
+from iris.providers.spec import Provider
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,10 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.asgi import create_app
-from app.persistence.db import create_engine
-from app.security.auth import Role, issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.db import create_engine
+from iris.app.security.auth import Role, issue_token
+from iris.app.settings import Settings
 from tests.support.databases import PostgresDatabases, copy_sqlite, migrate, sqlite_url
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.http_server import serve_asgi

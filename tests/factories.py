@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from polyfactory.factories.sqlalchemy_factory import SQLAlchemyFactory
 
-from app.persistence.models import Agent, ModelRow
+from iris.app.persistence.models import Agent, ModelRow
 
 
 class ModelRowFactory(SQLAlchemyFactory[ModelRow]):

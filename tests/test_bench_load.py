@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 from tests.support.http_server import serve_asgi
 
 Scope = dict[str, Any]

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from types import ModuleType
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 
 
 def _results_module() -> ModuleType:

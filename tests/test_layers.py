@@ -37,7 +37,7 @@ def _layer_modules() -> set[str]:
 
 def _app_top_level() -> set[str]:
     return {
-        f"app.{path.stem if path.is_file() else path.name}"
+        f"iris.app.{path.stem if path.is_file() else path.name}"
         for path in (ROOT / "app").iterdir()
         if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()
     }
@@ -66,8 +66,8 @@ def test_no_package_imports_a_layer_above_it_and_providers_never_imports_app() -
 
 def test_app_runs_root_holds_only_its_facade_and_every_module_is_in_a_room() -> None:
     """``app/runs/`` holds its façade (``__init__.py``) and the rooms of the contract inside it; every
-    module of ``app.runs`` lives in one of them, so none escapes the rooms' layers."""
-    (rooms,) = [_names(c["layers"]) for c in _contracts() if c.get("containers") == ["app.runs"]]
+    module of ``iris.app.runs`` lives in one of them, so none escapes the rooms' layers."""
+    (rooms,) = [_names(c["layers"]) for c in _contracts() if c.get("containers") == ["iris.app.runs"]]
     runs = ROOT / "app" / "runs"
     assert [path.name for path in runs.glob("*.py")] == ["__init__.py"]
     packages = {path.name for path in runs.iterdir() if (path / "__init__.py").is_file()}
@@ -77,14 +77,14 @@ def test_app_runs_root_holds_only_its_facade_and_every_module_is_in_a_room() -> 
 
 
 def test_outside_app_runs_every_package_is_kept_to_the_facade() -> None:
-    """The contract that keeps the rest of ``app`` to the façade ``app.runs`` names every package of
-    ``app`` but ``app.runs`` itself, and forbids every room."""
+    """The contract that keeps the rest of ``app`` to the façade ``iris.app.runs`` names every package of
+    ``app`` but ``iris.app.runs`` itself, and forbids every room."""
     (facade,) = [
-        c for c in _contracts() if c["type"] == "forbidden" and c["source_modules"][0].startswith("app")
+        c for c in _contracts() if c["type"] == "forbidden" and c["source_modules"][0].startswith("iris.app")
     ]
-    (rooms,) = [_names(c["layers"]) for c in _contracts() if c.get("containers") == ["app.runs"]]
-    assert set(facade["source_modules"]) == _app_top_level() - {"app.runs"}
-    assert set(facade["forbidden_modules"]) == {f"app.runs.{room}" for room in rooms}
+    (rooms,) = [_names(c["layers"]) for c in _contracts() if c.get("containers") == ["iris.app.runs"]]
+    assert set(facade["source_modules"]) == _app_top_level() - {"iris.app.runs"}
+    assert set(facade["forbidden_modules"]) == {f"iris.app.runs.{room}" for room in rooms}
     assert facade["allow_indirect_imports"] is True
 
 

@@ -1,4 +1,4 @@
-"""The real entry points: `alembic upgrade head`, `python -m app serve` and `python -m app token`.
+"""The real entry points: `alembic upgrade head`, `python -m iris serve` and `python -m iris token`.
 
 This is what `just run` does, end to end, on a fresh data directory with no configuration.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.persistence.migrations import REPO_ROOT, head_revisions
+from iris.app.persistence.migrations import REPO_ROOT, head_revisions
 from tests.support.databases import PostgresDatabases
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
@@ -71,8 +71,8 @@ def test_openapi_lists_every_route(server: tuple[str, dict[str, str]]) -> None:
 
 
 def _cli_token(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m app token ARGS`` as `just token` runs it."""
-    command = [sys.executable, "-m", "app", "token", *args]
+    """``python -m iris token ARGS`` as `just token` runs it."""
+    command = [sys.executable, "-m", "iris", "token", *args]
     settings = {k: v for k, v in env.items() if k != "log"}
     return subprocess.run(
         command,
@@ -164,7 +164,7 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
             "IRIS_PORT": str(port),
         }
         done = subprocess.run(
-            [sys.executable, "-m", "app", "serve"],
+            [sys.executable, "-m", "iris", "serve"],
             cwd=REPO_ROOT,
             env=env,
             capture_output=True,
@@ -179,7 +179,7 @@ def test_a_port_in_use_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_serve_on_a_fresh_data_dir_migrates_sqlite_itself_and_says_so(tmp_path: Path) -> None:
-    """What a new user does: `python -m app serve` with no `just migrate` first."""
+    """What a new user does: `python -m iris serve` with no `just migrate` first."""
     data, port = tmp_path / "data", free_port()
     with iris_process({"IRIS_DATA_DIR": str(data)}, port, tmp_path / "iris.log") as running:
         said = running.output()

@@ -11,8 +11,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from app.asgi import create_app
-from app.settings import Settings, SettingsError, load_settings, prepare
+from iris.app.asgi import create_app
+from iris.app.settings import Settings, SettingsError, load_settings, prepare
 from tests.support.waits import SUBPROCESS_SECONDS
 
 
@@ -93,7 +93,7 @@ def test_configured_secret_wins(tmp_path: Path) -> None:
 
 def test_importing_the_app_reads_no_environment() -> None:
     env = {**os.environ, "IRIS_PORT": "not-a-port"}
-    code = "import app.asgi, app.settings, app.api.routes; print('imported')"
+    code = "import iris.app.asgi, iris.app.settings, iris.app.api.routes; print('imported')"
     done = subprocess.run(
         [sys.executable, "-c", code],
         env=env,
@@ -104,7 +104,7 @@ def test_importing_the_app_reads_no_environment() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "imported" in done.stdout
-    code = "import app.asgi; app.asgi.create_app()"
+    code = "import iris.app.asgi; iris.app.asgi.create_app()"
     done = subprocess.run(
         [sys.executable, "-c", code],
         env=env,

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from app.errors import Unprocessable
-from app.threads import check_thread_id, thread_from_segment, thread_segment
+from iris.app.errors import Unprocessable
+from iris.app.threads import check_thread_id, thread_from_segment, thread_segment
 
 ACCEPTED = [
     "thread_abc123",

@@ -4,7 +4,11 @@ Third parties implement :class:`Tool` and expose a factory through the ``iris.to
 group (the built-in tools register the same way); everything they need is re-exported here.
 """
 
-from tools.content import (
+if __name__ != "iris.tools":  # the folder on sys.path: a second copy of every module (ADR 0072)
+    raise ImportError("import Iris as iris.tools, not as tools")
+
+
+from iris.tools.content import (
     AudioContent,
     ContentPart,
     ImageContent,
@@ -14,7 +18,7 @@ from tools.content import (
     TextContent,
     ToolResult,
 )
-from tools.spec import (
+from iris.tools.spec import (
     TOOL_NAME_PATTERN,
     TOOL_SPEC_VERSION,
     Approval,

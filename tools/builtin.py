@@ -1,7 +1,7 @@
 """The built-in tools: ``image_info``, ``current_time`` and ``delete_attachment``.
 
 They register through the ``iris.tools`` entry-point group exactly as a third party's tools do, and
-see only what the :class:`~tools.spec.ToolContext` hands them: the thread's attachments as canonical
+see only what the :class:`~iris.tools.spec.ToolContext` hands them: the thread's attachments as canonical
 parts, the clock, and one narrow action on the thread's uploads.
 """
 
@@ -11,8 +11,8 @@ import zoneinfo
 
 import msgspec
 
-from tools.content import ToolResult
-from tools.spec import StructTool, ToolContext, ToolDefinition, ToolFailed, ToolHints, ToolPluginContext
+from iris.tools.content import ToolResult
+from iris.tools.spec import StructTool, ToolContext, ToolDefinition, ToolFailed, ToolHints, ToolPluginContext
 
 READ_ONLY = ToolHints(read_only=True, destructive=False, idempotent=True, open_world=False)
 

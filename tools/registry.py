@@ -2,7 +2,7 @@
 
 Lazy (entry points are imported the first time a tool is asked for or listed) and failure-isolated
 (an import error, a factory that raises, a wrong SPI version or a bad definition: the plugin is listed
-as failed with its error and every other tool keeps working), like :mod:`providers.registry`.
+as failed with its error and every other tool keeps working), like :mod:`iris.providers.registry`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
 
-from tools.spec import TOOL_NAME_PATTERN, TOOL_SPEC_VERSION, Tool, ToolFactory, ToolPluginContext
+from iris.tools.spec import TOOL_NAME_PATTERN, TOOL_SPEC_VERSION, Tool, ToolFactory, ToolPluginContext
 
 log = logging.getLogger("iris.tools")
 
@@ -72,7 +72,7 @@ class ToolRegistry:
         """Where the tool comes from: ``builtin`` (this package) or ``plugin:{module}``."""
         entry_point = self._entry_points.get(name)
         module = entry_point.value.partition(":")[0] if entry_point is not None else "factory"
-        return "builtin" if module == "tools.builtin" else f"plugin:{module}"
+        return "builtin" if module == "iris.tools.builtin" else f"plugin:{module}"
 
     def load_all(self) -> tuple[dict[str, Tool], list[ToolFailure]]:
         """Load every tool; the loaded ones and the failures (``GET /api/tools``)."""

@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
-from tools.content import ToolResult
+from iris.tools.content import ToolResult
 
 TOOL_SPEC_VERSION = "1"
 """Bumped on any incompatible change to this module or ``content``."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers import ReasoningSupport, ToolSpec
-from providers.wire import WireStruct
+from iris.providers import ReasoningSupport, ToolSpec
+from iris.providers.wire import WireStruct
 
 
 class _Group(WireStruct, omit_defaults=True, kw_only=True):

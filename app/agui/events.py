@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from providers.wire import WireStruct
+from iris.providers.wire import WireStruct
 
 PROTOCOL_VERSION = "1.0"
 

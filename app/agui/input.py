@@ -7,7 +7,7 @@ that are not accepted uploads) each get their own ``code``. Images, documents (P
 MP3) arrive as AG-UI 1.0 ``image``/``document``/``audio`` parts with a ``url`` source, or as the
 legacy ``binary`` part; documents and audio may also come inline (a ``data`` source, ``binary``
 ``data``), images may not. Only parsing happens here; URLs and upload
-ids are resolved against storage and the database by :mod:`app.runs.content.parts`.
+ids are resolved against storage and the database by :mod:`iris.app.runs.content.parts`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from app.errors import Unprocessable
-from app.mime import ACCEPTED_AUDIO, ACCEPTED_DOCUMENTS, EXTENSION_BY_MIME
-from providers.wire import WireStruct
+from iris.app.errors import Unprocessable
+from iris.app.mime import ACCEPTED_AUDIO, ACCEPTED_DOCUMENTS, EXTENSION_BY_MIME
+from iris.providers.wire import WireStruct
 
 log = logging.getLogger("iris.agui")
 
@@ -124,7 +124,7 @@ AttachmentKind = Literal["image", "document", "audio"]
 class InboundAttachment:
     """An image, document or audio clip a user message names: a signed URL of our storage, an upload
     id (legacy binary), or — documents and audio only — its bytes as base64 ``data`` with the
-    ``mime_type`` the part declares (still undecoded: :mod:`app.media.inline_uploads` checks them).
+    ``mime_type`` the part declares (still undecoded: :mod:`iris.app.media.inline_uploads` checks them).
     ``kind`` is what the part said it is; the upload it resolves to must agree."""
 
     field: str

@@ -39,7 +39,7 @@ class FrameSource(Protocol):
 
 class LastChunk(bytes):
     """A stream's last bytes, its run's last frames: the response sends them with its end, in one socket
-    write instead of two (``app.runs.engine.streaming.EventStream``)."""
+    write instead of two (``iris.app.runs.engine.streaming.EventStream``)."""
 
 
 FRAME = b"id: %d\ndata: %s\n\n"

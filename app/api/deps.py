@@ -15,8 +15,8 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.catalogue.agent_tools import KnownTools, ToolDirectory
-from app.persistence.repositories import (
+from iris.app.catalogue.agent_tools import KnownTools, ToolDirectory
+from iris.app.persistence.repositories import (
     AgentRepository,
     CooldownRepository,
     McpServerRepository,
@@ -27,13 +27,13 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.persistence.search_indexer import SearchIndexer
-from app.runs import RunManager, Toolbox
-from app.security.auth import Principal, bearer_token, decode_token, require_admin
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from app.storage.base import Storage
-from providers.registry import ProviderRegistry
+from iris.app.persistence.search_indexer import SearchIndexer
+from iris.app.runs import RunManager, Toolbox
+from iris.app.security.auth import Principal, bearer_token, decode_token, require_admin
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
+from iris.providers.registry import ProviderRegistry
 
 
 def provide_settings(state: State) -> Settings:

@@ -1,7 +1,8 @@
 """A page of a thread's stored history, read once for both HTTP surfaces that show it: the AG-UI
 history (``GET /agent/threads/{threadId}/messages``) and the chat surface's
 (``GET /api/agents/{slug}/sessions/{sessionId}/messages``). Each renders the same page in its own shape
-(:mod:`app.runs.conversations.history`): the rows, their images and thumbnails signed in one storage call, the
+(:mod:`iris.app.runs.conversations.history`): the rows, their images and thumbnails signed in one storage
+call, the
 uploads deleted since, and the thread's tree (which branch each message is on)."""
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.persistence.models import ChatSession, Message
-from app.persistence.repositories import MessageRepository, UploadRepository
-from app.runs import HistoryFormat, Tree, chat_message, deleted_uploads, history_messages, stored_parts
-from app.schemas.chat import ChatMessageOut
-from app.schemas.history import HistoryMessage
-from app.storage.base import SignedUrl, Storage
-from app.storage.signing import sign_image_parts
+from iris.app.persistence.models import ChatSession, Message
+from iris.app.persistence.repositories import MessageRepository, UploadRepository
+from iris.app.runs import HistoryFormat, Tree, chat_message, deleted_uploads, history_messages, stored_parts
+from iris.app.schemas.chat import ChatMessageOut
+from iris.app.schemas.history import HistoryMessage
+from iris.app.storage.base import SignedUrl, Storage
+from iris.app.storage.signing import sign_image_parts
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,12 +7,12 @@ from typing import Any, Literal
 from litestar import Request
 from litestar.config.cors import CORSConfig
 
-from app.api.json_depth import refuse_deep_json
-from app.errors import MigrationsPending
-from app.persistence.migrations import SchemaGate
-from app.settings import Settings
-from app.telemetry import Telemetry
-from app.telemetry.http import name_request_span
+from iris.app.api.json_depth import refuse_deep_json
+from iris.app.errors import MigrationsPending
+from iris.app.persistence.migrations import SchemaGate
+from iris.app.settings import Settings
+from iris.app.telemetry import Telemetry
+from iris.app.telemetry.http import name_request_span
 
 SCHEMA_FREE_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics"})
 SCHEMA_FREE_PREFIXES = ("/schema", "/static/", "/chat/")

@@ -21,7 +21,7 @@ from typing import Any
 import anyio.to_thread
 from litestar import Request
 
-from app.errors import Unprocessable
+from iris.app.errors import Unprocessable
 
 MAX_JSON_DEPTH = 64
 """Most levels of objects and arrays a JSON request body may nest, counted from its root."""

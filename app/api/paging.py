@@ -8,7 +8,7 @@ from typing import Annotated
 
 from litestar.params import QueryParameter
 
-from app.persistence.models import POSITION_MAX
+from iris.app.persistence.models import POSITION_MAX
 
 Offset = Annotated[int, QueryParameter(ge=0, le=POSITION_MAX)]
 """How many rows of a listing to skip."""

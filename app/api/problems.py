@@ -18,7 +18,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from app.errors import (
+from iris.app.errors import (
     Conflict,
     DatabaseUnavailable,
     IrisError,
@@ -27,10 +27,10 @@ from app.errors import (
     QuotaExceeded,
     ServiceUnavailable,
 )
-from app.persistence.availability import RETRY_AFTER_SECONDS, cause, database_unavailable
-from app.storage.base import StorageError
-from app.telemetry import Telemetry
-from providers.wire import WireStruct
+from iris.app.persistence.availability import RETRY_AFTER_SECONDS, cause, database_unavailable
+from iris.app.storage.base import StorageError
+from iris.app.telemetry import Telemetry
+from iris.providers.wire import WireStruct
 
 log = logging.getLogger("iris.errors")
 

@@ -6,7 +6,7 @@ server (``mcp:{server}/*``). :func:`check_agent_tools` checks the syntax of each
 its name; an MCP tool by its server's tool list where this process has one, else when its server is
 in the catalogue (which tools a server has is learnt when it connects; a name it does not list is
 simply not offered to the model). The app builds the
-plugin part once (``app.asgi.build_tool_directory``); the servers are added where the catalogue is
+plugin part once (``iris.app.asgi.build_tool_directory``); the servers are added where the catalogue is
 read (the agents API per request, the models file when it is applied, after its ``[[mcpServers]]``).
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
-from app.errors import Unprocessable
+from iris.app.errors import Unprocessable
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """The function-name alphabet and length every vendor accepts."""

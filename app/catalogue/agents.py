@@ -3,7 +3,7 @@ alike, and every change is saved with a new immutable version, which the runs it
 
 The checks refuse with stable codes: ``invalid_agent_slug``, ``model_not_found`` (a ref the catalogue
 does not hold), ``model_not_in_agent`` (a default the agent does not offer), and the tool checks of
-:mod:`app.catalogue.agent_tools` (``invalid_tool_name``, ``unknown_tool``).
+:mod:`iris.app.catalogue.agent_tools` (``invalid_tool_name``, ``unknown_tool``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from uuid import UUID
 
 import msgspec
 
-from app.catalogue.agent_tools import ToolDirectory, check_agent_tools
-from app.errors import Unprocessable
-from app.persistence.models import Agent, ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository
-from app.schemas.agents import AgentCreate, AgentOut, AgentReasoning, AgentSnapshot, ModelPin
+from iris.app.catalogue.agent_tools import ToolDirectory, check_agent_tools
+from iris.app.errors import Unprocessable
+from iris.app.persistence.models import Agent, ModelRow
+from iris.app.persistence.repositories import AgentRepository, ModelRepository
+from iris.app.schemas.agents import AgentCreate, AgentOut, AgentReasoning, AgentSnapshot, ModelPin
 
 SLUG = re.compile(r"[a-z0-9-]{1,64}")
 
@@ -179,7 +179,7 @@ def differences(row: Agent, definition: AgentDefinition) -> list[str]:
 
 
 def snapshot(slug: str, definition: AgentDefinition) -> dict[str, Any]:
-    """The version's record of the definition (:class:`~app.schemas.agents.AgentSnapshot`)."""
+    """The version's record of the definition (:class:`~iris.app.schemas.agents.AgentSnapshot`)."""
     pinned = AgentSnapshot(
         slug=slug,
         name=definition.name,

@@ -2,7 +2,7 @@
 reads none of it from the database while nothing in it changed.
 
 Valid while the catalogue's generation is the one it was read at: the intake reads the generation in
-the same statement as the thread (:meth:`~app.persistence.repositories.SessionRepository.for_intake`),
+the same statement as the thread (:meth:`~iris.app.persistence.repositories.SessionRepository.for_intake`),
 stateless chat and the OpenAI gateway alone (:meth:`CatalogueCache.current`, one statement),
 and database triggers bump it in every transaction that writes ``models``, ``agents`` or
 ``agent_versions`` (migration ``0014_catalogue_generation``) — whichever process, or a migration or an
@@ -24,8 +24,8 @@ from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_scoped_session
 
-from app.persistence.models import Agent, AgentVersion, ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository, parse_uuid
+from iris.app.persistence.models import Agent, AgentVersion, ModelRow
+from iris.app.persistence.repositories import AgentRepository, ModelRepository, parse_uuid
 
 
 class ModelLookup(Protocol):
@@ -47,7 +47,7 @@ class AgentLookup(Protocol):
 @dataclass(frozen=True, slots=True)
 class CatalogueView:
     """The catalogue at one generation; the same lookups as the repositories it replaces on the intake
-    (:class:`~app.persistence.repositories.ModelRepository`, :class:`AgentRepository`)."""
+    (:class:`~iris.app.persistence.repositories.ModelRepository`, :class:`AgentRepository`)."""
 
     generation: int
     models_by_id: Mapping[UUID, ModelRow]

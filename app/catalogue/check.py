@@ -1,4 +1,4 @@
-"""``python -m app models check``: one tiny real request to each model, to find a bad key or URL before
+"""``python -m iris models check``: one tiny real request to each model, to find a bad key or URL before
 a user does.
 
 Each enabled model (or each one named) gets a short text prompt and, when it takes images, a small
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from PIL import Image
 
-from app.catalogue.views import effective_capabilities, key_hint, missing_key, model_spec
-from app.persistence.db import session_scope
-from app.persistence.models import ModelRow
-from app.persistence.repositories import ModelRepository
-from providers import (
+from iris.app.catalogue.views import effective_capabilities, key_hint, missing_key, model_spec
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import ModelRepository
+from iris.providers import (
     ImagePart,
     Message,
     NoSuchProvider,
@@ -32,7 +32,7 @@ from providers import (
     ToolCallStart,
     UnsupportedPartError,
 )
-from providers.registry import ProviderRegistry
+from iris.providers.registry import ProviderRegistry
 
 PROMPT = "This is a connectivity check. Reply with the single word: ok."
 IMAGE_PROMPT = "This is a connectivity check. Name the colour of this square in one word."

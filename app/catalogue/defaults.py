@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.catalogue.agents import AgentDefinition, create_agent
-from app.persistence.db import session_scope
-from app.persistence.models import ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository
-from app.schemas.agents import AgentReasoning
+from iris.app.catalogue.agents import AgentDefinition, create_agent
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import AgentRepository, ModelRepository
+from iris.app.schemas.agents import AgentReasoning
 
 log = logging.getLogger("iris.catalogue")
 

@@ -1,12 +1,12 @@
 """The check of a model's ``fallbacks``, shared by the admin API and the models file: each names another
-catalogue model, once. What a run then does with them is :mod:`app.runs.intake.fallbacks`'."""
+catalogue model, once. What a run then does with them is :mod:`iris.app.runs.intake.fallbacks`'."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.errors import Unprocessable
-from app.persistence.repositories import ModelRepository
+from iris.app.errors import Unprocessable
+from iris.app.persistence.repositories import ModelRepository
 
 
 async def check_fallbacks(refs: Sequence[str], own_ref: str, models: ModelRepository) -> None:

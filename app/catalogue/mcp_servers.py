@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.persistence.models import McpServer
-from app.persistence.repositories import McpServerRepository
-from app.schemas.mcp import HttpServerCreate, McpServerCreate, check_secrets
+from iris.app.persistence.models import McpServer
+from iris.app.persistence.repositories import McpServerRepository
+from iris.app.schemas.mcp import HttpServerCreate, McpServerCreate, check_secrets
 
 
 def server_row(data: McpServerCreate) -> McpServer:

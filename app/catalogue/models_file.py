@@ -29,21 +29,27 @@ import msgspec
 from advanced_alchemy.exceptions import DuplicateKeyError, IntegrityError
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.catalogue.agent_tools import KnownTools, check_agent_tools
-from app.catalogue.agents import check_definition, check_slug, create_agent, current_definition, save_changes
-from app.catalogue.defaults import DEFAULT_AGENT_SLUG
-from app.catalogue.fallbacks import check_fallbacks
-from app.catalogue.mcp_servers import apply_servers
-from app.catalogue.options import check_options
-from app.errors import IrisError
-from app.persistence.db import session_scope
-from app.persistence.models import ModelRow
-from app.persistence.repositories import AgentRepository, McpServerRepository, ModelRepository
-from app.schemas.agents import AgentCreate
-from app.schemas.catalogue import ModelCreate
-from app.schemas.mcp import McpServerCreate, check_secrets
-from providers.registry import ProviderRegistry
-from providers.wire import RequestStruct
+from iris.app.catalogue.agent_tools import KnownTools, check_agent_tools
+from iris.app.catalogue.agents import (
+    check_definition,
+    check_slug,
+    create_agent,
+    current_definition,
+    save_changes,
+)
+from iris.app.catalogue.defaults import DEFAULT_AGENT_SLUG
+from iris.app.catalogue.fallbacks import check_fallbacks
+from iris.app.catalogue.mcp_servers import apply_servers
+from iris.app.catalogue.options import check_options
+from iris.app.errors import IrisError
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import AgentRepository, McpServerRepository, ModelRepository
+from iris.app.schemas.agents import AgentCreate
+from iris.app.schemas.catalogue import ModelCreate
+from iris.app.schemas.mcp import McpServerCreate, check_secrets
+from iris.providers.registry import ProviderRegistry
+from iris.providers.wire import RequestStruct
 
 log = logging.getLogger("iris.catalogue")
 

@@ -17,9 +17,9 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from app.errors import Unprocessable
-from providers import NoSuchProvider, OptionSpec, declared_options, image_formulas
-from providers.registry import ProviderRegistry
+from iris.app.errors import Unprocessable
+from iris.providers import NoSuchProvider, OptionSpec, declared_options, image_formulas
+from iris.providers.registry import ProviderRegistry
 
 FIRST_TOKEN_OPTION = "firstTokenTimeoutSeconds"  # noqa: S105 (seconds, not a credential)
 IDLE_OPTION = "idleTimeoutSeconds"

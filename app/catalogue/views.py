@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import msgspec
 
-from app.persistence.models import ModelRow
-from app.persistence.repositories import ModelRepository
-from app.schemas.catalogue import AgentModel, AgentModels, ModelOut
-from providers import (
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import ModelRepository
+from iris.app.schemas.catalogue import AgentModel, AgentModels, ModelOut
+from iris.providers import (
     AudioSupport,
     Capabilities,
     DocumentSupport,
@@ -19,7 +19,7 @@ from providers import (
     ReasoningSupport,
     required_key_env,
 )
-from providers.registry import ProviderRegistry
+from iris.providers.registry import ProviderRegistry
 
 
 def model_spec(row: ModelRow) -> ModelSpec:

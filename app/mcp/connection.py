@@ -39,10 +39,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from app.mcp.config import MissingVariable, ServerConfig
-from app.mcp.results import tool_result
-from app.telemetry import trace_headers
-from tools import ToolFailed, ToolHints, ToolResult
+from iris.app.mcp.config import MissingVariable, ServerConfig
+from iris.app.mcp.results import tool_result
+from iris.app.telemetry import trace_headers
+from iris.tools import ToolFailed, ToolHints, ToolResult
 
 log = logging.getLogger("iris.mcp")
 

@@ -3,8 +3,8 @@ server's configuration changes (every process reads it from the database, so an 
 another process is picked up by the next run that names the server).
 
 The MCP SDK (with its generated protocol types) is about 47 MiB resident and a third of a second of
-imports, so :mod:`app.mcp.connection` is imported only when a first connection is made, on a thread
-with the collector paused (as providers are, :mod:`providers.registry`): a process without MCP servers
+imports, so :mod:`iris.app.mcp.connection` is imported only when a first connection is made, on a thread
+with the collector paused (as providers are, :mod:`iris.providers.registry`): a process without MCP servers
 never holds it, and one that starts using them keeps its loop going meanwhile.
 """
 
@@ -19,24 +19,24 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from app.mcp.config import ServerConfig
-from providers.registry import collection_paused
+from iris.app.mcp.config import ServerConfig
+from iris.providers.registry import collection_paused
 
 if TYPE_CHECKING:
-    from app.mcp.connection import ServerConnection
+    from iris.app.mcp.connection import ServerConnection
 
-CONNECTION_MODULE = "app.mcp.connection"
+CONNECTION_MODULE = "iris.app.mcp.connection"
 
 _import_guard = threading.Lock()
 _import: Future[ModuleType] | None = None
-"""The one import of :mod:`app.mcp.connection` in this process: set once a first caller starts it,
+"""The one import of :mod:`iris.app.mcp.connection` in this process: set once a first caller starts it,
 resolved when the module is whole. Every caller (on any event loop) awaits this future, never
 ``sys.modules``, which holds the module from the moment its import *starts*: a second first use while
 the thread is still importing would otherwise get a half-initialised module."""
 
 
 async def connection_module() -> ModuleType:
-    """:mod:`app.mcp.connection`, imported on a thread the first time (see the module docstring); every
+    """:mod:`iris.app.mcp.connection`, imported on a thread the first time (see the module docstring); every
     caller awaits that same import, however many arrive while it runs."""
     global _import
     loading = _import

@@ -8,7 +8,7 @@ import binascii
 
 import mcp_types as mt
 
-from tools import (
+from iris.tools import (
     AudioContent,
     ContentPart,
     ImageContent,

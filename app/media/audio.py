@@ -13,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-from app.errors import Unprocessable
+from iris.app.errors import Unprocessable
 
 MIN_SAMPLE_RATE = 8_000
 """The lowest sample rate taken: telephone audio, and MP3's lowest (MPEG-2.5)."""

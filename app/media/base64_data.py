@@ -14,7 +14,7 @@ import functools
 
 import anyio.to_thread
 
-from app.errors import PayloadTooLarge, Unprocessable
+from iris.app.errors import PayloadTooLarge, Unprocessable
 
 OFF_LOOP_CHARS = 1024 * 1024
 """Longer base64 is decoded in a worker thread, not on the event loop."""

@@ -1,5 +1,5 @@
 """What a PDF holds (page count, page texts, a first-page thumbnail) and its pages as images, learned in
-a child process (:mod:`app.media.pdf_worker`) bounded in time and memory.
+a child process (:mod:`iris.app.media.pdf_worker`) bounded in time and memory.
 
 A PDF bomb, a file that sends PDFium into a loop or one that exhausts the worker's memory ends as 422
 ``document_undecodable``; the service process never runs PDFium and never waits past ``timeout``.
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from app.errors import Unprocessable
-from app.media.pdf_worker import Answer, Inspected, InspectJob, Job, Refused, Rendered, RenderJob
+from iris.app.errors import Unprocessable
+from iris.app.media.pdf_worker import Answer, Inspected, InspectJob, Job, Refused, Rendered, RenderJob
 
 DEFAULT_WORKER_MEMORY_BYTES = 1024 * 1024 * 1024
 """The worker's address-space cap: an interpreter with PDFium loaded, a 32 MiB PDF and its decoded
@@ -42,7 +42,7 @@ async def _in_worker(job: Job, timeout: float) -> Answer:  # noqa: ASYNC109 - th
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "app.media.pdf_worker",
+        "iris.app.media.pdf_worker",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 """The size an image is delivered at, which is what a vendor's image formula
-(:mod:`providers.image_formulas`, declared by each provider) is applied to."""
+(:mod:`iris.providers.image_formulas`, declared by each provider) is applied to."""
 
 from __future__ import annotations
 

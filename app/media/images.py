@@ -9,9 +9,9 @@ from pathlib import Path
 import msgspec
 from PIL import Image, UnidentifiedImageError
 
-from app.errors import Unprocessable, UnsupportedMediaType
-from app.media.png_chunks import PngDamage, checked_png, is_png
-from app.mime import ACCEPTED_IMAGES
+from iris.app.errors import Unprocessable, UnsupportedMediaType
+from iris.app.media.png_chunks import PngDamage, checked_png, is_png
+from iris.app.mime import ACCEPTED_IMAGES
 
 # Only for naming what a refused file is; nothing here is ever decoded.
 _SIGNATURES: list[tuple[bytes, str]] = [
@@ -35,7 +35,7 @@ class ImageInfo(msgspec.Struct, frozen=True, kw_only=True):
     height: int
     repaired: bytes | None = None
     """The bytes to keep instead of the source's: a PNG whose damaged optional chunks were dropped
-    (:mod:`app.media.png_chunks`); None when the source is kept as it came."""
+    (:mod:`iris.app.media.png_chunks`); None when the source is kept as it came."""
 
 
 def describe_unknown(head: bytes) -> str:
@@ -59,7 +59,7 @@ def inspect_image(source: Path | bytes, *, max_pixels: int) -> ImageInfo:
     """Identify and fully decode the image at ``source`` (a file, or bytes sent inline); 415 for other
     types, 422 for broken or huge ones. A PNG's chunks are checked first: one damaged only in optional
     chunks is decoded (and kept, ``repaired``) without them; one damaged in its pixels is refused saying
-    how (:mod:`app.media.png_chunks`).
+    how (:mod:`iris.app.media.png_chunks`).
 
     Blocking (it decodes): run it in a worker thread.
     """

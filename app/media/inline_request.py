@@ -10,7 +10,7 @@ decode slots; nothing is stored, and the pipeline reads the bytes from memory.
   as text.
 
 What a run's request carries inline is stored as an upload of its thread instead
-(:mod:`app.media.inline_uploads`).
+(:mod:`iris.app.media.inline_uploads`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Literal
 
 import anyio
 
-from app.errors import IrisError, Unprocessable, UnsupportedMediaType
-from app.media.audio import inspect_audio
-from app.media.base64_data import decode_base64
-from app.media.images import inspect_image
-from app.media.uploads import SNIFF_BYTES, inspect_bytes, sniff
-from app.settings import Settings
+from iris.app.errors import IrisError, Unprocessable, UnsupportedMediaType
+from iris.app.media.audio import inspect_audio
+from iris.app.media.base64_data import decode_base64
+from iris.app.media.images import inspect_image
+from iris.app.media.uploads import SNIFF_BYTES, inspect_bytes, sniff
+from iris.app.settings import Settings
 
 _DATA_URL = re.compile(r"^data:(?P<type>[^;,]*)(?P<params>(?:;[^;,]*)*),(?P<data>.*)$", re.DOTALL)
 

@@ -23,11 +23,11 @@ from typing import Literal
 import anyio
 from uuid_utils.compat import uuid7
 
-from app.agui.input import InboundAttachment
-from app.errors import IrisError, Unprocessable
-from app.media.base64_data import decode_base64_off_loop
-from app.media.documents import PdfFacts
-from app.media.uploads import (
+from iris.app.agui.input import InboundAttachment
+from iris.app.errors import IrisError, Unprocessable
+from iris.app.media.base64_data import decode_base64_off_loop
+from iris.app.media.documents import PdfFacts
+from iris.app.media.uploads import (
     SNIFF_BYTES,
     clean_filename,
     derived_paths,
@@ -38,13 +38,13 @@ from app.media.uploads import (
     store_derived,
     upload_path,
 )
-from app.mime import UPLOAD_EXTENSION_BY_MIME
-from app.persistence.models import Upload
-from app.persistence.repositories import UploadRepository
-from app.security.auth import Principal
-from app.security.quotas import Db, admit_upload
-from app.settings import Settings
-from app.storage.base import Storage
+from iris.app.mime import UPLOAD_EXTENSION_BY_MIME
+from iris.app.persistence.models import Upload
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.security.auth import Principal
+from iris.app.security.quotas import Db, admit_upload
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
 
 _NOUN = {"document": "PDF", "audio": "audio file"}
 

@@ -18,7 +18,7 @@ import msgspec
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from iris.app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 
 MAX_FIELD_BYTES = 1024
 MAX_PARTS = 8

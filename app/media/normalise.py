@@ -14,7 +14,7 @@ import math
 import msgspec
 from PIL import Image, ImageOps
 
-from app.mime import ACCEPTED_IMAGES
+from iris.app.mime import ACCEPTED_IMAGES
 
 _FORMAT_BY_MIME = {mime: fmt for fmt, (mime, _) in ACCEPTED_IMAGES.items()}
 _QUALITIES = (90, 82, 72, 60, 45)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from app.media import documents
-from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
-from app.media.uploads import derived_base
-from app.storage.base import ObjectNotFound, Storage, StorageError
+from iris.app.media import documents
+from iris.app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
+from iris.app.media.uploads import derived_base
+from iris.app.storage.base import ObjectNotFound, Storage, StorageError
 
 log = logging.getLogger("iris.media")
 
@@ -39,7 +39,7 @@ async def page_pngs(
     """PNGs of ``pages`` (1-based): those already kept are read, the others rendered in one worker job
     from the PDF's bytes (``load``: read only when something is missing) and kept. ``document_path``
     empty: a PDF that was never stored, rendered and not kept. Errors as
-    :func:`app.media.documents.render_pdf_pages`."""
+    :func:`iris.app.media.documents.render_pdf_pages`."""
     found: dict[int, bytes] = {}
     if document_path:
         for page in pages:

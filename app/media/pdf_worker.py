@@ -1,6 +1,6 @@
 """The PDF worker process: PDFium (pypdfium2) opens a PDF here, never in the service process.
 
-PDFium is not thread-safe and a thread cannot be stopped, so :mod:`app.media.documents` starts this
+PDFium is not thread-safe and a thread cannot be stopped, so :mod:`iris.app.media.documents` starts this
 module as a child process per job, caps its address space (``RLIMIT_AS``) and kills it at its
 deadline. It reads one msgpack :class:`Job` from stdin and writes one msgpack :data:`Answer` to
 stdout; it imports nothing of Iris but this module, so a crash here is only ever a refused file.

@@ -11,10 +11,10 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 import msgspec
 
-from app.errors import Unprocessable
-from app.media.normalise import CannotFit, Normalised, Target, measured
-from app.media.variants import VariantCache
-from providers import (
+from iris.app.errors import Unprocessable
+from iris.app.media.normalise import CannotFit, Normalised, Target, measured
+from iris.app.media.variants import VariantCache
+from iris.providers import (
     Capabilities,
     ImagePart,
     Message,

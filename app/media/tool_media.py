@@ -17,15 +17,15 @@ import anyio
 import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.errors import IrisError
-from app.media.images import inspect_image
-from app.media.uploads import upload_path
-from app.mime import AUDIO_EXTENSIONS
-from app.persistence.db import session_scope
-from app.persistence.models import Upload
-from app.persistence.repositories import UploadRepository
-from app.storage.base import Storage
-from tools import (
+from iris.app.errors import IrisError
+from iris.app.media.images import inspect_image
+from iris.app.media.uploads import upload_path
+from iris.app.mime import AUDIO_EXTENSIONS
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.models import Upload
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.storage.base import Storage
+from iris.tools import (
     AudioContent,
     ContentPart,
     ImageContent,

@@ -20,16 +20,16 @@ import anyio
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agui.capabilities import UploadLimits
-from app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
-from app.media.audio import AudioFacts, inspect_audio, sniff_audio
-from app.media.documents import THUMBNAIL_EDGE_PX, PdfFacts, inspect_pdf
-from app.media.images import ImageInfo, inspect_image
-from app.media.multipart import SpooledFile, read_upload_form
-from app.mime import UPLOAD_EXTENSION_BY_MIME
-from app.persistence.models import Upload
-from app.persistence.repositories import SessionRepository, UploadRepository
-from app.schemas.uploads import (
+from iris.app.agui.capabilities import UploadLimits
+from iris.app.errors import NotFound, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from iris.app.media.audio import AudioFacts, inspect_audio, sniff_audio
+from iris.app.media.documents import THUMBNAIL_EDGE_PX, PdfFacts, inspect_pdf
+from iris.app.media.images import ImageInfo, inspect_image
+from iris.app.media.multipart import SpooledFile, read_upload_form
+from iris.app.mime import UPLOAD_EXTENSION_BY_MIME
+from iris.app.persistence.models import Upload
+from iris.app.persistence.repositories import SessionRepository, UploadRepository
+from iris.app.schemas.uploads import (
     AgUiMediaMetadata,
     AgUiMediaPart,
     AgUiUrlSource,
@@ -40,11 +40,11 @@ from app.schemas.uploads import (
     UploadKind,
     UploadOut,
 )
-from app.security.auth import Principal
-from app.security.quotas import admit_upload
-from app.settings import Settings
-from app.storage.base import SignedUrl, Storage, StorageError
-from app.threads import check_thread_id, thread_segment
+from iris.app.security.auth import Principal
+from iris.app.security.quotas import admit_upload
+from iris.app.settings import Settings
+from iris.app.storage.base import SignedUrl, Storage, StorageError
+from iris.app.threads import check_thread_id, thread_segment
 
 log = logging.getLogger("iris.media")
 
@@ -58,7 +58,7 @@ SNIFF_BYTES = 1024
 
 def upload_path(user_id: str, thread_id: str, extension: str) -> str:
     """``agent-inputs/{userId}/{threadSegment}/uploads/{uuid}.{ext}`` — the layout the URL policy expects
-    (the thread's segment is :func:`app.threads.thread_segment`)."""
+    (the thread's segment is :func:`iris.app.threads.thread_segment`)."""
     return f"agent-inputs/{user_id}/{thread_segment(thread_id)}/uploads/{uuid.uuid4()}.{extension}"
 
 
@@ -77,7 +77,7 @@ def derived_paths(path: str) -> tuple[str, str]:
 
 async def read_page_texts(storage: Storage, upload: Upload) -> tuple[str, ...]:
     """A PDF upload's page texts, in page order (``""`` for a page without text); ``()`` for uploads
-    that are not PDFs. Raises :class:`app.storage.base.ObjectNotFound` when the object is gone."""
+    that are not PDFs. Raises :class:`iris.app.storage.base.ObjectNotFound` when the object is gone."""
     if upload.text_path is None:
         return ()
     return tuple(msgspec.json.decode(await storage.read(upload.text_path), type=list[str]))

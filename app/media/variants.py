@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 import anyio
 from PIL import Image
 
-from app.media.normalise import Normalised, Target, normalise
-from app.mime import EXTENSION_BY_MIME
-from app.storage.base import ObjectNotFound, Storage, StorageError
+from iris.app.media.normalise import Normalised, Target, normalise
+from iris.app.mime import EXTENSION_BY_MIME
+from iris.app.storage.base import ObjectNotFound, Storage, StorageError
 
 log = logging.getLogger("iris.media")
 

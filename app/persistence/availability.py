@@ -2,7 +2,7 @@
 ``RUN_ERROR`` ``database_unavailable``) rather than a bug (a 500 ``internal_error``).
 
 Transient: SQLite busy or locked (another process holds it past the lock deadline, see
-``app.persistence.sqlite``) or unable to open its file; PostgreSQL refusing or dropping connections
+``iris.app.persistence.sqlite``) or unable to open its file; PostgreSQL refusing or dropping connections
 (server stopped, shutting down, restarting), a connection SQLAlchemy found invalidated, and a pool
 checkout that timed out. The whole cause chain is searched: advanced-alchemy and SQLAlchemy wrap the
 driver's exception.

@@ -18,9 +18,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 
-from app.persistence.sqlite import IrisConnection, async_creator
-from app.persistence.sqlite_write_turn import PRAGMAS, WriteLock
-from app.settings import Settings
+from iris.app.persistence.sqlite import IrisConnection, async_creator
+from iris.app.persistence.sqlite_write_turn import PRAGMAS, WriteLock
+from iris.app.settings import Settings
 
 # Plain `alembic` and advanced-alchemy's CLI must agree on this name (AA defaults to "alembic_versions").
 VERSION_TABLE = "alembic_version"
@@ -40,7 +40,7 @@ def create_engine(
     one_writer: bool = False,
 ) -> AsyncEngine:
     """An async engine; SQLite gets WAL, enforced foreign keys, statements run inline on the loop and
-    writers serialised in-process without ever waiting on the loop thread (``app.persistence.sqlite``),
+    writers serialised in-process without ever waiting on the loop thread (``iris.app.persistence.sqlite``),
     each waiting at most ``sqlite_lock_timeout`` seconds for its turn (``write_wait`` is told how long
     each write transaction waited); with ``one_writer`` (the app's engine) all of them on one shared
     connection. Not for migrations: they set pragmas on their own connection for their writes.

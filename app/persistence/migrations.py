@@ -16,7 +16,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from alembic import command
-from app.persistence.db import VERSION_TABLE, create_engine
+from iris.app.persistence.db import VERSION_TABLE, create_engine
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ALEMBIC_INI = REPO_ROOT / "alembic.ini"

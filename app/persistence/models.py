@@ -108,7 +108,7 @@ class AgentVersion(UUIDv7AuditBase):
     agent_id: Mapped[UUID] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"))
     version: Mapped[int] = mapped_column(Integer)
     snapshot: Mapped[dict[str, Any]] = mapped_column(JsonB)
-    """The whole definition as it was (``app.schemas.agents.AgentSnapshot``)."""
+    """The whole definition as it was (``iris.app.schemas.agents.AgentSnapshot``)."""
 
 
 class McpServer(UUIDv7AuditBase):
@@ -314,7 +314,7 @@ class CatalogueGeneration(BigIntBase):
     """One row (``id`` 1) whose ``generation`` grows with every write to ``models``, ``agents`` and
     ``agent_versions``, in the writing transaction: database triggers bump it (migration
     ``0014_catalogue_generation``), so no writer can forget to, in any process. A process's cached
-    catalogue (:mod:`app.catalogue.cache`) is valid while the generation it was read at is current."""
+    catalogue (:mod:`iris.app.catalogue.cache`) is valid while the generation it was read at is current."""
 
     __tablename__ = "catalogue_generation"
 

@@ -17,9 +17,9 @@ import logging
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.persistence.availability import cause, database_unavailable
-from app.persistence.db import session_scope
-from app.persistence.repositories.search import INDEX_BATCH, SearchRepository
+from iris.app.persistence.availability import cause, database_unavailable
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.repositories.search import INDEX_BATCH, SearchRepository
 
 log = logging.getLogger("iris.search")
 

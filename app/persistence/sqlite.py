@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any, TypeVar
 
-from app.persistence.sqlite_write_turn import (
+from iris.app.persistence.sqlite_write_turn import (
     Checkpoints,
     WriteLock,
     is_write,

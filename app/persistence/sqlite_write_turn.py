@@ -1,4 +1,4 @@
-"""The write turn of a SQLite engine (the reasons are :mod:`app.persistence.sqlite`'s, and ADR 0001): one
+"""The write turn of a SQLite engine (the reasons are :mod:`iris.app.persistence.sqlite`'s, and ADR 0001): one
 in-process writer at a time (:class:`WriteLock`), the one connection every write transaction may share,
 the pragmas every connection runs first, and WAL checkpoints on a thread of their own."""
 

@@ -8,8 +8,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.persistence.availability import cause
-from app.persistence.db import write_lock
+from iris.app.persistence.availability import cause
+from iris.app.persistence.db import write_lock
 
 PROBE = text("UPDATE alembic_version SET version_num = version_num WHERE 1 = 0")
 """A write that changes nothing: it still needs what any write needs (SQLite's write turn and the

@@ -3,13 +3,14 @@ end, ``stateless/`` the path that stores nothing, ``store/`` the event log and i
 ``conversations/`` keeping sessions, ``content/`` what messages are made of. A room imports only the rooms
 below it (import-linter's contract in pyproject.toml).
 
-This module is the façade: the packages outside ``app.runs`` (``app.api``, ``app.asgi``) import what they
+This module is the façade: the packages outside ``iris.app.runs`` (``iris.app.api``, ``iris.app.asgi``) import
+what they
 use from here, never from a room. It imports every layer below ``api`` (``catalogue``, ``media``,
 ``security``, ``schemas``, ``agui``, …).
 """
 
-from app.runs.content.attachments import PageRendering
-from app.runs.content.outputs import (
+from iris.app.runs.content.attachments import PageRendering
+from iris.app.runs.content.outputs import (
     AGENT_KEY,
     IGNORED_RESUME_KEY,
     TOOL_OUTPUT_KEY,
@@ -20,36 +21,43 @@ from app.runs.content.outputs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
-from app.runs.content.parts import PartLimits, canonical_user_parts, deleted_uploads
-from app.runs.content.usage import USAGE_KEY, BillableUsage, SessionUsage, session_usage
-from app.runs.conversations.branches import Tree
-from app.runs.conversations.history import HistoryFormat, chat_message, history_messages, stored_parts
-from app.runs.conversations.session_export import filename as export_filename
-from app.runs.conversations.session_export import markdown as export_markdown
-from app.runs.conversations.session_export import session_export
-from app.runs.conversations.session_import import import_session
-from app.runs.conversations.sessions import session_out, switch_line
-from app.runs.engine.manager import FOLLOW_POLL_SECONDS, RunManager
-from app.runs.engine.services import RunServices
-from app.runs.engine.streaming import EventStream, Intake, follow_stream, observed, resume_point, start_stream
-from app.runs.intake.chat_input import chat_field, chat_run_input
-from app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
-from app.runs.intake.deadlines import Deadlines
-from app.runs.intake.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt, Cooldowns
-from app.runs.intake.interrupts import TOOL_CALL_KEY
-from app.runs.intake.prepare import prepare_run
-from app.runs.intake.tool_views import every_tool, server_out
-from app.runs.intake.toolbox import Toolbox
-from app.runs.stateless.chat import (
+from iris.app.runs.content.parts import PartLimits, canonical_user_parts, deleted_uploads
+from iris.app.runs.content.usage import USAGE_KEY, BillableUsage, SessionUsage, session_usage
+from iris.app.runs.conversations.branches import Tree
+from iris.app.runs.conversations.history import HistoryFormat, chat_message, history_messages, stored_parts
+from iris.app.runs.conversations.session_export import filename as export_filename
+from iris.app.runs.conversations.session_export import markdown as export_markdown
+from iris.app.runs.conversations.session_export import session_export
+from iris.app.runs.conversations.session_import import import_session
+from iris.app.runs.conversations.sessions import session_out, switch_line
+from iris.app.runs.engine.manager import FOLLOW_POLL_SECONDS, RunManager
+from iris.app.runs.engine.services import RunServices
+from iris.app.runs.engine.streaming import (
+    EventStream,
+    Intake,
+    follow_stream,
+    observed,
+    resume_point,
+    start_stream,
+)
+from iris.app.runs.intake.chat_input import chat_field, chat_run_input
+from iris.app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
+from iris.app.runs.intake.deadlines import Deadlines
+from iris.app.runs.intake.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt, Cooldowns
+from iris.app.runs.intake.interrupts import TOOL_CALL_KEY
+from iris.app.runs.intake.prepare import prepare_run
+from iris.app.runs.intake.tool_views import every_tool, server_out
+from iris.app.runs.intake.toolbox import Toolbox
+from iris.app.runs.stateless.chat import (
     answer_stateless,
     stateless_plan,
     stateless_run,
     stream_stateless,
     thread_of,
 )
-from app.runs.stateless.gateway import GatewayRun
-from app.runs.store.live import FollowerLimits
-from app.runs.store.notices import log_wakeups
+from iris.app.runs.stateless.gateway import GatewayRun
+from iris.app.runs.store.live import FollowerLimits
+from iris.app.runs.store.notices import log_wakeups
 
 __all__ = [
     "AGENT_KEY",

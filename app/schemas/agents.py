@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from providers.wire import RequestStruct, WireStruct
+from iris.providers.wire import RequestStruct, WireStruct
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 Description = Annotated[str, msgspec.Meta(max_length=2000)]

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from providers import Capabilities
-from providers.wire import RequestStruct, WireStruct
+from iris.providers import Capabilities
+from iris.providers.wire import RequestStruct, WireStruct
 
 ModelType = Literal["text", "vision", "multimodal"]
 ProviderId = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]

@@ -7,11 +7,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.agui.events import TokenUsage
-from app.agui.input import ResumeEntryIn
-from app.schemas.agents import AgentRef
-from app.schemas.history import TextPartOut
-from providers.wire import RequestStruct, WireStruct
+from iris.app.agui.events import TokenUsage
+from iris.app.agui.input import ResumeEntryIn
+from iris.app.schemas.agents import AgentRef
+from iris.app.schemas.history import TextPartOut
+from iris.providers.wire import RequestStruct, WireStruct
 
 
 class ChatRequest(RequestStruct, kw_only=True):

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from providers.wire import WireStruct
+from iris.providers.wire import WireStruct
 
 
 class TextPartOut(WireStruct, tag="text", tag_field="type"):

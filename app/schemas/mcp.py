@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from app.errors import Unprocessable
-from providers.wire import RequestStruct, WireStruct
+from iris.app.errors import Unprocessable
+from iris.providers.wire import RequestStruct, WireStruct
 
 ServerName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9_-]{1,32}$")]
 ApprovalRule = Literal["always", "never", "destructive"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from providers import Capabilities, OptionSpec
-from providers.wire import WireStruct
+from iris.providers import Capabilities, OptionSpec
+from iris.providers.wire import WireStruct
 
 
 class ModelCapabilitiesOut(WireStruct):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from providers.wire import WireStruct
+from iris.providers.wire import WireStruct
 
 
 class CancelOut(WireStruct):

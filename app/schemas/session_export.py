@@ -13,7 +13,7 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from providers.wire import RequestStruct
+from iris.providers.wire import RequestStruct
 
 EXPORT_FORMAT: Final = "iris.session"
 EXPORT_VERSION: Final = 1

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import msgspec
 
-from providers.wire import RequestStruct, WireStruct
+from iris.providers.wire import RequestStruct, WireStruct
 
 Title = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 

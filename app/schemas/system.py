@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from providers.wire import WireStruct
+from iris.providers.wire import WireStruct
 
 
 class Health(WireStruct):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from providers.wire import WireStruct
+from iris.providers.wire import WireStruct
 
 UploadKind = Literal["image", "document", "audio"]
 

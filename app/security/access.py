@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from app.errors import NotFound
-from app.persistence.models import Agent, ChatSession, Run, Upload
-from app.persistence.repositories import AgentRepository, RunRepository, SessionRepository, UploadRepository
-from app.security.auth import Principal
-from app.threads import check_thread_id
+from iris.app.errors import NotFound
+from iris.app.persistence.models import Agent, ChatSession, Run, Upload
+from iris.app.persistence.repositories import (
+    AgentRepository,
+    RunRepository,
+    SessionRepository,
+    UploadRepository,
+)
+from iris.app.security.auth import Principal
+from iris.app.threads import check_thread_id
 
 
 async def owned_session(sessions: SessionRepository, principal: Principal, thread_id: str) -> ChatSession:

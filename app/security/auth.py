@@ -17,7 +17,7 @@ import jwt
 import msgspec
 from litestar import Request
 
-from app.errors import Forbidden, Unauthorized
+from iris.app.errors import Forbidden, Unauthorized
 
 Role = Literal["user", "admin", "guest"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_scoped_session
 
-from app.errors import QuotaExceeded
-from app.persistence.repositories import QuotaRepository, RunRepository
-from app.security.auth import Principal
-from app.settings import Settings
+from iris.app.errors import QuotaExceeded
+from iris.app.persistence.repositories import QuotaRepository, RunRepository
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
 
 MINUTE = 60
 HOUR = 3600

@@ -14,13 +14,13 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import msgspec
 
-from app.errors import Unprocessable
-from app.mime import UPLOAD_EXTENSION_BY_MIME
-from app.persistence.models import Upload
-from app.persistence.repositories import UploadRepository
-from app.settings import Settings
-from app.storage.tokens import TokenRejected, derive_storage_secret, verify_object_token
-from app.threads import thread_segment
+from iris.app.errors import Unprocessable
+from iris.app.mime import UPLOAD_EXTENSION_BY_MIME
+from iris.app.persistence.models import Upload
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.settings import Settings
+from iris.app.storage.tokens import TokenRejected, derive_storage_secret, verify_object_token
+from iris.app.threads import thread_segment
 
 SIGN_PREFIX = "/storage/v1/object/sign/"
 MAX_URL_LENGTH = 2048

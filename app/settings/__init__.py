@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from app.settings.otel import OtelSettings, load_otel_settings
-from app.settings.values import SettingsError, parse_address, parse_origins
+from iris.app.settings.otel import OtelSettings, load_otel_settings
+from iris.app.settings.values import SettingsError, parse_address, parse_origins
 
 __all__ = ["LogFormat", "Settings", "SettingsError", "StorageKind", "load_settings", "prepare"]
 
@@ -91,7 +91,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     (IRIS_STORAGE_PUBLICLY_REACHABLE)."""
     vendor_http2: bool = False
     """Offer HTTP/2 to vendors (httpx's transport) instead of aiohttp's HTTP/1.1, which costs a run less
-    CPU; for a vendor or gateway that needs HTTP/2 (IRIS_VENDOR_HTTP2; ``app.vendor_http``)."""
+    CPU; for a vendor or gateway that needs HTTP/2 (IRIS_VENDOR_HTTP2; ``iris.app.vendor_http``)."""
     max_request_bytes: int = 1024 * 1024
     """Largest JSON request body; uploads have their own limit (IRIS_MAX_REQUEST_BYTES)."""
     max_run_request_bytes: int = 48 * 1024 * 1024

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from app.settings.values import SettingsError
+from iris.app.settings.values import SettingsError
 
 SAMPLERS = frozenset(
     {

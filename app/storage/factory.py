@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.settings import Settings
-from app.storage.base import Storage
-from app.storage.local import LocalStorage
-from app.storage.supabase import SupabaseStorage
-from app.storage.tokens import derive_storage_secret
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
+from iris.app.storage.local import LocalStorage
+from iris.app.storage.supabase import SupabaseStorage
+from iris.app.storage.tokens import derive_storage_secret
 
 
 def create_storage(settings: Settings) -> Storage:
@@ -20,7 +20,7 @@ def create_storage(settings: Settings) -> Storage:
     secret = derive_storage_secret(settings.jwt_secret)
     if settings.storage == "s3":
         try:
-            from app.storage.s3 import S3Storage  # aiobotocore is imported only when it is used
+            from iris.app.storage.s3 import S3Storage  # aiobotocore is imported only when it is used
         except ImportError as exc:
             raise ValueError("IRIS_STORAGE=s3 needs the s3 extra: pip install 'iris[s3]'") from exc
         return S3Storage(

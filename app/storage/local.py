@@ -14,8 +14,8 @@ from pathlib import Path
 
 import anyio
 
-from app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
-from app.storage.tokens import iris_signed_urls
+from iris.app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
+from iris.app.storage.tokens import iris_signed_urls
 
 CHUNK = 256 * 1024
 

@@ -24,8 +24,8 @@ from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
-from app.storage.base import ObjectNotFound, SignedUrl, StorageError
-from app.storage.tokens import iris_signed_urls
+from iris.app.storage.base import ObjectNotFound, SignedUrl, StorageError
+from iris.app.storage.tokens import iris_signed_urls
 
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client

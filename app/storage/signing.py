@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from app.storage.base import SignedUrl, Storage
+from iris.app.storage.base import SignedUrl, Storage
 
 STORED_TYPES = frozenset({"image", "document", "audio", "resource"})
 """Canonical part types whose bytes live in the object store (``path``) rather than in the part."""

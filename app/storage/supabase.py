@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
+from iris.app.storage.base import ObjectNotFound, SignedUrl, StorageError, file_chunks
 
 BUCKET_MISSING = "Bucket not found"
 

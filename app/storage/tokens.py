@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import jwt
 
-from app.storage.base import SignedUrl
+from iris.app.storage.base import SignedUrl
 
 SIGN_ROUTE = "/storage/v1/object/sign/"
 """Where Iris serves signed objects: Supabase's path, so a frontend written against Supabase works."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.settings import Settings, SettingsError
-from app.telemetry.core import W3C, ChatTelemetry, RunTelemetry, Telemetry, ToolTelemetry
-from app.telemetry.metrics import check_multiprocess, process_metrics
+from iris.app.settings import Settings, SettingsError
+from iris.app.telemetry.core import W3C, ChatTelemetry, RunTelemetry, Telemetry, ToolTelemetry
+from iris.app.telemetry.metrics import check_multiprocess, process_metrics
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -33,7 +33,7 @@ def build_telemetry(settings: Settings, *, span_exporter: SpanExporter | None = 
         metrics = process_metrics()
     provider = None
     if settings.otel.tracing or span_exporter is not None:
-        from app.telemetry.tracing import tracer_provider
+        from iris.app.telemetry.tracing import tracer_provider
 
         provider = tracer_provider(settings.otel, span_exporter)
     return Telemetry(metrics=metrics, provider=provider, capture_content=settings.trace_content)

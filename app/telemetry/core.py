@@ -19,10 +19,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from app.telemetry import spans as gen_ai
-from app.telemetry.logs import RunIds, run_context
-from app.telemetry.metrics import Metrics, labelled
-from providers import Message
+from iris.app.telemetry import spans as gen_ai
+from iris.app.telemetry.logs import RunIds, run_context
+from iris.app.telemetry.metrics import Metrics, labelled
+from iris.providers import Message
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -35,7 +35,7 @@ UNKNOWN_TOOL = "unknown"
 
 
 class Telemetry:
-    """What an app records; built by :func:`app.telemetry.build_telemetry`, shared by every run."""
+    """What an app records; built by :func:`iris.app.telemetry.build_telemetry`, shared by every run."""
 
     def __init__(
         self, *, metrics: Metrics | None, provider: TracerProvider | None, capture_content: bool = False
@@ -62,7 +62,8 @@ class Telemetry:
         model_ref: str,
     ) -> RunTelemetry:
         """The telemetry of one run; enter it for the run's whole life. ``provider_name`` is the
-        ``gen_ai.provider.name`` its provider declares (:func:`providers.vendor_facts.telemetry_name`)."""
+        ``gen_ai.provider.name`` its provider declares
+        (:func:`iris.providers.vendor_facts.telemetry_name`)."""
         return RunTelemetry(
             self, run_id=run_id, thread_id=thread_id, agent=agent, provider_name=provider_name,
             model_id=model_id, model_ref=model_ref,

@@ -22,8 +22,8 @@ from opentelemetry import context, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from app.telemetry.core import Telemetry
-from app.telemetry.metrics import HTTP_PREFIX
+from iris.app.telemetry.core import Telemetry
+from iris.app.telemetry.metrics import HTTP_PREFIX
 
 UNTRACED = frozenset({"/metrics", "/healthz", "/readyz"})
 HTTP_BUCKETS: list[str | float] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]

@@ -18,7 +18,7 @@ import httpx
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-from app.telemetry.core import W3C
+from iris.app.telemetry.core import W3C
 
 REDACTED = "REDACTED"
 

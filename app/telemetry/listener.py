@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from app.settings.values import parse_address
-from app.telemetry.metrics import exposition
+from iris.app.settings.values import parse_address
+from iris.app.telemetry.metrics import exposition
 
 
 class _Quiet(WSGIRequestHandler):

@@ -21,7 +21,7 @@ from typing import Any
 from litestar.logging.config import LoggingConfig
 from opentelemetry import trace
 
-from app.settings import Settings
+from iris.app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +133,7 @@ and costs a measurable share of a run's CPU (ADR 0064). Below ``warning`` they l
 
 def litestar_logging(settings: Settings) -> LoggingConfig:
     """The same configuration as Litestar's ``logging_config``, which applies it when the app is built
-    (whatever server runs the app: `iris serve`, or uvicorn/gunicorn given ``app.asgi:create_app``)."""
+    (whatever server runs the app: `iris serve`, or uvicorn/gunicorn given ``iris.app.asgi:create_app``)."""
     config = log_config(settings)
     return LoggingConfig(
         formatters=config["formatters"],

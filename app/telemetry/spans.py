@@ -1,5 +1,6 @@
 """The OpenTelemetry GenAI semantic conventions as Iris uses them: attribute names and the opt-in content
-attributes (a vendor's ``gen_ai.provider.name`` is what its provider declares, :mod:`providers.vendor_facts`).
+attributes (a vendor's ``gen_ai.provider.name`` is what its provider declares,
+:mod:`iris.providers.vendor_facts`).
 
 Status "Development" in the conventions; these are the names as of 2026 (``gen_ai.provider.name``,
 not the deprecated ``gen_ai.system``; ``gen_ai.usage.input_tokens``/``output_tokens``).
@@ -11,7 +12,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from providers import ImagePart, Message, ProviderError, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from iris.providers import (
+    ImagePart,
+    Message,
+    ProviderError,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 OPERATION = "gen_ai.operation.name"
 PROVIDER = "gen_ai.provider.name"

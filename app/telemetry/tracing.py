@@ -38,8 +38,8 @@ from sqlalchemy import Connection, event
 from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session
 
-from app.settings.otel import OtelSettings
-from app.telemetry.http_client import trace_client
+from iris.app.settings.otel import OtelSettings
+from iris.app.telemetry.http_client import trace_client
 
 BEFORE, AFTER = "before_cursor_execute", "after_cursor_execute"
 NO_METER = NoOpMeterProvider()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 
 from _results import Results
 
-from app.persistence.db import create_engine
+from iris.app.persistence.db import create_engine
 
 SIZE_MB = 9
 ROUNDS = 5

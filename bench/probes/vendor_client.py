@@ -1,5 +1,6 @@
 """The vendor SSE stream through the HTTP clients a gateway would pick (issue 26): Iris's vendor client
-as it is built (``app.vendor_http``: httpx over Iris's aiohttp transport, ``providers.sse``), the same on
+as it is built (``iris.app.vendor_http``: httpx over Iris's aiohttp transport, ``iris.providers.sse``), the
+same on
 httpx's own transport (``http2=True``, what ``IRIS_VENDOR_HTTP2`` selects), httpx over
 ``httpx-aiohttp``'s transport, and aiohttp directly.
 
@@ -32,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 from _iris import free_port, load, running
 from _results import Results
 
-from app.vendor_http import TIMEOUT, vendor_http_client
-from providers.sse import server_sent_events
+from iris.app.vendor_http import TIMEOUT, vendor_http_client
+from iris.providers.sse import server_sent_events
 
 STREAMS = 300
 WARMUP = 20

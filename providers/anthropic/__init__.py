@@ -11,11 +11,12 @@ stream as reasoning (``thinking_delta``), their ``signature_delta`` as the opaqu
 and all, in the assistant turn a tool-use continuation answers (the vendor requires it); earlier
 turns' thinking is dropped, as the vendor allows.
 
-The body is built in :mod:`providers.anthropic.request`, the events translated in
-:mod:`providers.anthropic.stream`; :mod:`providers.anthropic.provider` holds the provider joining them.
+The body is built in :mod:`iris.providers.anthropic.request`, the events translated in
+:mod:`iris.providers.anthropic.stream`; :mod:`iris.providers.anthropic.provider` holds the provider joining
+them.
 """
 
-from providers.anthropic.provider import (
+from iris.providers.anthropic.provider import (
     API_VERSION,
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
@@ -30,8 +31,8 @@ from providers.anthropic.provider import (
     AnthropicProvider,
     create,
 )
-from providers.anthropic.request import DEFAULT_MAX_TOKENS, EXTRA_OPTIONS, MIN_THINKING_BUDGET
-from providers.anthropic.stream import could_not_fetch
+from iris.providers.anthropic.request import DEFAULT_MAX_TOKENS, EXTRA_OPTIONS, MIN_THINKING_BUDGET
+from iris.providers.anthropic.stream import could_not_fetch
 
 __all__ = [
     "API_VERSION",

@@ -8,15 +8,15 @@ from typing import Any
 
 import httpx
 
-from providers import image_formulas
-from providers.anthropic.request import ignored_extras, messages_request
-from providers.anthropic.stream import Translator, could_not_fetch
-from providers.errors import ProviderError
-from providers.events import ProviderEvent, Warning
-from providers.http import JSON_HEADERS, drain, error_for_status, json_body, require_key, transport_error
-from providers.messages import Message, RequestOptions
-from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
-from providers.spec import (
+from iris.providers import image_formulas
+from iris.providers.anthropic.request import ignored_extras, messages_request
+from iris.providers.anthropic.stream import Translator, could_not_fetch
+from iris.providers.errors import ProviderError
+from iris.providers.events import ProviderEvent, Warning
+from iris.providers.http import JSON_HEADERS, drain, error_for_status, json_body, require_key, transport_error
+from iris.providers.messages import Message, RequestOptions
+from iris.providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
+from iris.providers.spec import (
     SPEC_VERSION,
     Capabilities,
     DocumentSupport,
@@ -26,8 +26,8 @@ from providers.spec import (
     ReasoningSupport,
     UrlFetch,
 )
-from providers.sse import server_sent_events
-from providers.vendor_facts import VendorFacts
+from iris.providers.sse import server_sent_events
+from iris.providers.vendor_facts import VendorFacts
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"

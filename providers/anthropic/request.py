@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers.checks import (
+from iris.providers.checks import (
     check_audio,
     check_document,
     check_image,
@@ -14,9 +14,9 @@ from providers.checks import (
     part_kind,
     tool_arguments,
 )
-from providers.errors import UnsupportedPartError
-from providers.http import b64
-from providers.messages import (
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.http import b64
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -28,7 +28,7 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.spec import Capabilities, ModelSpec
+from iris.providers.spec import Capabilities, ModelSpec
 
 DEFAULT_MAX_TOKENS = 1024
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.errors import ProviderError, ProviderErrorKind
-from providers.events import (
+from iris.providers.errors import ProviderError, ProviderErrorKind
+from iris.providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
@@ -24,7 +24,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import chunk_json
+from iris.providers.http import chunk_json
 
 _STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",

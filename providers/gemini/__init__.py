@@ -11,13 +11,14 @@ Thinking: asked to reason, ``generationConfig.thinkingConfig`` asks for ``includ
 A ``thoughtSignature`` on a ``functionCall`` part is kept for that call and sent back on it, byte for
 byte, in every later request (Gemini 3 refuses a replayed call without it).
 
-The body is built in :mod:`providers.gemini.request`, the chunks translated in
-:mod:`providers.gemini.stream`; :mod:`providers.gemini.provider` holds the provider joining them, and
-:mod:`providers.gemini.names` reads what a model name says (its version, whether it fetches URLs).
+The body is built in :mod:`iris.providers.gemini.request`, the chunks translated in
+:mod:`iris.providers.gemini.stream`; :mod:`iris.providers.gemini.provider` holds the provider joining them,
+and
+:mod:`iris.providers.gemini.names` reads what a model name says (its version, whether it fetches URLs).
 """
 
-from providers.gemini.names import takes_external_urls
-from providers.gemini.provider import (
+from iris.providers.gemini.names import takes_external_urls
+from iris.providers.gemini.provider import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     IMAGE_MIME_TYPES,
@@ -29,8 +30,8 @@ from providers.gemini.provider import (
     GeminiProvider,
     create,
 )
-from providers.gemini.request import EXTRA_GENERATION_CONFIG, EXTRA_TOP_LEVEL, SKIP_SIGNATURE
-from providers.gemini.stream import could_not_fetch
+from iris.providers.gemini.request import EXTRA_GENERATION_CONFIG, EXTRA_TOP_LEVEL, SKIP_SIGNATURE
+from iris.providers.gemini.stream import could_not_fetch
 
 __all__ = [
     "BASE_URL_ENV",

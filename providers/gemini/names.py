@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from providers.spec import ModelSpec
+from iris.providers.spec import ModelSpec
 
 _VERSION = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 _LEGACY = ("gemini-pro", "gemini-pro-vision", "gemini-ultra")  # the 1.0 names without a number

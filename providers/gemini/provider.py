@@ -8,16 +8,16 @@ from urllib.parse import quote
 
 import httpx
 
-from providers import image_formulas
-from providers.errors import ProviderError
-from providers.events import ProviderEvent, Warning
-from providers.gemini.names import model_name, parse_version, takes_external_urls
-from providers.gemini.request import generate_content_request, ignored_extras
-from providers.gemini.stream import Translator, status_error
-from providers.http import JSON_HEADERS, drain, json_body, require_key, transport_error
-from providers.messages import Message, RequestOptions
-from providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
-from providers.spec import (
+from iris.providers import image_formulas
+from iris.providers.errors import ProviderError
+from iris.providers.events import ProviderEvent, Warning
+from iris.providers.gemini.names import model_name, parse_version, takes_external_urls
+from iris.providers.gemini.request import generate_content_request, ignored_extras
+from iris.providers.gemini.stream import Translator, status_error
+from iris.providers.http import JSON_HEADERS, drain, json_body, require_key, transport_error
+from iris.providers.messages import Message, RequestOptions
+from iris.providers.options import API_KEY_ENV, BASE_URL, MAX_TOKENS, REASONING, OptionSpec
+from iris.providers.spec import (
     SPEC_VERSION,
     AudioSupport,
     Capabilities,
@@ -28,8 +28,8 @@ from providers.spec import (
     ReasoningSupport,
     UrlFetch,
 )
-from providers.sse import server_sent_events
-from providers.vendor_facts import VendorFacts
+from iris.providers.sse import server_sent_events
+from iris.providers.vendor_facts import VendorFacts
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 PDF = DocumentSupport(pdf=True, max_pages=1000, max_bytes=50 * 1024 * 1024)

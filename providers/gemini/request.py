@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers.checks import check_audio, check_document, check_image, check_tools, part_kind, tool_arguments
-from providers.errors import UnsupportedPartError
-from providers.gemini.names import model_name, parse_version
-from providers.http import b64
-from providers.messages import (
+from iris.providers.checks import (
+    check_audio,
+    check_document,
+    check_image,
+    check_tools,
+    part_kind,
+    tool_arguments,
+)
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.gemini.names import model_name, parse_version
+from iris.providers.http import b64
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -21,7 +28,7 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.spec import Capabilities, ModelSpec
+from iris.providers.spec import Capabilities, ModelSpec
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented stand-in for a ``thoughtSignature`` the history no longer has. Gemini 3 answers

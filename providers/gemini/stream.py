@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from providers.errors import ProviderError, ProviderErrorKind
-from providers.events import (
+from iris.providers.errors import ProviderError, ProviderErrorKind
+from iris.providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,
@@ -27,7 +27,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.http import chunk_json, error_for_status
+from iris.providers.http import chunk_json, error_for_status
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "STOP": "stop",

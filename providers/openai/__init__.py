@@ -12,11 +12,12 @@ as ``reasoning_content`` (DeepSeek, vLLM) or ``reasoning`` (OpenRouter, Ollama) 
 adds Anthropic's signed ``thinking_blocks``, which go back unchanged on the assistant turn a tool-use
 continuation answers (only there: DeepSeek refuses ``reasoning_content`` sent back).
 
-The body is built in :mod:`providers.openai.request`, the chunks decoded in
-:mod:`providers.openai.stream`, and :mod:`providers.openai.provider` holds the provider that joins them.
+The body is built in :mod:`iris.providers.openai.request`, the chunks decoded in
+:mod:`iris.providers.openai.stream`, and :mod:`iris.providers.openai.provider` holds the provider that joins
+them.
 """
 
-from providers.openai.provider import (
+from iris.providers.openai.provider import (
     DEFAULT_BASE_URL,
     DETAIL,
     IMAGE_MIME_TYPES,
@@ -27,8 +28,8 @@ from providers.openai.provider import (
     create,
     reasoning_support,
 )
-from providers.openai.request import chat_messages, chat_request, chat_tools
-from providers.openai.stream import FINISH_REASONS, ChunkDecoder, could_not_fetch, without_key
+from iris.providers.openai.request import chat_messages, chat_request, chat_tools
+from iris.providers.openai.stream import FINISH_REASONS, ChunkDecoder, could_not_fetch, without_key
 
 __all__ = [
     "DEFAULT_BASE_URL",

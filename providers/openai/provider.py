@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 
-from providers import image_formulas
-from providers.errors import ProviderError
-from providers.events import ProviderEvent
-from providers.http import (
+from iris.providers import image_formulas
+from iris.providers.errors import ProviderError
+from iris.providers.events import ProviderEvent
+from iris.providers.http import (
     JSON_HEADERS,
     chunk_json,
     drain,
@@ -20,11 +20,11 @@ from providers.http import (
     require_key,
     transport_error,
 )
-from providers.messages import Message, RequestOptions
-from providers.openai.request import chat_request
-from providers.openai.stream import ChunkDecoder, could_not_fetch, without_key
-from providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
-from providers.spec import (
+from iris.providers.messages import Message, RequestOptions
+from iris.providers.openai.request import chat_request
+from iris.providers.openai.stream import ChunkDecoder, could_not_fetch, without_key
+from iris.providers.options import API_KEY_ENV, BASE_URL, REASONING, OptionSpec
+from iris.providers.spec import (
     ALL_PARAMETERS,
     SPEC_VERSION,
     AudioSupport,
@@ -34,8 +34,8 @@ from providers.spec import (
     ProviderContext,
     ReasoningSupport,
 )
-from providers.sse import server_sent_events
-from providers.vendor_facts import VendorFacts
+from iris.providers.sse import server_sent_events
+from iris.providers.vendor_facts import VendorFacts
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")

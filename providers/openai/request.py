@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from providers.checks import (
+from iris.providers.checks import (
     check_audio,
     check_document,
     check_image,
@@ -14,9 +14,9 @@ from providers.checks import (
     media_type,
     part_kind,
 )
-from providers.errors import UnsupportedPartError
-from providers.http import b64, data_url
-from providers.messages import (
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.http import b64, data_url
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -29,7 +29,7 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.spec import Capabilities, ModelSpec
+from iris.providers.spec import Capabilities, ModelSpec
 
 
 def chat_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

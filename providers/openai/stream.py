@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from providers.errors import ProviderError
-from providers.events import (
+from iris.providers.errors import ProviderError
+from iris.providers.events import (
     Finish,
     FinishReason,
     ProviderEvent,

@@ -4,22 +4,22 @@ real images. Needs pytest (a plugin's test dependency); nothing here imports ``a
 
 In a plugin's tests::
 
-    from providers.testing import ProviderConformance
+    from iris.providers.testing import ProviderConformance
 
     class TestConformance(ProviderConformance):
         factory = staticmethod(create)
         vision_model = ModelSpec(provider="echo", model_id="e1", type="vision")
 """
 
-from providers.testing.conformance import (
+from iris.providers.testing.conformance import (
     ProviderConformance,
     check_provider,
     check_stream,
     collect,
     events_and_error,
 )
-from providers.testing.images import image_bytes
-from providers.testing.loopback import serve_asgi
+from iris.providers.testing.images import image_bytes
+from iris.providers.testing.loopback import serve_asgi
 
 __all__ = [
     "ProviderConformance",

@@ -28,9 +28,17 @@ import httpx
 import msgspec
 import pytest
 
-from providers.errors import ProviderError, UnsupportedPartError
-from providers.events import Finish, ProviderEvent, TextDelta, TextEnd, TextStart, ToolCallEnd, ToolCallStart
-from providers.messages import (
+from iris.providers.errors import ProviderError, UnsupportedPartError
+from iris.providers.events import (
+    Finish,
+    ProviderEvent,
+    TextDelta,
+    TextEnd,
+    TextStart,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from iris.providers.messages import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -43,9 +51,9 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
-from providers.testing.images import image_bytes
-from providers.vendor_facts import VendorFacts
+from iris.providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from iris.providers.testing.images import image_bytes
+from iris.providers.vendor_facts import VendorFacts
 
 FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
 """The types the core converts to: a vision model must declare at least one of them."""

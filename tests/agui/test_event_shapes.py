@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from app.agui import events
+from iris.app.agui import events
 from tests.support.agui import validate_event
 from tests.support.minimal_structs import encoded, filled, minimal
 from tests.support.npm import npm_install

@@ -11,8 +11,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings, SettingsError, load_settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings, SettingsError, load_settings
 from tests.support.runs import upload
 
 Client = AsyncTestClient[Litestar]

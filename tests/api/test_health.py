@@ -14,10 +14,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.asgi import create_app
-from app.persistence.db import create_engine, write_lock
-from app.persistence.write_probe import cannot_write
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.db import create_engine, write_lock
+from iris.app.persistence.write_probe import cannot_write
+from iris.app.settings import Settings
 from tests.support.postgres import free_port
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.api.loop_monitor import LoopMonitor, _run_queue_wait
+from iris.app.api.loop_monitor import LoopMonitor, _run_queue_wait
 
 SCHEDSTAT = Path("/proc/thread-self/schedstat")
 SPIN = "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass"

@@ -12,9 +12,9 @@ import httpx
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.persistence.migrations import SchemaGate
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.migrations import SchemaGate
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.databases import migrate
 from tests.support.waits import REQUEST_SECONDS, eventually

@@ -13,7 +13,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from openapi_spec_validator import validate
 
-from app.agui.events import AgUiEvent
+from iris.app.agui.events import AgUiEvent
 from tests.support.agui import check_stream
 from tests.support.openapi import ProblemLog
 from tests.support.openapi import document as served_document

@@ -13,7 +13,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.threads import THREAD_ID_PATTERN
+from iris.app.threads import THREAD_ID_PATTERN
 from tests.support.openapi import document as served_document
 
 Client = AsyncTestClient[Litestar]

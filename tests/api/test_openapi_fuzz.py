@@ -19,9 +19,9 @@ from schemathesis.openapi.checks import RejectedPositiveData
 from schemathesis.schemas import APIOperation
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-from app.asgi import create_app
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.databases import copy_sqlite
 from tests.support.http_server import serve_asgi

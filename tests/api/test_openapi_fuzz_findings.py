@@ -12,10 +12,10 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.agui.events import RunError
-from app.api.openai.errors import run_failure
-from app.api.paging import POSITION_MAX
-from app.media.multipart import MAX_PARTS
+from iris.app.agui.events import RunError
+from iris.app.api.openai.errors import run_failure
+from iris.app.api.paging import POSITION_MAX
+from iris.app.media.multipart import MAX_PARTS
 from tests.support.openapi import document
 from tests.support.runs import CHAT, chat, run_input, user_message
 

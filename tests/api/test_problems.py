@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from litestar import Litestar
 from litestar.testing import AsyncTestClient, TestClient
 
-from app.asgi import create_app
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 
 Client = AsyncTestClient[Litestar]

@@ -1,4 +1,4 @@
-"""Browser tests: the built-in chat page in the system's Chromium, against a real ``python -m app serve``.
+"""Browser tests: the built-in chat page in the system's Chromium, against a real ``python -m iris serve``.
 
 One Iris process serves the whole session and one Chromium each module; every test gets a fresh
 browser context (its own ``sessionStorage``) and signs in as a new guest, so tests do not see each
@@ -25,7 +25,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect, sync_playwright
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.support.agents import offer_sync
 from tests.support.databases import copy_sqlite
 from tests.support.iris_process import IrisProcess, iris_process

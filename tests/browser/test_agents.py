@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import Page, expect
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.browser.chat_page import assistant_messages, open_as_guest, send, wait_idle
 from tests.browser.conftest import JWT_SECRET, Site
 from tests.support.waits import REQUEST_SECONDS

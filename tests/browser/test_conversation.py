@@ -8,7 +8,7 @@ import json
 import httpx
 from playwright.sync_api import Page, expect
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.browser.chat_page import (
     assistant_messages,
     file_payload,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.browser.chat_page import assistant_messages, file_payload, open_as_guest, png, send, wait_idle
 from tests.browser.conftest import JWT_SECRET, Site
 from tests.support.agents import offer_sync

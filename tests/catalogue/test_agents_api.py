@@ -10,8 +10,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.catalogue.agent_tools import KnownTools, check_agent_tools
-from app.errors import Unprocessable
+from iris.app.catalogue.agent_tools import KnownTools, check_agent_tools
+from iris.app.errors import Unprocessable
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]

@@ -15,10 +15,10 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import delete, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.asgi import create_app
-from app.persistence.db import create_engine
-from app.persistence.models import Agent, AgentVersion, ModelRow
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.models import Agent, AgentVersion, ModelRow
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.run_fixtures import Stored
 from tests.support.runs import of_type, run, run_input, user_message

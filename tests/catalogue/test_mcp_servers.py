@@ -13,11 +13,11 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import build_registry, build_tool_directory, create_app
-from app.catalogue.defaults import seed_catalogue
-from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
-from app.persistence.db import create_alchemy_config
-from app.settings import Settings
+from iris.app.asgi import build_registry, build_tool_directory, create_app
+from iris.app.catalogue.defaults import seed_catalogue
+from iris.app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
+from iris.app.persistence.db import create_alchemy_config
+from iris.app.settings import Settings
 
 Client = AsyncTestClient[Litestar]
 HTTP = {

@@ -1,4 +1,4 @@
-"""``python -m app models check`` against loopback vendor fakes: one healthy, one refusing the key."""
+"""``python -m iris models check`` against loopback vendor fakes: one healthy, one refusing the key."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections.abc import Callable
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.persistence.migrations import REPO_ROOT
-from app.settings import Settings
+from iris.app.persistence.migrations import REPO_ROOT
+from iris.app.settings import Settings
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
@@ -58,7 +58,7 @@ async def test_one_healthy_one_with_a_wrong_key(
             [
                 sys.executable,
                 "-m",
-                "app",
+                "iris",
                 "models",
                 "check",
                 "openai/gpt-4o",
@@ -102,7 +102,7 @@ async def test_an_unknown_model_is_a_failed_row(settings: Settings) -> None:
     }
     checked = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "app", "models", "check", "openai/nope"],
+        [sys.executable, "-m", "iris", "models", "check", "openai/nope"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""The models file: applied at start-up and by ``python -m app models sync``, idempotently; models dropped
+"""The models file: applied at start-up and by ``python -m iris models sync``, idempotently; models dropped
 from it are disabled, not deleted; secrets and unknown options refused as the API refuses them."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.asgi import build_registry, build_tool_directory, create_app
-from app.catalogue.defaults import seed_catalogue
-from app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
-from app.persistence.db import create_alchemy_config
-from app.persistence.migrations import REPO_ROOT
-from app.settings import Settings, SettingsError
+from iris.app.asgi import build_registry, build_tool_directory, create_app
+from iris.app.catalogue.defaults import seed_catalogue
+from iris.app.catalogue.models_file import ModelsFileError, apply_models_file, load_models_file
+from iris.app.persistence.db import create_alchemy_config
+from iris.app.persistence.migrations import REPO_ROOT
+from iris.app.settings import Settings, SettingsError
 from tests.support.waits import SUBPROCESS_SECONDS
 
 Auth = Callable[..., dict[str, str]]
@@ -118,7 +118,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
 
     synced = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "app", "models", "sync", str(path)],
+        [sys.executable, "-m", "iris", "models", "sync", str(path)],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -139,7 +139,7 @@ async def test_a_model_removed_from_the_file_is_disabled_not_deleted(
 
     again = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "app", "models", "sync", str(path)],
+        [sys.executable, "-m", "iris", "models", "sync", str(path)],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

@@ -11,10 +11,10 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings
-from providers import ProviderContext
-from providers.registry import GROUP, ProviderRegistry
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
+from iris.providers import ProviderContext
+from iris.providers.registry import GROUP, ProviderRegistry
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]
@@ -57,7 +57,7 @@ async def broken_registry_client(settings: Settings) -> AsyncIterator[Client]:
         registry = ProviderRegistry(
             ProviderContext(environ={}, http=http),
             entry_points_=[
-                EntryPoint(name="local", value="providers.local:create", group=GROUP),
+                EntryPoint(name="local", value="iris.providers.local:create", group=GROUP),
                 EntryPoint(name="shiny", value="tests.plugins.broken:raises", group=GROUP),
             ],
         )
@@ -114,8 +114,8 @@ def test_providers_never_see_iris_settings(settings: Settings) -> None:
 async def test_start_up_loads_only_the_providers_enabled_models_use(settings: Settings, auth: Auth) -> None:
     """Start-up imports the providers of the catalogue's enabled models (the default catalogue: only
     ``local``); a model of another provider, added later, finds it loaded on first need, and runs."""
-    from providers.local import create as create_local
-    from providers.openai.provider import create as create_openai
+    from iris.providers.local import create as create_local
+    from iris.providers.openai.provider import create as create_openai
 
     built: list[str] = []
 
@@ -156,9 +156,9 @@ async def test_preloaded_providers_are_imported_at_start_up_and_others_by_anothe
     neither imported, enabled through another instance, runs on this one (imported on first need)."""
     import msgspec
 
-    from providers.anthropic import create as create_anthropic
-    from providers.local import create as create_local
-    from providers.openai.provider import create as create_openai
+    from iris.providers.anthropic import create as create_anthropic
+    from iris.providers.local import create as create_local
+    from iris.providers.openai.provider import create as create_openai
 
     built: list[str] = []
 
@@ -196,7 +196,7 @@ async def test_preloaded_providers_are_imported_at_start_up_and_others_by_anothe
 def test_collection_is_paused_while_a_provider_loads_and_restored_after() -> None:
     import gc
 
-    from providers.registry import collection_paused
+    from iris.providers.registry import collection_paused
 
     assert gc.isenabled()
     with collection_paused():

@@ -1,6 +1,6 @@
 """No request pays for an import (issue 27, defect 1): the providers load off the event loop at start-up.
 
-A fresh ``python -m app serve`` (nothing imported before it started; LiteLLM's import takes seconds)
+A fresh ``python -m iris serve`` (nothing imported before it started; LiteLLM's import takes seconds)
 is asked for ``GET /api/providers`` first, with a ``/healthz`` probe going beside it, then the model
 list, and a first LiteLLM run (LiteLLM imports about a second more on its first completion). The
 server's own loop monitor (``GET /debug/loop``, see app/api/loop_monitor.py) must not have seen its
@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer
 from tests.support.agui import check_stream

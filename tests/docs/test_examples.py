@@ -2,9 +2,9 @@
 
 A fenced ``sh``/``bash`` block right after a ``<!-- test -->`` line is runnable. A page's runnable blocks
 run in order as one bash script (so a variable set in one is there in the next), against one
-``python -m app serve`` on a free loopback port with a fresh data directory. Only the address changes:
+``python -m iris serve`` on a free loopback port with a fresh data directory. Only the address changes:
 ``127.0.0.1:8000`` becomes the test server's. ``just token`` is a stand-in on PATH that runs
-``python -m app token`` on the same data directory, and ``curl`` fails on an HTTP error status, so an
+``python -m iris token`` on the same data directory, and ``curl`` fails on an HTTP error status, so an
 example that stops working fails here.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
@@ -74,7 +74,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     just = bin_dir / "just"
     just.write_text(
         f'#!/bin/sh\n[ "$1" = token ] || {{ echo "tests/docs: only just token here" >&2; exit 99; }}\n'
-        f'shift\nexec "{sys.executable}" -m app token "$@"\n'
+        f'shift\nexec "{sys.executable}" -m iris token "$@"\n'
     )
     just.chmod(0o755)
     port = free_port()

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
 PAGE_LIMIT = 400

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 from tests.support.waits import SUBPROCESS_SECONDS
 
 pytestmark = pytest.mark.slow

@@ -11,9 +11,9 @@ import httpx
 import msgspec
 import pytest
 
-from app.asgi import create_app
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini

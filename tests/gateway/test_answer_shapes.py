@@ -19,7 +19,7 @@ from openai.types.completion_usage import CompletionTokensDetails, PromptTokensD
 from openai.types.shared import ErrorObject
 from pydantic import BaseModel
 
-from app.api.openai import wire
+from iris.app.api.openai import wire
 from tests.support.minimal_structs import encoded, minimal, reachable
 from tests.support.openai_types import ErrorAnswer, conforming, required_keys
 

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Sequence
 
 import msgspec
 
-from app.agui.events import AgUiEvent, RunError, RunFinished, TextMessageContent
-from app.agui.sse import LastChunk
-from app.api.openai.chunks import Answer, stream_chunks
+from iris.app.agui.events import AgUiEvent, RunError, RunFinished, TextMessageContent
+from iris.app.agui.sse import LastChunk
+from iris.app.api.openai.chunks import Answer, stream_chunks
 
 
 def _events(deltas: Sequence[str], end: AgUiEvent) -> list[AgUiEvent]:

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.gateway.conftest import Gateway
 from tests.gateway.test_openai_sdk import client

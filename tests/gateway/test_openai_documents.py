@@ -21,7 +21,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsStr
 from PIL import Image
 from pydantic import TypeAdapter
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.gateway.conftest import Gateway, data_url, token
 from tests.support import fake_anthropic as fa

@@ -33,7 +33,7 @@ What the combinations mean where they differ:
   ``declined``/``timeout`` (both shapes validated). History replays as the client's ``messages``.
 
 A few cells (``test_cell_across_a_restart``, SQLite, ``slow``) run their first half on one real
-``python -m app serve`` process and their answer, history and aftermath on a second one started on
+``python -m iris serve`` process and their answer, history and aftermath on a second one started on
 the same files. Cells that meet an issue-41 defect being fixed elsewhere are strict xfails naming it
 (:func:`known_defect`): they fail as soon as the fix lands, to be unmarked.
 """
@@ -53,9 +53,9 @@ import httpx
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from app.asgi import create_app
-from app.security.auth import Role, issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import Role, issue_token
+from iris.app.settings import Settings
 from tests.conftest import ENGINES, JWT_SECRET
 from tests.support.agui import check_stream
 from tests.support.databases import PostgresDatabases, copy_sqlite
@@ -541,7 +541,7 @@ def test_cell(iris: Iris, engine_name: str, surface: str, content: str, path: st
 
 RESTARTS = [("agui", "image", "approved"), ("chat", "pdf", "declined"), ("agui", "tool_image", "none")]
 """Cells whose process is restarted between the question and its answer (or, with no question,
-before history replays the run): SQLite only, a real ``python -m app serve`` on each side, shared by
+before history replays the run): SQLite only, a real ``python -m iris serve`` on each side, shared by
 these cells (two process starts in all)."""
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from app.mcp.config import ServerConfig, expand
-from app.mcp.connection import ServerConnection
+from iris.app.mcp.config import ServerConfig, expand
+from iris.app.mcp.connection import ServerConnection
+from iris.tools import ImageContent, TextContent, ToolFailed
 from tests.support.mcp_servers import SERVER, http_server, wait_for
-from tools import ImageContent, TextContent, ToolFailed
 
 pytestmark = pytest.mark.slow
 CONNECT = 60.0  # generous: a loaded machine starts Python slowly

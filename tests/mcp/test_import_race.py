@@ -14,9 +14,9 @@ from tests.support.mcp_servers import stdio_entry
 SCRIPT = """
 import asyncio, json, sys
 from litestar.testing import AsyncTestClient
-from app.asgi import create_app
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 
 data_dir, database_url, secret, entries = sys.argv[1:5]
 admin = {"Authorization": f"Bearer {issue_token(secret, 'root', role='admin')}"}
@@ -28,7 +28,7 @@ async def main() -> None:
         for entry in json.loads(entries):
             created = await client.post("/api/mcp-servers", json=entry, headers=admin)
             assert created.status_code == 201, created.text
-        assert "app.mcp.connection" not in sys.modules
+        assert "iris.app.mcp.connection" not in sys.modules
 
         async def first_use(delay: float):
             await asyncio.sleep(delay)  # later ones arrive while the first is importing

@@ -14,9 +14,9 @@ from tests.support.mcp_servers import stdio_entry
 SCRIPT = """
 import json, sys
 from litestar.testing import TestClient
-from app.asgi import create_app
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 
 data_dir, database_url, secret, entry = sys.argv[1:5]
 admin = {"Authorization": f"Bearer {issue_token(secret, 'root', role='admin')}"}

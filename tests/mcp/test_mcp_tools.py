@@ -18,8 +18,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agui import check_stream
 from tests.support.http_server import serve_asgi
 from tests.support.mcp_servers import http_server, stdio_entry, wait_for

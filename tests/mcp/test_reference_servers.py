@@ -23,9 +23,9 @@ from litestar.testing import AsyncTestClient
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
-from app.asgi import create_app
-from app.media.png_chunks import checked_png
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.media.png_chunks import checked_png
+from iris.app.settings import Settings
 from tests.support.mcp_servers import free_port, serving
 from tests.support.npm import npm_install
 from tests.support.runs import answer_text, of_type, run, run_input, user_message

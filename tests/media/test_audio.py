@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from app.errors import Unprocessable
-from app.media.audio import inspect_audio, sniff_audio
+from iris.app.errors import Unprocessable
+from iris.app.media.audio import inspect_audio, sniff_audio
 from tests.support.documents import mp3_bytes, mp3_seconds, wav_bytes, wav_claiming
 
 

@@ -10,11 +10,19 @@ import anyio
 import httpx
 import pytest
 
-from app.media.pipeline import ImageDelivery, ImageRef, stream_with_inline_fallback
-from app.media.variants import VariantCache
-from app.storage.local import LocalStorage
-from providers import Message, ModelSpec, ProviderContext, ProviderError, RequestOptions, TextDelta, TextPart
-from providers.openai import OpenAIProvider
+from iris.app.media.pipeline import ImageDelivery, ImageRef, stream_with_inline_fallback
+from iris.app.media.variants import VariantCache
+from iris.app.storage.local import LocalStorage
+from iris.providers import (
+    Message,
+    ModelSpec,
+    ProviderContext,
+    ProviderError,
+    RequestOptions,
+    TextDelta,
+    TextPart,
+)
+from iris.providers.openai import OpenAIProvider
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes

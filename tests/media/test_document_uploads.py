@@ -18,12 +18,12 @@ from PIL.PngImagePlugin import PngInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.asgi import create_app
-from app.media.uploads import derived_paths, read_page_texts
-from app.persistence.db import create_engine
-from app.persistence.models import Upload
-from app.settings import Settings
-from app.storage.factory import create_storage
+from iris.app.asgi import create_app
+from iris.app.media.uploads import derived_paths, read_page_texts
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.models import Upload
+from iris.app.settings import Settings
+from iris.app.storage.factory import create_storage
 from tests.media.test_uploads import count_uploads, download, stored_objects, upload
 from tests.support.documents import (
     IMAGE_CONTENT,

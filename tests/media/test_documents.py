@@ -7,8 +7,8 @@ import io
 import pytest
 from PIL import Image
 
-from app.errors import Unprocessable
-from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES, inspect_pdf, render_pdf_pages
+from iris.app.errors import Unprocessable
+from iris.app.media.documents import DEFAULT_WORKER_MEMORY_BYTES, inspect_pdf, render_pdf_pages
 from tests.support.documents import IMAGE_CONTENT, bomb_pdf, build_pdf, many_pages_pdf, text_content, text_pdf
 
 TIMEOUT = 30.0

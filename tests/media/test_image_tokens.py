@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.media.image_tokens import fitted
-from app.runs.content.usage import Counts, cost, session_usage
-from providers.image_formulas import anthropic_tokens, gemini_tokens, image_tokens, openai_tokens
+from iris.app.media.image_tokens import fitted
+from iris.app.runs.content.usage import Counts, cost, session_usage
+from iris.providers.image_formulas import anthropic_tokens, gemini_tokens, image_tokens, openai_tokens
 
 
 @pytest.mark.parametrize(

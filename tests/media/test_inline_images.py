@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from app.errors import PayloadTooLarge, Unprocessable, UnsupportedMediaType
-from app.media.inline_request import decode_data_url, inspect_inline
-from app.media.pipeline import ImageDelivery, ImageRef
-from app.media.variants import VariantCache
-from app.storage.local import LocalStorage
-from providers import Capabilities
+from iris.app.errors import PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from iris.app.media.inline_request import decode_data_url, inspect_inline
+from iris.app.media.pipeline import ImageDelivery, ImageRef
+from iris.app.media.variants import VariantCache
+from iris.app.storage.local import LocalStorage
+from iris.providers import Capabilities
 from tests.support.images import image_bytes, png_bomb
 
 CAPS = Capabilities(

@@ -16,9 +16,9 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.api.loop_monitor import LoopMonitor
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.api.loop_monitor import LoopMonitor
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agui import check_stream
 from tests.support.documents import large_pdf, wav_bytes
 from tests.support.run_fixtures import Stored

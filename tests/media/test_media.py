@@ -15,14 +15,14 @@ import httpx
 import pytest
 from PIL import Image
 
-from app.errors import Unprocessable
-from app.media.normalise import CannotFit, Target, normalise
-from app.media.pipeline import ImageDelivery, ImageRef, check_images, target_for
-from app.media.variants import VariantCache
-from app.storage.local import LocalStorage
-from providers import Capabilities, ModelSpec, Provider, ProviderContext
-from providers.anthropic import AnthropicProvider
-from providers.ollama import OllamaProvider
+from iris.app.errors import Unprocessable
+from iris.app.media.normalise import CannotFit, Target, normalise
+from iris.app.media.pipeline import ImageDelivery, ImageRef, check_images, target_for
+from iris.app.media.variants import VariantCache
+from iris.app.storage.local import LocalStorage
+from iris.providers import Capabilities, ModelSpec, Provider, ProviderContext
+from iris.providers.anthropic import AnthropicProvider
+from iris.providers.ollama import OllamaProvider
 from tests.support.images import image_bytes
 
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from app.media import documents
-from app.media.page_images import page_image_path, page_pngs
-from app.storage.local import LocalStorage
+from iris.app.media import documents
+from iris.app.media.page_images import page_image_path, page_pngs
+from iris.app.storage.local import LocalStorage
 from tests.support.documents import IMAGE_CONTENT, build_pdf, text_content
 
 SCAN = build_pdf([text_content(["Cover"]), IMAGE_CONTENT, IMAGE_CONTENT])

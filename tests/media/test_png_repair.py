@@ -17,15 +17,15 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from PIL import Image
 
-from app.errors import Unprocessable
-from app.media.images import inspect_image
-from app.media.inline_request import inspect_inline
-from app.media.png_chunks import PNG_SIGNATURE, PngDamage, checked_png
-from app.media.tool_media import MediaStore, ResultLimits, canonical_parts
-from app.persistence.db import create_alchemy_config
-from app.settings import Settings
-from app.storage.local import LocalStorage
-from tools import ImageContent
+from iris.app.errors import Unprocessable
+from iris.app.media.images import inspect_image
+from iris.app.media.inline_request import inspect_inline
+from iris.app.media.png_chunks import PNG_SIGNATURE, PngDamage, checked_png
+from iris.app.media.tool_media import MediaStore, ResultLimits, canonical_parts
+from iris.app.persistence.db import create_alchemy_config
+from iris.app.settings import Settings
+from iris.app.storage.local import LocalStorage
+from iris.tools import ImageContent
 
 MAX_PIXELS = 10**6
 RED = (200, 30, 30)
@@ -131,7 +131,7 @@ async def test_an_upload_is_repaired_and_a_damaged_one_refused_with_the_reason(
 async def test_a_tools_image_is_repaired_and_a_damaged_one_becomes_a_notice(
     settings: Settings, tmp_path: Path
 ) -> None:
-    """What a tool returned, made storable (:func:`app.media.tool_media.canonical_parts`) on the real
+    """What a tool returned, made storable (:func:`iris.app.media.tool_media.canonical_parts`) on the real
     database and local storage."""
     alchemy = create_alchemy_config(settings)
     store = MediaStore(

@@ -17,11 +17,11 @@ from litestar.testing import AsyncTestClient
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.persistence.db import create_engine
-from app.persistence.models import Upload
-from app.persistence.repositories import AgentRepository, SessionRepository, utcnow
-from app.settings import Settings
-from app.storage.tokens import derive_storage_secret, sign_object_token
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.models import Upload
+from iris.app.persistence.repositories import AgentRepository, SessionRepository, utcnow
+from iris.app.settings import Settings
+from iris.app.storage.tokens import derive_storage_secret, sign_object_token
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.images import (
     SVG,

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.persistence.models import ChatSession, Message, Run
-from app.persistence.repositories import (
+from iris.app.persistence.models import ChatSession, Message, Run
+from iris.app.persistence.repositories import (
     AgentRepository,
     AnswerMessage,
     ClosingRows,

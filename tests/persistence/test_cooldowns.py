@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.persistence.db import create_engine
-from app.persistence.repositories import CooldownRepository
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.repositories import CooldownRepository
 
 REF = "openai/gpt-4o"
 

@@ -21,7 +21,7 @@ import msgspec
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.settings import Settings
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agui import parse_sse
 from tests.support.databases import PostgresDatabases, migrate

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app.persistence.db import create_alchemy_config
-from app.settings import Settings
+from iris.app.persistence.db import create_alchemy_config
+from iris.app.settings import Settings
 
 APPS = 1_200
 """More configs than Python's default recursion limit (1,000) would allow with repeated keys."""

@@ -14,8 +14,8 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.persistence.db import create_engine
-from app.persistence.repositories._driver_sql import execute
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.repositories._driver_sql import execute
 
 INSERT = "INSERT INTO driver_probe (id, n) VALUES (?, ?)"
 

@@ -20,8 +20,8 @@ from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from alembic import command
-from app.persistence.db import create_engine
-from app.persistence.migrations import REPO_ROOT, alembic_config
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.migrations import REPO_ROOT, alembic_config
 from tests.support.waits import SUBPROCESS_SECONDS
 
 T = TypeVar("T")

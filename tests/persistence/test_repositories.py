@@ -14,11 +14,11 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.catalogue.defaults import seed_catalogue
-from app.errors import NotFound
-from app.persistence.db import create_alchemy_config
-from app.persistence.models import ChatSession, Run, Upload
-from app.persistence.repositories import (
+from iris.app.catalogue.defaults import seed_catalogue
+from iris.app.errors import NotFound
+from iris.app.persistence.db import create_alchemy_config
+from iris.app.persistence.models import ChatSession, Run, Upload
+from iris.app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
     ModelRepository,
@@ -28,10 +28,10 @@ from app.persistence.repositories import (
     UploadRepository,
     utcnow,
 )
-from app.security.access import owned_session, owned_upload
-from app.security.auth import Principal
-from app.settings import Settings
-from app.threads import thread_segment
+from iris.app.security.access import owned_session, owned_upload
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.app.threads import thread_segment
 from tests.factories import AgentFactory, ModelRowFactory
 
 

@@ -16,12 +16,12 @@ from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from uuid_utils.compat import uuid7
 
-from app.persistence.db import create_alchemy_config
-from app.persistence.models import ChatSession, Message
-from app.persistence.repositories import AgentRepository, SearchRepository
-from app.persistence.repositories import search as search_repository
-from app.persistence.search_indexer import SearchIndexer
-from app.settings import Settings
+from iris.app.persistence.db import create_alchemy_config
+from iris.app.persistence.models import ChatSession, Message
+from iris.app.persistence.repositories import AgentRepository, SearchRepository
+from iris.app.persistence.repositories import search as search_repository
+from iris.app.persistence.search_indexer import SearchIndexer
+from iris.app.settings import Settings
 from tests.factories import AgentFactory
 
 WORDS = 8

@@ -8,7 +8,7 @@ import random
 import unicodedata
 from collections.abc import Sequence
 
-from app.persistence.search_text import PREFIX_FROM, SNIPPET_LEAD, SNIPPET_WORDS, WORD, snippet, words
+from iris.app.persistence.search_text import PREFIX_FROM, SNIPPET_LEAD, SNIPPET_WORDS, WORD, snippet, words
 
 
 def _folded(word: str) -> str:

@@ -17,10 +17,10 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.api.loop_monitor import LoopMonitor
-from app.persistence.db import create_engine
-from app.persistence.sqlite import OFF_LOOP_BYTES
-from app.persistence.sqlite_write_turn import CHECKPOINT_EVERY, WriteTurnHeld
+from iris.app.api.loop_monitor import LoopMonitor
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.sqlite import OFF_LOOP_BYTES
+from iris.app.persistence.sqlite_write_turn import CHECKPOINT_EVERY, WriteTurnHeld
 from tests.support.waits import REQUEST_SECONDS, until
 
 

@@ -18,8 +18,8 @@ import msgspec
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.runs.store.event_store import BATCH_SECONDS
-from app.settings import Settings
+from iris.app.runs.store.event_store import BATCH_SECONDS
+from iris.app.settings import Settings
 from tests.support.agui import parse_sse
 from tests.support.run_fixtures import Stored, iris
 from tests.support.runs import run_input, user_message

@@ -24,8 +24,8 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.agui import parse_sse
 from tests.support.http_server import serve_asgi

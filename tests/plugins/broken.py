@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from providers import ProviderContext
-from providers.local import LocalProvider
+from iris.providers import ProviderContext
+from iris.providers.local import LocalProvider
 
 
 def raises(context: ProviderContext) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from providers import (
+from iris.providers import (
     SPEC_VERSION,
     Capabilities,
     Finish,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from iris_provider_echo import EchoProvider
 
-from providers import ProviderContext
+from iris.providers import ProviderContext
 
 IMPORTED = True
 

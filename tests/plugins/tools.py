@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from tools import (
+from iris.tools import (
     TOOL_SPEC_VERSION,
     TextContent,
     ToolContext,
@@ -34,7 +34,7 @@ class Echo:
     async def call(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
         text = arguments.get("text")
         if not isinstance(text, str) or set(arguments) != {"text"}:
-            from tools import ToolFailed
+            from iris.tools import ToolFailed
 
             raise ToolFailed("give exactly one argument, text")
         return ToolResult(summary=f"echoed {len(text)} characters", content=(TextContent(text=text),))

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from app.vendor_http import vendor_http_client
+from iris.app.vendor_http import vendor_http_client
 
 
 @pytest.fixture(params=["aiohttp", "httpx-h2"])

@@ -9,9 +9,9 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator
 
-from providers.errors import ProviderError
-from providers.events import ProviderEvent
-from providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolSpec
+from iris.providers.errors import ProviderError
+from iris.providers.events import ProviderEvent
+from iris.providers.messages import ImagePart, Message, RequestOptions, TextPart, ToolSpec
 from tests.support.images import image_bytes
 
 KEY = "sk-test-123"

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from providers.anthropic import AnthropicProvider, create
-from providers.anthropic.provider import PARAMETERS
-from providers.errors import ProviderError, UnsupportedPartError
-from providers.events import (
+from iris.providers.anthropic import AnthropicProvider, create
+from iris.providers.anthropic.provider import PARAMETERS
+from iris.providers.errors import ProviderError, UnsupportedPartError
+from iris.providers.events import (
     Finish,
     ProviderEvent,
     TextDelta,
@@ -25,7 +25,7 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.messages import (
+from iris.providers.messages import (
     ImagePart,
     Message,
     RequestOptions,
@@ -33,7 +33,7 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext, ReasoningSupport
+from iris.providers.spec import Capabilities, ModelSpec, Provider, ProviderContext, ReasoningSupport
 from tests.providers.helpers import KEY, WEATHER, events_and_error, user
 from tests.support import fake_anthropic as fa
 from tests.support.fake_anthropic import FakeAnthropic

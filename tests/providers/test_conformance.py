@@ -1,5 +1,5 @@
 """Every built-in provider passes the conformance suite that ships with the SPI
-(``providers.testing``), the same one a plugin package runs on itself."""
+(``iris.providers.testing``), the same one a plugin package runs on itself."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from providers import ModelSpec, Provider, ProviderContext, ReasoningPart, RequestOptions
-from providers.local import sign
-from providers.registry import ProviderRegistry
-from providers.testing import ProviderConformance, check_provider
-from providers.testing.conformance import THINK, ask
+from iris.providers import ModelSpec, Provider, ProviderContext, ReasoningPart, RequestOptions
+from iris.providers.local import sign
+from iris.providers.registry import ProviderRegistry
+from iris.providers.testing import ProviderConformance, check_provider
+from iris.providers.testing.conformance import THINK, ask
 
 BUILT_INS = ("local", "openai", "anthropic", "gemini", "ollama", "litellm")
 # A representative vision model id per vendor (capabilities may depend on it).

@@ -13,12 +13,12 @@ from typing import Any
 import httpx
 import pytest
 
-from providers import ModelSpec, Provider, ProviderContext, RequestOptions
-from providers.anthropic import create as anthropic
-from providers.events import Finish
-from providers.gemini import create as gemini
-from providers.ollama import create as ollama
-from providers.openai import create as openai
+from iris.providers import ModelSpec, Provider, ProviderContext, RequestOptions
+from iris.providers.anthropic import create as anthropic
+from iris.providers.events import Finish
+from iris.providers.gemini import create as gemini
+from iris.providers.ollama import create as ollama
+from iris.providers.openai import create as openai
 from tests.providers.helpers import HI, KEY, collect
 from tests.support import fake_anthropic, fake_gemini
 from tests.support.asgi import ConnectionCounter

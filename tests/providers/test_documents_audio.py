@@ -17,14 +17,22 @@ from ollama import Message as OllamaMessage
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 from pydantic import TypeAdapter
 
-from providers import AudioPart, DocumentPart, Message, ModelSpec, ProviderContext, RequestOptions, TextPart
-from providers.anthropic import create as anthropic
-from providers.errors import UnsupportedPartError
-from providers.gemini import create as gemini
-from providers.litellm import create as litellm
-from providers.local import create as local
-from providers.ollama import create as ollama
-from providers.openai import create as openai
+from iris.providers import (
+    AudioPart,
+    DocumentPart,
+    Message,
+    ModelSpec,
+    ProviderContext,
+    RequestOptions,
+    TextPart,
+)
+from iris.providers.anthropic import create as anthropic
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.gemini import create as gemini
+from iris.providers.litellm import create as litellm
+from iris.providers.local import create as local
+from iris.providers.ollama import create as ollama
+from iris.providers.openai import create as openai
 from tests.providers.helpers import KEY, collect
 from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
@@ -230,8 +238,8 @@ async def test_local_multimodal_says_when_a_pdf_has_no_text(http: httpx.AsyncCli
 LAZY_PDFIUM = """
 import asyncio, sys
 import httpx
-from providers import DocumentPart, Message, ModelSpec, ProviderContext, RequestOptions, TextPart
-from providers.registry import ProviderRegistry
+from iris.providers import DocumentPart, Message, ModelSpec, ProviderContext, RequestOptions, TextPart
+from iris.providers.registry import ProviderRegistry
 from tests.support.documents import text_pdf
 
 async def main():

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from providers.errors import ProviderError, UnsupportedPartError
-from providers.events import (
+from iris.providers.errors import ProviderError, UnsupportedPartError
+from iris.providers.events import (
     Finish,
     ProviderEvent,
     ReasoningDelta,
@@ -26,9 +26,9 @@ from providers.events import (
     Usage,
     Warning,
 )
-from providers.gemini import GeminiProvider, create, takes_external_urls
-from providers.gemini.provider import AUDIO, PARAMETERS, PDF
-from providers.messages import (
+from iris.providers.gemini import GeminiProvider, create, takes_external_urls
+from iris.providers.gemini.provider import AUDIO, PARAMETERS, PDF
+from iris.providers.messages import (
     ImagePart,
     Message,
     RequestOptions,
@@ -37,7 +37,7 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.spec import Capabilities, ModelSpec, Provider, ProviderContext, ReasoningSupport
+from iris.providers.spec import Capabilities, ModelSpec, Provider, ProviderContext, ReasoningSupport
 from tests.providers.helpers import KEY, events_and_error, user
 from tests.support import fake_gemini as fg
 from tests.support.fake_gemini import FakeGemini

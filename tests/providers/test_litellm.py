@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from providers.errors import UnsupportedPartError
-from providers.events import (
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.events import (
     Finish,
     ReasoningDelta,
     ReasoningEnd,
@@ -27,9 +27,9 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.litellm import LiteLLMProvider, create
-from providers.messages import ImagePart, Message, ReasoningRequest, RequestOptions, TextPart
-from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from iris.providers.litellm import LiteLLMProvider, create
+from iris.providers.messages import ImagePart, Message, ReasoningRequest, RequestOptions, TextPart
+from iris.providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
 from tests.providers.helpers import (
     HI,
     KEY,

@@ -9,8 +9,8 @@ import re
 import pytest
 from PIL import Image, ImageDraw
 
-from providers import ImagePart
-from providers.local import describe_image
+from iris.providers import ImagePart
+from iris.providers.local import describe_image
 
 MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}
 

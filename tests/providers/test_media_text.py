@@ -1,4 +1,4 @@
-"""Inline media as text (``providers.media_text``): the same bytes object sent again is not encoded
+"""Inline media as text (``iris.providers.media_text``): the same bytes object sent again is not encoded
 again (a conversation re-sends its images every turn), what comes back is always the bytes' own text,
 and a request body carrying it is byte for byte what msgspec writes for plain strings."""
 
@@ -10,9 +10,9 @@ import os
 import msgspec
 import pytest
 
-from providers import AudioPart, ImagePart
-from providers.http import b64, data_url, json_body
-from providers.media_text import MEMO_MIN_BYTES, JsonText, MediaMemo
+from iris.providers import AudioPart, ImagePart
+from iris.providers.http import b64, data_url, json_body
+from iris.providers.media_text import MEMO_MIN_BYTES, JsonText, MediaMemo
 
 
 def _image(data: bytes, mime: str = "image/png") -> ImagePart:

@@ -10,8 +10,8 @@ from typing import Any, Literal
 import httpx
 import pytest
 
-from providers.errors import UnsupportedPartError
-from providers.events import (
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.events import (
     Finish,
     FinishReason,
     TextDelta,
@@ -22,7 +22,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.messages import (
+from iris.providers.messages import (
     ImagePart,
     Message,
     RequestOptions,
@@ -31,8 +31,8 @@ from providers.messages import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.ollama import OllamaProvider, create
-from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from iris.providers.ollama import OllamaProvider, create
+from iris.providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
 from tests.providers.helpers import (
     HI,
     KEY,

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from providers.errors import UnsupportedPartError
-from providers.events import (
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.events import (
     Finish,
     FinishReason,
     TextDelta,
@@ -22,7 +22,7 @@ from providers.events import (
     ToolCallStart,
     Usage,
 )
-from providers.messages import (
+from iris.providers.messages import (
     ImagePart,
     Message,
     RequestOptions,
@@ -30,8 +30,8 @@ from providers.messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from providers.openai import OpenAIProvider, create
-from providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
+from iris.providers.openai import OpenAIProvider, create
+from iris.providers.spec import SPEC_VERSION, ModelSpec, Provider, ProviderContext
 from tests.providers.helpers import (
     KEY,
     NO_OPTIONS,

@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
-from providers import ModelSpec, OptionSpec, ProviderContext, declared_options, required_key_env
-from providers.registry import ProviderRegistry
+from iris.providers import ModelSpec, OptionSpec, ProviderContext, declared_options, required_key_env
+from iris.providers.registry import ProviderRegistry
 
 KEY_VARIABLES = {
     "local": None,

@@ -15,10 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.persistence.migrations import REPO_ROOT
-from providers import NoSuchProvider, ProviderContext
-from providers.registry import GROUP, ProviderRegistry
-from providers.spec import ProviderFactory
+from iris.app.persistence.migrations import REPO_ROOT
+from iris.providers import NoSuchProvider, ProviderContext
+from iris.providers.registry import GROUP, ProviderRegistry
+from iris.providers.spec import ProviderFactory
 from tests.support.waits import SUBPROCESS_SECONDS
 
 EXAMPLE = REPO_ROOT / "examples" / "iris-provider-echo"
@@ -88,7 +88,7 @@ async def test_allow_list_and_duplicates(context: ProviderContext) -> None:
         entry_points_=[
             ep("echo", "tests.plugins.good:create"),
             ep("echo", "tests.plugins.broken:raises"),
-            ep("local", "providers.local:create"),
+            ep("local", "iris.providers.local:create"),
         ],
         allow={"local"},
     )
@@ -123,8 +123,8 @@ def test_example_plugin_is_discovered_through_its_entry_point(tmp_path: Path) ->
     (dist_info / "entry_points.txt").write_text("\n".join(lines) + "\n")
     script = """
 import asyncio, json, httpx
-from providers import Message, ModelSpec, ProviderContext, RequestOptions, TextPart
-from providers.registry import ProviderRegistry
+from iris.providers import Message, ModelSpec, ProviderContext, RequestOptions, TextPart
+from iris.providers.registry import ProviderRegistry
 
 async def main():
     async with httpx.AsyncClient() as http:
@@ -156,7 +156,8 @@ asyncio.run(main())
 
 
 def test_the_example_plugin_passes_its_own_tests() -> None:
-    """The example's tests use the conformance suite shipped in ``providers.testing``, as any plugin can."""
+    """The example's tests use the conformance suite shipped in ``iris.providers.testing``, as any plugin
+    can."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(REPO_ROOT)])}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning"],
@@ -168,7 +169,7 @@ def test_the_example_plugin_passes_its_own_tests() -> None:
         timeout=SUBPROCESS_SECONDS,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "11 passed" in done.stdout, done.stdout[-1000:]
+    assert "12 passed" in done.stdout, done.stdout[-1000:]
 
 
 async def test_ready_loads_every_provider_on_another_thread(context: ProviderContext) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from providers.errors import ProviderError
-from providers.sse import EventStreamParser, server_sent_events
+from iris.providers.errors import ProviderError
+from iris.providers.sse import EventStreamParser, server_sent_events
 from tests.support.http_server import serve_asgi
 
 STREAM = (

@@ -10,13 +10,13 @@ from importlib.metadata import EntryPoint
 import httpx
 import pytest
 
-from app.runs.content.usage import (
+from iris.app.runs.content.usage import (
     attachment_estimate,
     image_part_estimate,
     request_attachment_tokens,
     request_image_tokens,
 )
-from providers import (
+from iris.providers import (
     AudioPart,
     DocumentPart,
     ImagePart,
@@ -26,10 +26,10 @@ from providers import (
     ProviderContext,
     VendorFacts,
 )
-from providers.image_formulas import anthropic_tokens
-from providers.registry import GROUP, ProviderRegistry
-from providers.testing.conformance import check_vendor_facts
-from providers.vendor_facts import NO_VENDOR_FACTS, telemetry_name, vendor_facts
+from iris.providers.image_formulas import anthropic_tokens
+from iris.providers.registry import GROUP, ProviderRegistry
+from iris.providers.testing.conformance import check_vendor_facts
+from iris.providers.vendor_facts import NO_VENDOR_FACTS, telemetry_name, vendor_facts
 from tests.plugins import counting
 
 REQUEST = [
@@ -52,7 +52,7 @@ async def registry() -> AsyncIterator[ProviderRegistry]:
             ProviderContext(environ={}, http=http),
             entry_points_=[
                 EntryPoint(name="counting", value="tests.plugins.counting:create", group=GROUP),
-                EntryPoint(name="ollama", value="providers.ollama:create", group=GROUP),
+                EntryPoint(name="ollama", value="iris.providers.ollama:create", group=GROUP),
             ],
         )
 

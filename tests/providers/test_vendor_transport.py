@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 import pytest
 
-from app.settings import load_settings
-from app.vendor_http import AiohttpTransport, vendor_http_client
+from iris.app.settings import load_settings
+from iris.app.vendor_http import AiohttpTransport, vendor_http_client
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -13,13 +13,13 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.persistence.db import create_engine
-from app.persistence.repositories import UploadRepository, utcnow
-from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
-from app.settings import Settings, prepare
-from app.storage.factory import create_storage
-from app.storage.signing import sign_image_parts
-from app.storage.tokens import sign_object_token
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.repositories import UploadRepository, utcnow
+from iris.app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
+from iris.app.settings import Settings, prepare
+from iris.app.storage.factory import create_storage
+from iris.app.storage.signing import sign_image_parts
+from iris.app.storage.tokens import sign_object_token
 from tests.media.test_uploads import download, upload
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.images import image_bytes

@@ -11,8 +11,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.errors import Unauthorized
-from app.security.auth import decode_token, issue_token
+from iris.app.errors import Unauthorized
+from iris.app.security.auth import decode_token, issue_token
 from tests.conftest import JWT_SECRET
 
 Client = AsyncTestClient[Litestar]

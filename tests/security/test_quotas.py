@@ -23,12 +23,12 @@ import msgspec
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.asgi import create_app
-from app.errors import QuotaExceeded
-from app.persistence.db import create_engine
-from app.security.auth import Principal
-from app.security.quotas import admit_run
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.errors import QuotaExceeded
+from iris.app.persistence.db import create_engine
+from iris.app.security.auth import Principal
+from iris.app.security.quotas import admit_run
+from iris.app.settings import Settings
 from tests.support.agents import offer_sync
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes

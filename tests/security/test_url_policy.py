@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, check_attachment_url
-from app.settings import Settings
-from app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
-from app.threads import thread_segment
+from iris.app.security.url_policy import AttachmentUrlRejected, UrlPolicy, check_attachment_url
+from iris.app.settings import Settings
+from iris.app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
+from iris.app.threads import thread_segment
 
 SECRET = "policy-test-secret-0123456789abcdef0123456789"
 USER = "alice"

@@ -14,11 +14,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from app.storage.base import ObjectNotFound, ServedByIris, Storage, StorageError
-from app.storage.local import LocalStorage
-from app.storage.s3 import S3Storage
-from app.storage.supabase import SupabaseStorage
-from app.storage.tokens import TokenRejected, verify_object_token
+from iris.app.storage.base import ObjectNotFound, ServedByIris, Storage, StorageError
+from iris.app.storage.local import LocalStorage
+from iris.app.storage.s3 import S3Storage
+from iris.app.storage.supabase import SupabaseStorage
+from iris.app.storage.tokens import TokenRejected, verify_object_token
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.http_server import serve_asgi
 from tests.support.s3_server import REGION

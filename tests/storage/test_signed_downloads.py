@@ -14,10 +14,10 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings, prepare
-from app.storage.factory import create_storage
-from app.storage.tokens import derive_storage_secret, sign_object_token
+from iris.app.asgi import create_app
+from iris.app.settings import Settings, prepare
+from iris.app.storage.factory import create_storage
+from iris.app.storage.tokens import derive_storage_secret, sign_object_token
 from tests.conftest import SUPABASE_JWT_SECRET
 from tests.support.images import image_bytes
 from tests.support.postgres import free_port

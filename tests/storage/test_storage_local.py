@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from app.storage.base import ObjectNotFound, StorageError, file_chunks
-from app.storage.local import LocalStorage
-from app.storage.tokens import verify_object_token
+from iris.app.storage.base import ObjectNotFound, StorageError, file_chunks
+from iris.app.storage.local import LocalStorage
+from iris.app.storage.tokens import verify_object_token
 
 SECRET = "s" * 40
 

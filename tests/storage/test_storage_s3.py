@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.storage.base import StorageError
-from app.storage.s3 import S3Storage
+from iris.app.storage.base import StorageError
+from iris.app.storage.s3 import S3Storage
 from tests.support.postgres import free_port
 from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY
 

@@ -14,9 +14,9 @@ import httpx
 import jwt
 import pytest
 
-from app.storage.base import ObjectNotFound, StorageError
-from app.storage.supabase import SupabaseStorage
-from app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
+from iris.app.storage.base import ObjectNotFound, StorageError
+from iris.app.storage.supabase import SupabaseStorage
+from iris.app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
 from tests.support.fake_supabase import FakeSupabase, StoredObject
 from tests.support.http_server import serve_asgi
 from tests.support.postgres import free_port

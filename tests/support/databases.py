@@ -11,7 +11,7 @@ import asyncpg
 from sqlalchemy.engine import make_url
 
 from alembic import command
-from app.persistence.migrations import alembic_config
+from iris.app.persistence.migrations import alembic_config
 
 
 def migrate(url: str, revision: str = "head") -> None:

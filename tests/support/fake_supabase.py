@@ -2,7 +2,8 @@
 
 It is a plain ASGI callable (no framework between the socket and the fake, so it sees streamed request
 bodies chunk by chunk and can hang or fail on demand). Serve it with
-:func:`tests.support.http_server.serve_asgi` and point :class:`app.storage.supabase.SupabaseStorage` at it.
+:func:`tests.support.http_server.serve_asgi` and point :class:`iris.app.storage.supabase.SupabaseStorage` at
+it.
 
 Error conventions (what storage-api renders): a JSON body
 ``{"statusCode": "404", "code": "NoSuchKey", "error": "not_found", "message": "Object not found"}``.
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 from urllib.parse import parse_qs
 
-from app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
+from iris.app.storage.tokens import TokenRejected, sign_object_token, verify_object_token
 from tests.support.asgi import Receive, Scope, Send, read_request, send_response
 
 API_PREFIX = "/storage/v1/object/"

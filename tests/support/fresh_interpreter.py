@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 from tests.support.waits import SUBPROCESS_SECONDS
 
 

@@ -9,7 +9,7 @@ import zlib
 
 from PIL import Image
 
-from providers.testing.images import image_bytes
+from iris.providers.testing.images import image_bytes
 
 __all__ = ["PDF", "SVG", "TEXT", "image_bytes", "noise_png", "png_bomb"]
 

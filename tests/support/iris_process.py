@@ -1,4 +1,4 @@
-"""Iris as a real separate process (`python -m app serve`): for what only processes can show —
+"""Iris as a real separate process (`python -m iris serve`): for what only processes can show —
 a second instance sharing the database, and a process killed with SIGKILL mid-run."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from app.persistence.migrations import REPO_ROOT
+from iris.app.persistence.migrations import REPO_ROOT
 from tests.support.waits import REQUEST_SECONDS, SERVER_SECONDS
 
 
@@ -49,7 +49,7 @@ def iris_process(settings_env: Mapping[str, str], port: int, log: Path) -> Itera
     env = {"PATH": os.environ.get("PATH", ""), **settings_env, "IRIS_PORT": str(port)}
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve"],
+            [sys.executable, "-m", "iris", "serve"],
             cwd=REPO_ROOT,
             env=env,
             stdout=sink,

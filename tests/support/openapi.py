@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from app.api.problems import PROBLEM_JSON
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.api.problems import PROBLEM_JSON
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 
 _METHODS = ("get", "put", "post", "delete", "patch")
 

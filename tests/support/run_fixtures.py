@@ -15,13 +15,13 @@ import pytest
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.asgi import create_app
-from app.catalogue.agents import create_agent, current_definition, save_changes
-from app.persistence.db import create_engine
-from app.persistence.models import ChatSession, Message, Run, RunEvent, Upload
-from app.persistence.repositories import AgentRepository, MessageRepository, ModelRepository
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.catalogue.agents import create_agent, current_definition, save_changes
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.models import ChatSession, Message, Run, RunEvent, Upload
+from iris.app.persistence.repositories import AgentRepository, MessageRepository, ModelRepository
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer, offer_sync
 from tests.support.http_server import serve_asgi

@@ -21,7 +21,7 @@ PAGE_SECONDS = 30.0
 or the chat page streaming a local model's answer to its end."""
 
 SERVER_SECONDS = 60.0
-"""A server starts (``python -m app serve``, Iris on a thread, Chromium, PostgreSQL) until it answers,
+"""A server starts (``python -m iris serve``, Iris on a thread, Chromium, PostgreSQL) until it answers,
 or stops until its process has exited."""
 
 REQUEST_SECONDS = 30.0

@@ -12,7 +12,7 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from app.settings import Settings
+from iris.app.settings import Settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.runs import of_type, run, run_input, user_message
 from tests.telemetry.conftest import with_openai_model

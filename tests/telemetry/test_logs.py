@@ -17,8 +17,8 @@ import msgspec
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from app.settings import Settings
-from app.telemetry.logs import JsonFormatter, RunIds, TextFormatter, run_context
+from iris.app.settings import Settings
+from iris.app.telemetry.logs import JsonFormatter, RunIds, TextFormatter, run_context
 from tests.conftest import JWT_SECRET
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.iris_process import iris_process

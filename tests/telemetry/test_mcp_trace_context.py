@@ -18,9 +18,9 @@ from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Sampler
 
-from app.asgi import create_app
-from app.settings import Settings
-from app.settings.otel import OtelSettings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
+from iris.app.settings.otel import OtelSettings
 from tests.support.mcp_servers import http_server, stdio_entry
 from tests.support.run_fixtures import Stored
 from tests.support.runs import of_type, run, run_input, user_message
@@ -127,7 +127,7 @@ async def test_an_unsampled_call_still_tells_the_server_its_trace(
     def never(_otel: OtelSettings) -> Sampler:
         return ALWAYS_OFF
 
-    monkeypatch.setattr("app.telemetry.tracing.sampler", never)
+    monkeypatch.setattr("iris.app.telemetry.tracing.sampler", never)
     async for client in client_with_server(settings, exporter, server_entry, auth, stored):
         answer, metadata = await received(client, alice)
     assert exporter.get_finished_spans() == ()

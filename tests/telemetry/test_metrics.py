@@ -14,8 +14,8 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
 from tests.support.postgres import free_port

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.settings import Settings
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer_sync
 from tests.support.iris_process import IrisProcess, iris_process

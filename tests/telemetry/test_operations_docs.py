@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from app.telemetry.metrics import HTTP_PREFIX, Metrics, process_metrics
+from iris.app.telemetry.metrics import HTTP_PREFIX, Metrics, process_metrics
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HTTP_FAMILIES = {

@@ -11,9 +11,9 @@ import msgspec
 import pytest
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings, SettingsError
-from app.settings.otel import load_otel_settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings, SettingsError
+from iris.app.settings.otel import load_otel_settings
 from tests.support.databases import copy_sqlite
 from tests.support.fake_collector import FakeCollector
 from tests.support.http_server import serve_asgi
@@ -107,7 +107,7 @@ def test_tracing_is_off_without_the_standard_variables() -> None:
     ],
 )
 def test_the_sampler_follows_otel_traces_sampler(variables: dict[str, str], description: str) -> None:
-    from app.telemetry.tracing import sampler
+    from iris.app.telemetry.tracing import sampler
 
     assert description in sampler(load_otel_settings(variables)).get_description()
 

@@ -1,6 +1,6 @@
 """Documented failures log like documented failures (issue 27, defect 6).
 
-A real ``python -m app serve`` goes through what its operator is told to expect: vendors refusing
+A real ``python -m iris serve`` goes through what its operator is told to expect: vendors refusing
 (429) and failing (500), and its database gone — the SQLite file held by another process, or the
 PostgreSQL server stopped — while a run streams and requests keep coming; then the database is back.
 Its output (stderr and stdout, as an operator's log collector sees them) must hold no traceback and
@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer
 from tests.support.agui import check_stream, parse_sse

@@ -17,10 +17,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from app.asgi import create_app
-from app.settings import Settings
-from app.telemetry import build_telemetry, trace_headers
-from app.telemetry.http_client import full_url
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
+from iris.app.telemetry import build_telemetry, trace_headers
+from iris.app.telemetry.http_client import full_url
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.runs import of_type, run, run_input, user_message
 from tests.telemetry.conftest import with_openai_model

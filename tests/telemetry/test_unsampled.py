@@ -17,10 +17,10 @@ from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import Link, SpanKind
 from opentelemetry.util.types import Attributes
 
-from app.asgi import create_app
-from app.settings import Settings
-from app.settings.otel import OtelSettings
-from app.telemetry import ChatTelemetry, RunTelemetry, ToolTelemetry
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
+from iris.app.settings.otel import OtelSettings
+from iris.app.telemetry import ChatTelemetry, RunTelemetry, ToolTelemetry
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.runs import of_type, run, run_input, user_message
 from tests.telemetry.conftest import with_openai_model
@@ -60,10 +60,10 @@ def dropping_everything(monkeypatch: pytest.MonkeyPatch) -> DroppingSampler:
     def dropping(_otel: OtelSettings) -> Sampler:
         return sampler
 
-    monkeypatch.setattr("app.telemetry.tracing.sampler", dropping)
+    monkeypatch.setattr("iris.app.telemetry.tracing.sampler", dropping)
     for operation in (RunTelemetry, ChatTelemetry, ToolTelemetry):
         monkeypatch.setattr(operation, "_attributes", _never)
-    monkeypatch.setattr("app.telemetry.http_client.full_url", _never)  # the vendor span's url.full
+    monkeypatch.setattr("iris.app.telemetry.http_client.full_url", _never)  # the vendor span's url.full
     return sampler
 
 

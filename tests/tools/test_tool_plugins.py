@@ -14,16 +14,16 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
+from iris.tools import ToolPluginContext, needs_approval
+from iris.tools.builtin import current_time, delete_attachment, image_info
+from iris.tools.names import mcp_tool_name, parse_tool_ref
+from iris.tools.registry import GROUP, ToolRegistry
+from iris.tools.spec import Tool, ToolHints
+from iris.tools.testing import ToolConformance
 from tests.support.run_fixtures import Stored
 from tests.support.runs import answer_text, of_type, run, run_input, user_message
-from tools import ToolPluginContext, needs_approval
-from tools.builtin import current_time, delete_attachment, image_info
-from tools.names import mcp_tool_name, parse_tool_ref
-from tools.registry import GROUP, ToolRegistry
-from tools.spec import Tool, ToolHints
-from tools.testing import ToolConformance
 
 Client = AsyncTestClient[Litestar]
 
@@ -40,7 +40,7 @@ PLUGINS = [
     ep("misnamed", "tests.plugins.tools:echo"),
     ep("sleepy", "tests.plugins.tools:sleepy"),
     ep("crashy", "tests.plugins.tools:crashy"),
-    ep("current_time", "tools.builtin:current_time"),
+    ep("current_time", "iris.tools.builtin:current_time"),
 ]
 
 

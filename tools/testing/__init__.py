@@ -3,13 +3,19 @@ built-ins. Needs pytest (a plugin's test dependency); nothing here imports ``app
 
 In a plugin's tests::
 
-    from tools.testing import ToolConformance
+    from iris.tools.testing import ToolConformance
 
     class TestConformance(ToolConformance):
         factory = staticmethod(create)           # the entry point's factory
         example_arguments = {"numbers": [1, 2]}  # a call that should succeed
 """
 
-from tools.testing.conformance import ToolConformance, call_tool, check_definition, check_tool, tool_context
+from iris.tools.testing.conformance import (
+    ToolConformance,
+    call_tool,
+    check_definition,
+    check_tool,
+    tool_context,
+)
 
 __all__ = ["ToolConformance", "call_tool", "check_definition", "check_tool", "tool_context"]

@@ -2,9 +2,9 @@
 
 A tool loads from its factory and speaks this SPI version; its definition is a valid name, a
 description, an ``object`` JSON Schema that is itself valid, a positive timeout and an approval rule;
-a call with the example arguments returns a :class:`~tools.content.ToolResult` with a one-line
+a call with the example arguments returns a :class:`~iris.tools.content.ToolResult` with a one-line
 summary and well-formed parts (images that decode, JSON that encodes) within its timeout; and
-arguments its schema refuses fail with :class:`~tools.spec.ToolFailed`, never another exception.
+arguments its schema refuses fail with :class:`~iris.tools.spec.ToolFailed`, never another exception.
 
 Subclass :class:`ToolConformance` in a pytest module, or call :func:`check_tool` from anything else.
 """
@@ -22,8 +22,8 @@ import msgspec
 import pytest
 from PIL import Image
 
-from tools.content import ImageContent, ToolResult
-from tools.spec import (
+from iris.tools.content import ImageContent, ToolResult
+from iris.tools.spec import (
     TOOL_NAME_PATTERN,
     TOOL_SPEC_VERSION,
     Tool,

@@ -16,7 +16,7 @@ from typing import get_args
 
 import msgspec
 
-from app.agui.events import (
+from iris.app.agui.events import (
     TERMINAL_EVENTS,
     AgUiEvent,
     ReasoningMessageContent,
@@ -27,8 +27,8 @@ from app.agui.events import (
     ToolCallArgs,
     ToolCallStart,
 )
-from app.agui.sse import LastChunk
-from app.api.openai.wire import (
+from iris.app.agui.sse import LastChunk
+from iris.app.api.openai.wire import (
     AssistantAnswer,
     ChatCompletion,
     ChatCompletionChunk,
@@ -44,7 +44,7 @@ from app.api.openai.wire import (
     PromptTokensDetails,
     ToolCallDelta,
 )
-from app.runs import MODEL_KEY, WORKER_OUTPUT_KEY
+from iris.app.runs import MODEL_KEY, WORKER_OUTPUT_KEY
 
 _FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import anyio
 
-from app.agui.input import InboundAttachment
-from app.api.openai.wire import (
+from iris.app.agui.input import InboundAttachment
+from iris.app.api.openai.wire import (
     ChatCompletionRequest,
     FileContent,
     ImageContent,
@@ -32,24 +32,29 @@ from app.api.openai.wire import (
     TextOnly,
     UserPart,
 )
-from app.errors import Unprocessable
-from app.media.base64_data import decode_base64
-from app.media.inline_request import decode_data_url, inspect_inline, inspect_inline_audio, inspect_inline_pdf
-from app.media.uploads import clean_filename
-from app.persistence.models import Message
-from app.persistence.repositories import UploadRepository
-from app.runs import PartLimits, canonical_user_parts, thread_of
-from app.security.auth import Principal
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from providers import RequestOptions, ResponseFormat, ToolChoice, ToolSpec
+from iris.app.errors import Unprocessable
+from iris.app.media.base64_data import decode_base64
+from iris.app.media.inline_request import (
+    decode_data_url,
+    inspect_inline,
+    inspect_inline_audio,
+    inspect_inline_pdf,
+)
+from iris.app.media.uploads import clean_filename
+from iris.app.persistence.models import Message
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.runs import PartLimits, canonical_user_parts, thread_of
+from iris.app.security.auth import Principal
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings
+from iris.providers import RequestOptions, ResponseFormat, ToolChoice, ToolSpec
 
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 
 
 @dataclass(frozen=True, slots=True)
 class GatewayInput:
-    """What :func:`app.runs.stateless.chat.stateless_run` takes, read from one OpenAI request."""
+    """What :func:`iris.app.runs.stateless.chat.stateless_run` takes, read from one OpenAI request."""
 
     history: list[Message]
     tools: tuple[ToolSpec, ...]

@@ -17,11 +17,11 @@ from litestar.openapi.spec import (
     Schema,
 )
 
-from app.api.openai.errors import status_for
-from app.api.openai.wire import ErrorAnswer
-from app.api.openapi.codes import ALWAYS, AUTH, JSON_BODY
-from app.api.openapi.document import reference
-from app.api.openapi.operations import SSE, describe_from_docstring
+from iris.app.api.openai.errors import status_for
+from iris.app.api.openai.wire import ErrorAnswer
+from iris.app.api.openapi.codes import ALWAYS, AUTH, JSON_BODY
+from iris.app.api.openapi.document import reference
+from iris.app.api.openapi.operations import SSE, describe_from_docstring
 
 
 def openai_documented(

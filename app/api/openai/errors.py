@@ -23,9 +23,9 @@ from litestar import Request, Response
 from litestar.exceptions import ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from app.agui.events import RunError
-from app.api.openai.wire import ErrorAnswer, ErrorBody
-from app.api.problems import EXCEPTION_HANDLERS, PROBLEM_JSON, field_errors
+from iris.app.agui.events import RunError
+from iris.app.api.openai.wire import ErrorAnswer, ErrorBody
+from iris.app.api.problems import EXCEPTION_HANDLERS, PROBLEM_JSON, field_errors
 
 _TYPES = {
     400: "invalid_request_error",

@@ -1,8 +1,8 @@
 """``/v1``: Chat Completions and the model list, for any OpenAI client (``api_key`` = an Iris token).
 
 Stateless, like ``POST /api/llm/chat``, and through the same core
-(:func:`app.runs.stateless.chat.stateless_run`: the model, its capabilities and limits, the knobs it
-honours, the request budget) and the same engine (:class:`app.runs.stateless.gateway.GatewayRun`:
+(:func:`iris.app.runs.stateless.chat.stateless_run`: the model, its capabilities and limits, the knobs it
+honours, the request budget) and the same engine (:class:`iris.app.runs.stateless.gateway.GatewayRun`:
 deadlines, usage, reasoning); quotas count it as a run.
 """
 
@@ -20,20 +20,20 @@ from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agui.events import AgUiEvent, RunError, RunFinished
-from app.agui.sse import HEADERS
-from app.api.deps import RunContext
-from app.api.openai.chunks import Answer, stream_chunks
-from app.api.openai.convert import gateway_input
-from app.api.openai.docs import openai_documented
-from app.api.openai.errors import run_failure
-from app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
-from app.errors import NotFound
-from app.persistence.models import ModelRow
-from app.persistence.repositories import ModelRepository, UploadRepository
-from app.runs import EventStream, GatewayRun, observed, stateless_run
-from app.security.auth import Principal
-from app.security.quotas import admit_run
+from iris.app.agui.events import AgUiEvent, RunError, RunFinished
+from iris.app.agui.sse import HEADERS
+from iris.app.api.deps import RunContext
+from iris.app.api.openai.chunks import Answer, stream_chunks
+from iris.app.api.openai.convert import gateway_input
+from iris.app.api.openai.docs import openai_documented
+from iris.app.api.openai.errors import run_failure
+from iris.app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCards
+from iris.app.errors import NotFound
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import ModelRepository, UploadRepository
+from iris.app.runs import EventStream, GatewayRun, observed, stateless_run
+from iris.app.security.auth import Principal
+from iris.app.security.quotas import admit_run
 
 CHAT_CODES = {
     400: [

@@ -4,26 +4,27 @@ A typed client is generated from ``/schema/openapi.json`` (README), so nothing w
 untyped:
 
 - **Events.** Every SSE endpoint answers ``text/event-stream`` whose items are ``AgUiEvent``, a
-  ``oneOf`` of the event structs in :mod:`app.agui.events` discriminated by ``type``; the ``iris/…``
-  metadata objects are typed from :mod:`app.runs.content.outputs`.
+  ``oneOf`` of the event structs in :mod:`iris.app.agui.events` discriminated by ``type``; the ``iris/…``
+  metadata objects are typed from :mod:`iris.app.runs.content.outputs`.
 - **Bodies parsed by hand.** Run input messages and chat parts are read leniently by hand
-  (:mod:`app.agui.input`, :mod:`app.runs.intake.chat_input`), so the request structs type them as dicts.
-  :data:`~app.api.openapi.schemas.SHARPER` gives just those fields the shapes the parsers accept;
+  (:mod:`iris.app.agui.input`, :mod:`iris.app.runs.intake.chat_input`), so the request structs type them as
+  dicts.
+  :data:`~iris.app.api.openapi.schemas.SHARPER` gives just those fields the shapes the parsers accept;
   every other field comes from the request struct itself.
 - **Errors.** Each operation lists the problem+json statuses and ``code`` values it can answer
   (:func:`documented`, used on every route); the ones every route shares are added from what the
   operation is (authenticated, has a JSON body or query parameters).
 - **Any.** A Python ``Any`` is any JSON value: ``JsonValue``, never an empty schema.
 
-The machinery: :mod:`~app.api.openapi.document` (the component schemas and
-:class:`IrisOpenAPIConfig`, which merges them in) and :mod:`~app.api.openapi.operations`
-(:func:`documented`). The declarations: :mod:`~app.api.openapi.schemas` (the shapes) and
-:mod:`~app.api.openapi.codes` (the problem codes). Routes and ``asgi`` import from this package.
+The machinery: :mod:`~iris.app.api.openapi.document` (the component schemas and
+:class:`IrisOpenAPIConfig`, which merges them in) and :mod:`~iris.app.api.openapi.operations`
+(:func:`documented`). The declarations: :mod:`~iris.app.api.openapi.schemas` (the shapes) and
+:mod:`~iris.app.api.openapi.codes` (the problem codes). Routes and ``asgi`` import from this package.
 """
 
-from app.api.openapi.codes import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, STATELESS_CHECKS
-from app.api.openapi.document import IrisOpenAPIConfig
-from app.api.openapi.operations import documented
+from iris.app.api.openapi.codes import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, STATELESS_CHECKS
+from iris.app.api.openapi.document import IrisOpenAPIConfig
+from iris.app.api.openapi.operations import documented
 
 __all__ = [
     "AGUI_INPUT_CODES",

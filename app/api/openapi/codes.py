@@ -1,13 +1,13 @@
 """The problem ``code`` values operations document, by status: those every operation of a kind
-shares (added by :func:`app.api.openapi.operations.documented`) and the lists routes declare."""
+shares (added by :func:`iris.app.api.openapi.operations.documented`) and the lists routes declare."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import get_args
 
-from app.runs import DEADLINE_MESSAGES
-from providers.errors import ProviderErrorKind
+from iris.app.runs import DEADLINE_MESSAGES
+from iris.providers.errors import ProviderErrorKind
 
 AUTH = {401: ("missing_token", "invalid_token", "token_expired")}
 JSON_BODY = {
@@ -28,7 +28,7 @@ AGUI_INPUT_CODES = (
     "inline_data_unsupported",
     "media_kind_unsupported",
 )
-"""Part shapes ``RunAgentInput`` messages may not carry (:mod:`app.agui.input`)."""
+"""Part shapes ``RunAgentInput`` messages may not carry (:mod:`iris.app.agui.input`)."""
 
 INLINE_MEDIA_CHECKS: dict[int, tuple[str, ...]] = {
     413: ("file_too_large",),
@@ -44,7 +44,7 @@ INLINE_MEDIA_CHECKS: dict[int, tuple[str, ...]] = {
     ),
 }
 """What a document or audio clip sent inline (``data``) is checked for, as an upload is
-(:mod:`app.media.inline_uploads`); 415 is a polyglot."""
+(:mod:`iris.app.media.inline_uploads`); 415 is a polyglot."""
 
 _DEADLINE_CODES = tuple(DEADLINE_MESSAGES)
 
@@ -78,7 +78,8 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
     429: ("quota_exceeded",),
     503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
-"""What a run is checked for before its stream opens (:mod:`app.runs.intake.prepare`), on either surface."""
+"""What a run is checked for before its stream opens (:mod:`iris.app.runs.intake.prepare`), on either
+surface."""
 
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     403: ("model_not_for_guests",),
@@ -96,4 +97,4 @@ STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     ),
     503: ("provider_key_missing", "provider_unavailable"),
 }
-"""``POST /api/llm/chat`` (:mod:`app.runs.stateless.chat`)."""
+"""``POST /api/llm/chat`` (:mod:`iris.app.runs.stateless.chat`)."""

@@ -1,5 +1,5 @@
 """The document's component schemas, made by msgspec from the events, the problem document and the
-declared shapes (:mod:`app.api.openapi.schemas`), and the configuration that merges them in when the
+declared shapes (:mod:`iris.app.api.openapi.schemas`), and the configuration that merges them in when the
 document is rendered. A Python ``Any`` becomes ``JsonValue`` throughout.
 """
 
@@ -15,13 +15,13 @@ import msgspec
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import OpenAPI, Reference
 
-from app.agui.events import AgUiEvent
-from app.agui.input import RunAgentInput
-from app.api.openai.wire import ROOTS as OPENAI_ROOTS
-from app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
-from app.api.problems import Problem
-from app.schemas.chat import LlmChatAnswer
-from app.threads import THREAD_ID_PATTERN
+from iris.app.agui.events import AgUiEvent
+from iris.app.agui.input import RunAgentInput
+from iris.app.api.openai.wire import ROOTS as OPENAI_ROOTS
+from iris.app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
+from iris.app.api.problems import Problem
+from iris.app.schemas.chat import LlmChatAnswer
+from iris.app.threads import THREAD_ID_PATTERN
 
 _REF = "#/components/schemas/{name}"
 JSON_VALUE = "JsonValue"

@@ -18,9 +18,9 @@ from litestar.openapi.spec import (
     Schema,
 )
 
-from app.api.openapi.codes import ALWAYS, AUTH, JSON_BODY, Problems
-from app.api.openapi.document import EVENT, markdown, reference
-from app.api.problems import PROBLEM_JSON, Problem
+from iris.app.api.openapi.codes import ALWAYS, AUTH, JSON_BODY, Problems
+from iris.app.api.openapi.document import EVENT, markdown, reference
+from iris.app.api.problems import PROBLEM_JSON, Problem
 
 SSE = "text/event-stream"
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from app.agui.events import (
+from iris.app.agui.events import (
     Custom,
     Interrupt,
     RunError,
@@ -21,10 +21,10 @@ from app.agui.events import (
     ToolCallResult,
     ToolCallStart,
 )
-from app.agui.input import RunAgentInput
-from app.api.openai.wire import FileData
-from app.catalogue.agents import SLUG
-from app.runs import (
+from iris.app.agui.input import RunAgentInput
+from iris.app.api.openai.wire import FileData
+from iris.app.catalogue.agents import SLUG
+from iris.app.runs import (
     AGENT_KEY,
     ATTEMPTS_KEY,
     IGNORED_RESUME_KEY,
@@ -41,14 +41,14 @@ from app.runs import (
     ToolAgentOutput,
     WorkerAgentOutput,
 )
-from app.schemas.agents import AgentCreate, AgentRef, AgentUpdate
-from app.schemas.catalogue import ModelCreate, ModelUpdate
-from app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
-from app.schemas.mcp import HttpServerCreate, McpServerUpdate, StdioServerCreate
-from app.schemas.session_export import ExportMessage, SessionExport
-from app.schemas.sessions import ActiveMessageIn, SessionUpdate
-from app.threads import CLIENT_ID_PATTERN, THREAD_ID_PATTERN
-from providers.wire import WireStruct
+from iris.app.schemas.agents import AgentCreate, AgentRef, AgentUpdate
+from iris.app.schemas.catalogue import ModelCreate, ModelUpdate
+from iris.app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
+from iris.app.schemas.mcp import HttpServerCreate, McpServerUpdate, StdioServerCreate
+from iris.app.schemas.session_export import ExportMessage, SessionExport
+from iris.app.schemas.sessions import ActiveMessageIn, SessionUpdate
+from iris.app.threads import CLIENT_ID_PATTERN, THREAD_ID_PATTERN
+from iris.providers.wire import WireStruct
 
 # ---------------------------------------------------------------------------------------------
 # Inbound shapes the parsers accept (AG-UI 1.0 names). Unknown roles and part types are skipped by

@@ -5,21 +5,21 @@ from __future__ import annotations
 from litestar import Router
 from litestar.types import ControllerRouterHandler
 
-from app.api.openai.routes import OpenAIController
-from app.api.routes.agents import AgentController, AgentPickerController
-from app.api.routes.auth import AuthController
-from app.api.routes.chat import ChatController
-from app.api.routes.files import FileController
-from app.api.routes.health import HealthController
-from app.api.routes.llm import LlmController
-from app.api.routes.mcp_servers import McpServerController, ToolController
-from app.api.routes.models import ModelController
-from app.api.routes.providers import ProviderController
-from app.api.routes.runs import RunController
-from app.api.routes.sessions import SearchController, SessionController
-from app.api.routes.storage import StorageController
-from app.api.routes.web import ChatPageController
-from app.settings import Settings
+from iris.app.api.openai.routes import OpenAIController
+from iris.app.api.routes.agents import AgentController, AgentPickerController
+from iris.app.api.routes.auth import AuthController
+from iris.app.api.routes.chat import ChatController
+from iris.app.api.routes.files import FileController
+from iris.app.api.routes.health import HealthController
+from iris.app.api.routes.llm import LlmController
+from iris.app.api.routes.mcp_servers import McpServerController, ToolController
+from iris.app.api.routes.models import ModelController
+from iris.app.api.routes.providers import ProviderController
+from iris.app.api.routes.runs import RunController
+from iris.app.api.routes.sessions import SearchController, SessionController
+from iris.app.api.routes.storage import StorageController
+from iris.app.api.routes.web import ChatPageController
+from iris.app.settings import Settings
 
 ROUTE_HANDLERS = [
     HealthController,

@@ -12,9 +12,9 @@ from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from app.api.openapi import documented
-from app.catalogue.agent_tools import ToolDirectory
-from app.catalogue.agents import (
+from iris.app.api.openapi import documented
+from iris.app.catalogue.agent_tools import ToolDirectory
+from iris.app.catalogue.agents import (
     agent_out,
     check_changes,
     check_definition,
@@ -23,11 +23,11 @@ from app.catalogue.agents import (
     current_definition,
     save_changes,
 )
-from app.catalogue.views import picker_models
-from app.errors import Conflict, Forbidden, NotFound
-from app.persistence.models import Agent, ModelRow
-from app.persistence.repositories import AgentRepository, ModelRepository
-from app.schemas.agents import (
+from iris.app.catalogue.views import picker_models
+from iris.app.errors import Conflict, Forbidden, NotFound
+from iris.app.persistence.models import Agent, ModelRow
+from iris.app.persistence.repositories import AgentRepository, ModelRepository
+from iris.app.schemas.agents import (
     AgentCreate,
     AgentList,
     AgentOut,
@@ -36,13 +36,13 @@ from app.schemas.agents import (
     AgentVersionList,
     AgentVersionOut,
 )
-from app.schemas.catalogue import AgentModels
-from app.security.auth import Principal
-from app.settings import Settings
-from providers.registry import ProviderRegistry
+from iris.app.schemas.catalogue import AgentModels
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.providers.registry import ProviderRegistry
 
 _DEFINITION_CHECKS = ("invalid_tool_name", "model_not_found", "model_not_in_agent", "unknown_tool")
-"""What a definition is checked for (:mod:`app.catalogue.agents`)."""
+"""What a definition is checked for (:mod:`iris.app.catalogue.agents`)."""
 
 
 class AgentController(Controller):

@@ -9,11 +9,11 @@ from litestar import Controller, Request, post
 from litestar.di import NamedDependency
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.openapi import documented
-from app.schemas.system import GuestToken
-from app.security.auth import issue_guest_token
-from app.security.quotas import admit_guest_token
-from app.settings import Settings
+from iris.app.api.openapi import documented
+from iris.app.schemas.system import GuestToken
+from iris.app.security.auth import issue_guest_token
+from iris.app.security.quotas import admit_guest_token
+from iris.app.settings import Settings
 
 
 class AuthController(Controller):

@@ -9,19 +9,19 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 
-from app.api.deps import RunContext
-from app.api.history import read_history
-from app.api.openapi import RUN_CHECKS, documented
-from app.api.paging import AfterPosition, Offset
-from app.errors import IrisError
-from app.persistence.repositories import (
+from iris.app.api.deps import RunContext
+from iris.app.api.history import read_history
+from iris.app.api.openapi import RUN_CHECKS, documented
+from iris.app.api.paging import AfterPosition, Offset
+from iris.app.errors import IrisError
+from iris.app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
     RunRepository,
     SessionRepository,
     UploadRepository,
 )
-from app.runs import (
+from iris.app.runs import (
     Intake,
     RunManager,
     SessionUsage,
@@ -34,11 +34,11 @@ from app.runs import (
     session_usage,
     start_stream,
 )
-from app.schemas.chat import ChatHistory, ChatRequest, SessionList
-from app.security.access import agent_by_slug, owned_agent_session
-from app.security.auth import Principal
-from app.settings import Settings
-from app.storage.base import Storage
+from iris.app.schemas.chat import ChatHistory, ChatRequest, SessionList
+from iris.app.security.access import agent_by_slug, owned_agent_session
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
 
 
 class ChatController(Controller):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from litestar import Controller, get
 from litestar.datastructures import State
 
-from app.schemas.system import LoopStats
+from iris.app.schemas.system import LoopStats
 
 
 class DebugController(Controller):
@@ -16,7 +16,7 @@ class DebugController(Controller):
 
     @get("/debug/loop", operation_id="DebugLoop")
     async def loop(self, state: State) -> LoopStats:
-        """The event loop's worst stall since start-up (see ``app.api.loop_monitor``)."""
+        """The event loop's worst stall since start-up (see ``iris.app.api.loop_monitor``)."""
         monitor = state.loop_monitor
         return LoopStats(
             max_stall_ms=round(monitor.max_stall * 1000, 1),

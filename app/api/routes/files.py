@@ -10,14 +10,14 @@ from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.openapi import documented
-from app.media.multipart import MAX_FIELD_BYTES, MAX_PARTS, multipart_boundary
-from app.media.uploads import check_content_length, largest_upload, receive_upload
-from app.schemas.uploads import UploadOut
-from app.security.auth import Principal
-from app.settings import Settings
-from app.storage.base import Storage
-from app.threads import THREAD_ID_PATTERN
+from iris.app.api.openapi import documented
+from iris.app.media.multipart import MAX_FIELD_BYTES, MAX_PARTS, multipart_boundary
+from iris.app.media.uploads import check_content_length, largest_upload, receive_upload
+from iris.app.schemas.uploads import UploadOut
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
+from iris.app.threads import THREAD_ID_PATTERN
 
 # The handler reads the body itself (streaming), so OpenAPI is told its shape here.
 _FORM = Schema(

@@ -7,11 +7,11 @@ from litestar.datastructures import State
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.api.openapi import documented
-from app.errors import ServiceUnavailable
-from app.persistence.migrations import current_revisions, head_revisions
-from app.persistence.write_probe import cannot_write
-from app.schemas.system import Health, Readiness
+from iris.app.api.openapi import documented
+from iris.app.errors import ServiceUnavailable
+from iris.app.persistence.migrations import current_revisions, head_revisions
+from iris.app.persistence.write_probe import cannot_write
+from iris.app.schemas.system import Health, Readiness
 
 
 class HealthController(Controller):

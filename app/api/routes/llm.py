@@ -11,12 +11,12 @@ from litestar.params import JSONBody
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.deps import RunContext
-from app.api.openapi import STATELESS_CHECKS, documented
-from app.persistence.repositories import UploadRepository
-from app.runs import answer_stateless, stateless_plan, stream_stateless
-from app.schemas.chat import LlmChatAnswer, LlmChatRequest
-from app.security.quotas import admit_run
+from iris.app.api.deps import RunContext
+from iris.app.api.openapi import STATELESS_CHECKS, documented
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.runs import answer_stateless, stateless_plan, stream_stateless
+from iris.app.schemas.chat import LlmChatAnswer, LlmChatRequest
+from iris.app.security.quotas import admit_run
 
 
 class LlmController(Controller):

@@ -8,14 +8,14 @@ from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
-from app.api.openapi import documented
-from app.catalogue.mcp_servers import server_row
-from app.errors import Conflict, NotFound, Unprocessable
-from app.mcp.config import MissingVariable, ServerConfig
-from app.persistence.models import McpServer
-from app.persistence.repositories import McpServerRepository
-from app.runs import Toolbox, every_tool, server_out
-from app.schemas.mcp import (
+from iris.app.api.openapi import documented
+from iris.app.catalogue.mcp_servers import server_row
+from iris.app.errors import Conflict, NotFound, Unprocessable
+from iris.app.mcp.config import MissingVariable, ServerConfig
+from iris.app.persistence.models import McpServer
+from iris.app.persistence.repositories import McpServerRepository
+from iris.app.runs import Toolbox, every_tool, server_out
+from iris.app.schemas.mcp import (
     McpServerCreate,
     McpServerList,
     McpServerOut,
@@ -23,7 +23,7 @@ from app.schemas.mcp import (
     ToolList,
     check_secrets,
 )
-from app.security.auth import Principal
+from iris.app.security.auth import Principal
 
 _STDIO_ONLY = ("command", "args", "env")
 _HTTP_ONLY = ("url", "headers")

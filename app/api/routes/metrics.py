@@ -7,10 +7,10 @@ from litestar import Controller, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIType, Schema
 
-from app.api.openapi import documented
-from app.security.auth import Principal
-from app.settings import Settings
-from app.telemetry.metrics import exposition
+from iris.app.api.openapi import documented
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.app.telemetry.metrics import exposition
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 

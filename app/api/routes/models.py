@@ -13,14 +13,14 @@ from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody, Parameter
 
-from app.api.openapi import documented
-from app.catalogue.fallbacks import check_fallbacks
-from app.catalogue.options import check_options
-from app.catalogue.views import model_out
-from app.errors import Conflict, NotFound
-from app.persistence.models import ModelRow
-from app.persistence.repositories import AgentRepository, CooldownRepository, ModelRepository
-from app.schemas.catalogue import (
+from iris.app.api.openapi import documented
+from iris.app.catalogue.fallbacks import check_fallbacks
+from iris.app.catalogue.options import check_options
+from iris.app.catalogue.views import model_out
+from iris.app.errors import Conflict, NotFound
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import AgentRepository, CooldownRepository, ModelRepository
+from iris.app.schemas.catalogue import (
     ModelCooldownList,
     ModelCooldownOut,
     ModelCreate,
@@ -28,9 +28,9 @@ from app.schemas.catalogue import (
     ModelOut,
     ModelUpdate,
 )
-from app.security.auth import Principal
-from app.settings import Settings
-from providers.registry import ProviderRegistry
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.providers.registry import ProviderRegistry
 
 ModelIdParameter = Annotated[
     str, Parameter(description="The model's id (a UUID).", schema_extra={"format": "uuid"})

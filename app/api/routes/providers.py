@@ -5,15 +5,15 @@ from __future__ import annotations
 from litestar import Controller, get
 from litestar.di import NamedDependency
 
-from app.api.openapi import documented
-from app.catalogue.options import accepted_options
-from app.catalogue.views import effective_capabilities
-from app.persistence.repositories import ModelRepository
-from app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
-from app.security.auth import Principal
-from app.settings import Settings
-from providers import ModelSpec
-from providers.registry import ProviderRegistry
+from iris.app.api.openapi import documented
+from iris.app.catalogue.options import accepted_options
+from iris.app.catalogue.views import effective_capabilities
+from iris.app.persistence.repositories import ModelRepository
+from iris.app.schemas.providers import ModelCapabilitiesOut, ProviderFailureOut, ProviderList, ProviderOut
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.providers import ModelSpec
+from iris.providers.registry import ProviderRegistry
 
 
 class ProviderController(Controller):

@@ -11,23 +11,23 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import Stream
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agui.capabilities import AgentCapabilities, agent_capabilities
-from app.agui.input import RunAgentInput
-from app.api.deps import RunContext
-from app.api.history import read_history
-from app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
-from app.api.paging import AfterEvent, AfterPosition
-from app.catalogue.views import media_by_model, reasoning_by_model
-from app.errors import Conflict, Unprocessable
-from app.media.uploads import upload_limits
-from app.persistence.repositories import (
+from iris.app.agui.capabilities import AgentCapabilities, agent_capabilities
+from iris.app.agui.input import RunAgentInput
+from iris.app.api.deps import RunContext
+from iris.app.api.history import read_history
+from iris.app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
+from iris.app.api.paging import AfterEvent, AfterPosition
+from iris.app.catalogue.views import media_by_model, reasoning_by_model
+from iris.app.errors import Conflict, Unprocessable
+from iris.app.media.uploads import upload_limits
+from iris.app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
     RunRepository,
     SessionRepository,
     UploadRepository,
 )
-from app.runs import (
+from iris.app.runs import (
     Intake,
     RunManager,
     Toolbox,
@@ -36,15 +36,15 @@ from app.runs import (
     resume_point,
     start_stream,
 )
-from app.schemas.history import HistoryPage
-from app.schemas.runs import CancelOut
-from app.security.access import owned_run, owned_session
-from app.security.auth import Principal
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from app.storage.base import Storage
-from app.threads import check_thread_id
-from providers.registry import ProviderRegistry
+from iris.app.schemas.history import HistoryPage
+from iris.app.schemas.runs import CancelOut
+from iris.app.security.access import owned_run, owned_session
+from iris.app.security.auth import Principal
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
+from iris.app.threads import check_thread_id
+from iris.providers.registry import ProviderRegistry
 
 
 def _run_operation_id(_handler: object, _method: object, components: list[Any]) -> str:

@@ -12,9 +12,9 @@ from litestar.openapi.spec import OpenAPIType, Reference, Schema
 from litestar.params import FromPath, JSONBody, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.api.openapi import documented
-from app.errors import Unprocessable
-from app.persistence.repositories import (
+from iris.app.api.openapi import documented
+from iris.app.errors import Unprocessable
+from iris.app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
     RunRepository,
@@ -22,9 +22,9 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.persistence.search_indexer import SearchIndexer
-from app.persistence.search_text import snippet, words
-from app.runs import (
+from iris.app.persistence.search_indexer import SearchIndexer
+from iris.app.persistence.search_text import snippet, words
+from iris.app.runs import (
     RunManager,
     deleted_uploads,
     export_filename,
@@ -34,14 +34,20 @@ from app.runs import (
     session_out,
     switch_line,
 )
-from app.schemas.chat import SessionOut
-from app.schemas.session_export import SessionExport
-from app.schemas.sessions import ActiveLineOut, ActiveMessageIn, SearchResult, SearchResults, SessionUpdate
-from app.security.access import agent_by_slug, owned_agent_session
-from app.security.auth import Principal
-from app.settings import Settings
-from app.storage.base import Storage
-from app.storage.signing import sign_image_parts
+from iris.app.schemas.chat import SessionOut
+from iris.app.schemas.session_export import SessionExport
+from iris.app.schemas.sessions import (
+    ActiveLineOut,
+    ActiveMessageIn,
+    SearchResult,
+    SearchResults,
+    SessionUpdate,
+)
+from iris.app.security.access import agent_by_slug, owned_agent_session
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
+from iris.app.storage.signing import sign_image_parts
 
 _SESSION = {404: ["agent_not_found", "thread_not_found"], 422: ["invalid_thread_id"]}
 _TYPES = [

@@ -12,13 +12,13 @@ from litestar.openapi.spec import OpenAPIFormat, OpenAPIType, Schema
 from litestar.params import FromPath, QueryParameter
 from litestar.response import File, Stream
 
-from app.api.openapi import documented
-from app.errors import BadRequest, Forbidden, NotFound
-from app.mime import SERVED_BY_EXTENSION
-from app.settings import Settings
-from app.storage.base import ObjectNotFound, ServedByIris, Storage
-from app.storage.local import LocalStorage
-from app.storage.tokens import TokenRejected, verify_object_token
+from iris.app.api.openapi import documented
+from iris.app.errors import BadRequest, Forbidden, NotFound
+from iris.app.mime import SERVED_BY_EXTENSION
+from iris.app.settings import Settings
+from iris.app.storage.base import ObjectNotFound, ServedByIris, Storage
+from iris.app.storage.local import LocalStorage
+from iris.app.storage.tokens import TokenRejected, verify_object_token
 
 
 class StorageController(Controller):

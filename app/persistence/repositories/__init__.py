@@ -9,16 +9,16 @@ and ``closing_rows``: a run's first and last writes without the ORM), ``_common`
 modules: every public name is here.
 """
 
-from app.persistence.repositories._common import parse_uuid, utcnow
-from app.persistence.repositories.catalogue import AgentRepository, ModelRepository
-from app.persistence.repositories.closing_rows import RUN_EVENTS_CHANNEL, AnswerMessage, ClosingRows
-from app.persistence.repositories.cooldowns import CooldownRepository
-from app.persistence.repositories.intake_rows import IntakeRows
-from app.persistence.repositories.mcp_servers import McpServerRepository
-from app.persistence.repositories.quotas import QuotaRepository
-from app.persistence.repositories.runs import RunEventRepository, RunRepository
-from app.persistence.repositories.search import SearchHit, SearchRepository
-from app.persistence.repositories.sessions import (
+from iris.app.persistence.repositories._common import parse_uuid, utcnow
+from iris.app.persistence.repositories.catalogue import AgentRepository, ModelRepository
+from iris.app.persistence.repositories.closing_rows import RUN_EVENTS_CHANNEL, AnswerMessage, ClosingRows
+from iris.app.persistence.repositories.cooldowns import CooldownRepository
+from iris.app.persistence.repositories.intake_rows import IntakeRows
+from iris.app.persistence.repositories.mcp_servers import McpServerRepository
+from iris.app.persistence.repositories.quotas import QuotaRepository
+from iris.app.persistence.repositories.runs import RunEventRepository, RunRepository
+from iris.app.persistence.repositories.search import SearchHit, SearchRepository
+from iris.app.persistence.repositories.sessions import (
     IntakeRead,
     MessageRepository,
     SessionRepository,
@@ -26,7 +26,7 @@ from app.persistence.repositories.sessions import (
     chain,
     place,
 )
-from app.persistence.repositories.uploads import UploadRepository
+from iris.app.persistence.repositories.uploads import UploadRepository
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",

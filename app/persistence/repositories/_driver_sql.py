@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql.base import PGDialect
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.persistence.sqlite import IrisConnection, IrisCursor
+from iris.app.persistence.sqlite import IrisConnection, IrisCursor
 
 
 def insert_sql(table: str, columns: Sequence[str], marks: Sequence[str]) -> str:
@@ -70,7 +70,7 @@ class DriverResult:
 async def execute(connection: AsyncConnection, sql: str, parameters: Sequence[Any]) -> DriverResult:
     """One statement in ``connection``'s transaction; a list of parameter rows is an ``executemany``.
 
-    On SQLite it goes straight to Iris's connection (app.persistence.sqlite), which runs it inline,
+    On SQLite it goes straight to Iris's connection (iris.app.persistence.sqlite), which runs it inline,
     without SQLAlchemy's greenlet, execution context and adapter cursor around it (ADR 0055), several
     times per closing transaction. SQLAlchemy still owns the
     transaction (its commit commits what ran here) and its error types are kept (a driver error comes

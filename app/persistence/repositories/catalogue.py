@@ -10,8 +10,8 @@ from advanced_alchemy.exceptions import wrap_sqlalchemy_exception
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import and_, bindparam, select
 
-from app.persistence.models import Agent, AgentVersion, CatalogueGeneration, ModelRow
-from app.persistence.repositories._common import first_or_none, parse_uuid
+from iris.app.persistence.models import Agent, AgentVersion, CatalogueGeneration, ModelRow
+from iris.app.persistence.repositories._common import first_or_none, parse_uuid
 
 # Statements built once (why: see _common).
 _MODEL_BY_ID = select(ModelRow).where(ModelRow.id == bindparam("id"))
@@ -78,7 +78,7 @@ class ModelRepository(SQLAlchemyAsyncRepository[ModelRow]):
         return int((await self.session.execute(_GENERATION_NOW)).scalar_one())
 
     async def list_all(self) -> Sequence[ModelRow]:
-        """Every model, enabled or not (what a process caches, :mod:`app.catalogue.cache`)."""
+        """Every model, enabled or not (what a process caches, :mod:`iris.app.catalogue.cache`)."""
         return (await self.session.scalars(select(ModelRow))).all()
 
     async def by_ids(self, ids: Collection[UUID]) -> dict[UUID, ModelRow]:

@@ -1,6 +1,6 @@
 """A run's event log and its closing write — how it ended, the log's last events, its answer's
 messages and the thread's new line end — in as few driver calls as the engine allows (ADR 0055),
-like the intake's (:mod:`~app.persistence.repositories.intake_rows`).
+like the intake's (:mod:`~iris.app.persistence.repositories.intake_rows`).
 
 Why not the ORM or Core statements with lists of rows: SQLAlchemy then runs every column's bind
 processor on every row in Python and its session's execute path around each statement, most of a
@@ -28,13 +28,13 @@ from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncConnection
 from uuid_utils.compat import uuid7
 
-from app.persistence.models import ChatSession, Message, Run, RunEvent
-from app.persistence.repositories._common import utcnow
-from app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
+from iris.app.persistence.models import ChatSession, Message, Run, RunEvent
+from iris.app.persistence.repositories._common import utcnow
+from iris.app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
 
 RUN_EVENTS_CHANNEL = "iris_run_events"
 """PostgreSQL ``NOTIFY`` channel: its payload is the id of a run whose log grew
-(``app.runs.store.notices``)."""
+(``iris.app.runs.store.notices``)."""
 
 _RUNS = cast("Table", Run.__table__)
 _RUN_EVENTS = cast("Table", RunEvent.__table__)

@@ -8,7 +8,7 @@ from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import case, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.persistence.models import ModelCooldown
+from iris.app.persistence.models import ModelCooldown
 
 
 class CooldownRepository(SQLAlchemyAsyncRepository[ModelCooldown]):

@@ -7,7 +7,7 @@ round trip before ``COMMIT``; foreign keys are checked at the statement's end, w
 there. SQLite, which has no data-modifying ``WITH``, gets three calls into the driver (in process: no
 round trips), the messages in one ``executemany``. Neither goes through the ORM's unit of work, which
 was most of the commit's CPU; the values are the rows' own, each bound by its column's type (as
-:meth:`~app.persistence.repositories.RunEventRepository.append_batch` does), so what is stored is what
+:meth:`~iris.app.persistence.repositories.RunEventRepository.append_batch` does), so what is stored is what
 a flush of the same objects stored. A duplicate key (the ``runId``, a new ``threadId``, a message
 position a concurrent request took first) still fails the statement, and so the commit.
 """
@@ -24,9 +24,9 @@ from sqlalchemy import Table
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.persistence.models import ChatSession, Message, Run
-from app.persistence.repositories._common import utcnow
-from app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_marks, pg_type
+from iris.app.persistence.models import ChatSession, Message, Run
+from iris.app.persistence.repositories._common import utcnow
+from iris.app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_marks, pg_type
 
 _SESSION_COLUMNS = (
     "id",

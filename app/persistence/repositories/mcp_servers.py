@@ -7,8 +7,8 @@ from collections.abc import Collection, Sequence
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import bindparam, select
 
-from app.persistence.models import McpServer
-from app.persistence.repositories._common import first_or_none
+from iris.app.persistence.models import McpServer
+from iris.app.persistence.repositories._common import first_or_none
 
 _BY_NAME = select(McpServer).where(McpServer.name == bindparam("name"))
 

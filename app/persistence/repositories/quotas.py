@@ -6,7 +6,7 @@ from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import delete
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.persistence.models import QuotaUsage
+from iris.app.persistence.models import QuotaUsage
 
 
 class QuotaRepository(SQLAlchemyAsyncRepository[QuotaUsage]):

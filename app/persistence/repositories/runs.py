@@ -11,9 +11,9 @@ from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import bindparam, func, select, update
 from uuid_utils.compat import uuid7
 
-from app.persistence.models import ModelRow, Run, RunEvent
-from app.persistence.repositories._common import first_or_none, utcnow
-from app.persistence.repositories.closing_rows import ClosingRows, append_events, write_closing_rows
+from iris.app.persistence.models import ModelRow, Run, RunEvent
+from iris.app.persistence.repositories._common import first_or_none, utcnow
+from iris.app.persistence.repositories.closing_rows import ClosingRows, append_events, write_closing_rows
 
 # Statements built once (why: see _common).
 _RUN_ID_TAKEN = select(Run.id).where(Run.external_id == bindparam("external_id")).limit(1)
@@ -100,7 +100,7 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
 
     async def close(self, rows: ClosingRows) -> bool:
         """Record how a running run ended, with its log's last events and its answer's messages, in
-        this transaction and without the ORM (:mod:`~app.persistence.repositories.closing_rows`: one
+        this transaction and without the ORM (:mod:`~iris.app.persistence.repositories.closing_rows`: one
         statement on PostgreSQL); ``False``, with nothing written, if it was no longer running
         (declared lost)."""
         return await write_closing_rows(await self.session.connection(), rows)
@@ -137,7 +137,7 @@ class RunEventRepository(SQLAlchemyAsyncRepository[RunEvent]):
 
     async def append_batch(self, run_id: UUID, events: Sequence[tuple[int, Any]]) -> None:
         """Insert ``(sequence, event)`` pairs in one driver call
-        (:func:`~app.persistence.repositories.closing_rows.append_events`)."""
+        (:func:`~iris.app.persistence.repositories.closing_rows.append_events`)."""
         await append_events(await self.session.connection(), run_id, events)
 
     async def last_sequence(self, run_id: UUID) -> int:

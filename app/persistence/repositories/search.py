@@ -4,7 +4,7 @@ The index (migration 0009) holds a document per live message of a live session â
 of its attachments and tool calls, the tool a tool message answers â€” and one per session title, kept
 current by triggers on every write. On SQLite a new document waits in ``search_pending`` until
 :meth:`SearchRepository.index_pending` moves it into the FTS5 index with others (migration 0016;
-``app.persistence.search_indexer`` does so every second and before every search). SQLite ranks with
+``iris.app.persistence.search_indexer`` does so every second and before every search). SQLite ranks with
 FTS5's ``bm25``, PostgreSQL with ``ts_rank`` over a GIN-indexed ``tsvector``. Both indexes carry the
 owner as a token, so a query walks only the caller's documents, and both statements also compare
 ``owner_id`` itself: a hit is never another user's.
@@ -32,8 +32,8 @@ from advanced_alchemy.types import GUID
 from sqlalchemy import String, Text, text
 from sqlalchemy.types import TypeEngine
 
-from app.persistence.models import ChatSession
-from app.persistence.search_text import fts5_match, fts5_words, postgres_owner_lexeme, tsquery
+from iris.app.persistence.models import ChatSession
+from iris.app.persistence.search_text import fts5_match, fts5_words, postgres_owner_lexeme, tsquery
 
 CANDIDATES = 1000
 """How many of the owner's newest matching documents a search ranks."""
@@ -129,7 +129,8 @@ class SearchRepository(SQLAlchemyAsyncRepository[ChatSession]):
     model_type = ChatSession
 
     async def search(self, owner_id: str, terms: Sequence[str], *, limit: int = 20) -> list[SearchHit]:
-        """The owner's documents matching every word of ``terms`` (:func:`app.persistence.search_text.words`),
+        """The owner's documents matching every word of ``terms``
+        (:func:`iris.app.persistence.search_text.words`),
         best first; nothing for no words."""
         if not terms:
             return []

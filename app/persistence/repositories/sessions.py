@@ -11,10 +11,10 @@ from sqlalchemy import Table, and_, bindparam, exists, func, literal, or_, selec
 from sqlalchemy.orm import aliased
 from uuid_utils.compat import uuid7
 
-from app.persistence.models import ChatSession, Message, Run
-from app.persistence.repositories._common import first_or_none, parse_uuid, utcnow
-from app.persistence.repositories.catalogue import GENERATION
-from app.persistence.repositories.intake_rows import IntakeRows, write_intake_rows
+from iris.app.persistence.models import ChatSession, Message, Run
+from iris.app.persistence.repositories._common import first_or_none, parse_uuid, utcnow
+from iris.app.persistence.repositories.catalogue import GENERATION
+from iris.app.persistence.repositories.intake_rows import IntakeRows, write_intake_rows
 
 # Statements built once (why: see _common).
 _SESSION_FOR_OWNER = select(ChatSession).where(
@@ -81,7 +81,7 @@ class IntakeRead(NamedTuple):
     latest_run: Run | None
     """The thread's most recent run: one still going, or one whose interrupts are open."""
     generation: int
-    """The catalogue's generation (:mod:`app.catalogue.cache`)."""
+    """The catalogue's generation (:mod:`iris.app.catalogue.cache`)."""
     run_id_taken: bool
     """Whether a run with the client's ``runId`` exists (any owner: run ids are global)."""
     next_position: int
@@ -172,7 +172,7 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
 
     async def write_intake(self, rows: IntakeRows) -> None:
         """Write an accepted run's thread, run and new messages in this transaction, without the ORM
-        (:mod:`~app.persistence.repositories.intake_rows`: one statement on PostgreSQL)."""
+        (:mod:`~iris.app.persistence.repositories.intake_rows`: one statement on PostgreSQL)."""
         await write_intake_rows(await self.session.connection(), rows)
 
     def create_for_owner(

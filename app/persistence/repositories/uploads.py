@@ -8,8 +8,8 @@ from uuid import UUID
 from advanced_alchemy.repository import SQLAlchemyAsyncRepository
 from sqlalchemy import bindparam, select
 
-from app.persistence.models import Upload
-from app.persistence.repositories._common import first_or_none
+from iris.app.persistence.models import Upload
+from iris.app.persistence.repositories._common import first_or_none
 
 # Statements built once (why: see _common).
 _UPLOAD_AT = select(Upload).where(

@@ -21,15 +21,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.errors import IrisError, Unprocessable
-from app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
-from app.media.page_images import page_pngs
-from app.persistence.models import Message as MessageRow
-from app.persistence.models import Upload
-from app.runs.content.usage import attachment_estimate
-from app.storage.base import Storage
-from providers import AudioPart, Capabilities, DocumentPart, ImagePart, ModelSpec, Provider, TextPart
-from providers.messages import Part
+from iris.app.errors import IrisError, Unprocessable
+from iris.app.media.documents import DEFAULT_WORKER_MEMORY_BYTES
+from iris.app.media.page_images import page_pngs
+from iris.app.persistence.models import Message as MessageRow
+from iris.app.persistence.models import Upload
+from iris.app.runs.content.usage import attachment_estimate
+from iris.app.storage.base import Storage
+from iris.providers import AudioPart, Capabilities, DocumentPart, ImagePart, ModelSpec, Provider, TextPart
+from iris.providers.messages import Part
 
 Delivery = Literal["native", "text", "omitted"]
 NOTICES_KEY = "iris/attachmentNotices"
@@ -279,7 +279,7 @@ async def _page_images(
     rendering: PageRendering,
 ) -> dict[int, ImagePart]:
     """``pages`` (1-based) of the PDF as PNG parts, each within the model's edge and bytes, rendered once
-    per stored document and size (:mod:`app.media.page_images`); a page that does not render (or is
+    per stored document and size (:mod:`iris.app.media.page_images`); a page that does not render (or is
     too big) is left out, and told as "no text" (history never fails a run)."""
     if not pages:
         return {}

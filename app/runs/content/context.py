@@ -5,7 +5,7 @@ images are re-resolved from their canonical parts and delivered per the model's 
 (normalised, inline or by fresh signed URL). When a thread holds more images than the model takes in
 one request, the newest are kept and older ones become a short text note. Documents and audio are
 read from storage and sent natively, as their text, or left out with a note
-(:mod:`app.runs.content.attachments`).
+(:mod:`iris.app.runs.content.attachments`).
 """
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ from typing import Any
 
 import msgspec
 
-from app.media.pipeline import ImageDelivery, ImageRef, check_request_size, delivers_by_url, image_budget
-from app.persistence.models import Message as MessageRow
-from app.runs.content.attachments import (
+from iris.app.media.pipeline import ImageDelivery, ImageRef, check_request_size, delivers_by_url, image_budget
+from iris.app.persistence.models import Message as MessageRow
+from iris.app.runs.content.attachments import (
     DEFAULT_PAGE_RENDERING,
     PageRendering,
     deleted_note,
     model_attachments,
     native_bytes,
 )
-from app.runs.content.parts import image_parts
-from app.runs.content.reasoning import reasoning_from_stored
-from app.runs.content.tool_results import image_parts_of, model_text, place_images, result_part
-from providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
-from providers.messages import Part
+from iris.app.runs.content.parts import image_parts
+from iris.app.runs.content.reasoning import reasoning_from_stored
+from iris.app.runs.content.tool_results import image_parts_of, model_text, place_images, result_part
+from iris.providers import Capabilities, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from iris.providers.messages import Part
 
 
 def thread_images(history: Sequence[MessageRow], deleted: Set[str] = frozenset()) -> list[dict[str, Any]]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from app.runs.content.usage import BillableUsage
-from app.schemas.agents import AgentRef
-from providers.wire import WireStruct
+from iris.app.runs.content.usage import BillableUsage
+from iris.app.schemas.agents import AgentRef
+from iris.providers.wire import WireStruct
 
 WORKER_OUTPUT_KEY = "iris/workerAgentOutput"
 TOOL_OUTPUT_KEY = "iris/toolAgentOutput"
@@ -24,7 +24,7 @@ TRACEPARENT_KEY = "iris/traceparent"
 """On ``RUN_STARTED``, when tracing is on: the run's ``invoke_agent`` span as a W3C ``traceparent``
 (a follower in another process joins the run's trace with it)."""
 AGENT_KEY = "iris/agent"
-"""On ``RUN_STARTED``: the agent and version the run uses (:class:`~app.schemas.agents.AgentRef`)."""
+"""On ``RUN_STARTED``: the agent and version the run uses (:class:`~iris.app.schemas.agents.AgentRef`)."""
 
 
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):

@@ -2,7 +2,7 @@
 
 Every attachment (image, document, audio) is resolved to a recorded upload of the caller and this
 thread — through the attachment URL policy for URLs, by owner and thread for legacy upload ids, or
-made one from its inline bytes (:mod:`app.media.inline_uploads`) — and
+made one from its inline bytes (:mod:`iris.app.media.inline_uploads`) — and
 stored by bucket/path/type/size, never as the signed URL it arrived with. The upload must be of the
 kind the part said (a ``document`` part naming an image is refused).
 """
@@ -13,15 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.agui.input import AttachmentKind, InboundAttachment, inline_data_unsupported
-from app.errors import Unprocessable
-from app.media.inline_uploads import InlineUploads
-from app.media.uploads import upload_kind
-from app.persistence.models import Message, Upload
-from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.content.attachments import audio_part, document_part, stored_fields
-from app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
-from app.settings import Settings
+from iris.app.agui.input import AttachmentKind, InboundAttachment, inline_data_unsupported
+from iris.app.errors import Unprocessable
+from iris.app.media.inline_uploads import InlineUploads
+from iris.app.media.uploads import upload_kind
+from iris.app.persistence.models import Message, Upload
+from iris.app.persistence.repositories import UploadRepository, parse_uuid
+from iris.app.runs.content.attachments import audio_part, document_part, stored_fields
+from iris.app.security.url_policy import AttachmentUrlRejected, UrlPolicy, resolve_attachment_url
+from iris.app.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)

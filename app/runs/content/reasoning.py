@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 import uuid_utils
 
-from app.agui.events import (
+from iris.app.agui.events import (
     AgUiEvent,
     ReasoningEncryptedValue,
     ReasoningEnd,
@@ -30,12 +30,12 @@ from app.agui.events import (
     ReasoningMessageStart,
     ReasoningStart,
 )
-from app.errors import Unprocessable
-from providers import Capabilities, ReasoningEffort, ReasoningPart, ReasoningRequest
-from providers import ReasoningDelta as ProviderReasoningDelta
-from providers import ReasoningEnd as ProviderReasoningEnd
-from providers import ReasoningOpaque as ProviderReasoningOpaque
-from providers import ReasoningStart as ProviderReasoningStart
+from iris.app.errors import Unprocessable
+from iris.providers import Capabilities, ReasoningEffort, ReasoningPart, ReasoningRequest
+from iris.providers import ReasoningDelta as ProviderReasoningDelta
+from iris.providers import ReasoningEnd as ProviderReasoningEnd
+from iris.providers import ReasoningOpaque as ProviderReasoningOpaque
+from iris.providers import ReasoningStart as ProviderReasoningStart
 
 REASONING_NOTE_KEY = "iris/reasoning"
 """``RUN_STARTED.metadata`` key saying the reasoning asked for was ignored, and why."""

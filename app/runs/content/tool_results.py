@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers import Capabilities, ImagePart, Message, TextPart, ToolResultPart
-from providers.messages import Part
+from iris.providers import Capabilities, ImagePart, Message, TextPart, ToolResultPart
+from iris.providers.messages import Part
 
 FAILED = "the tool failed"
 

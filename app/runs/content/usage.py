@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.agui.events import TokenUsage
-from app.media.image_tokens import fitted
-from providers import (
+from iris.app.agui.events import TokenUsage
+from iris.app.media.image_tokens import fitted
+from iris.providers import (
     Capabilities,
     ImageFormula,
     ImagePart,
@@ -26,8 +26,8 @@ from providers import (
     Usage,
     image_formulas,
 )
-from providers.vendor_facts import vendor_facts
-from providers.wire import WireStruct
+from iris.providers.vendor_facts import vendor_facts
+from iris.providers.wire import WireStruct
 
 USAGE_KEY = "iris/usage"
 """``RUN_FINISHED.metadata`` key of the run's :class:`BillableUsage`."""

@@ -4,7 +4,7 @@ Every message follows a parent (``None`` for a first message), so an edit adds a
 message and a regeneration a sibling of the answer. The session's *active line* is the path from a
 first message to its active leaf: it is what history shows and the model sees. Moving to another line
 marks the messages that leave it superseded and clears the mark on those that join it (see
-:class:`app.persistence.models.Message`), in the caller's transaction.
+:class:`iris.app.persistence.models.Message`), in the caller's transaction.
 
 Where a run continues from (:func:`branch_point`): a chat edit from the edited message's parent, a
 regeneration from the last user message, and an AG-UI client from the last stored message it sends
@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from app.agui.input import InboundMessage, InboundOther, InboundTool, InboundUser
-from app.errors import Unprocessable
-from app.persistence.models import Message
-from app.persistence.repositories import MessageRepository, TreeRow
+from iris.app.agui.input import InboundMessage, InboundOther, InboundTool, InboundUser
+from iris.app.errors import Unprocessable
+from iris.app.persistence.models import Message
+from iris.app.persistence.repositories import MessageRepository, TreeRow
 
 
 @dataclass(slots=True)

@@ -8,17 +8,17 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-from app.persistence.models import Message
-from app.runs.content.attachments import FALLBACK_KEY, deleted_note
-from app.runs.content.parts import UPLOADED_KINDS
-from app.runs.content.tool_results import image_parts_of
-from app.runs.conversations.branches import Tree
-from app.schemas.agents import AgentRef
-from app.schemas.chat import AudioPartOut as ChatAudioOut
-from app.schemas.chat import ChatMessageOut, ChatToolCallOut, ReasoningPartOut
-from app.schemas.chat import DocumentPartOut as ChatDocumentOut
-from app.schemas.chat import ImagePartOut as ChatImageOut
-from app.schemas.history import (
+from iris.app.persistence.models import Message
+from iris.app.runs.content.attachments import FALLBACK_KEY, deleted_note
+from iris.app.runs.content.parts import UPLOADED_KINDS
+from iris.app.runs.content.tool_results import image_parts_of
+from iris.app.runs.conversations.branches import Tree
+from iris.app.schemas.agents import AgentRef
+from iris.app.schemas.chat import AudioPartOut as ChatAudioOut
+from iris.app.schemas.chat import ChatMessageOut, ChatToolCallOut, ReasoningPartOut
+from iris.app.schemas.chat import DocumentPartOut as ChatDocumentOut
+from iris.app.schemas.chat import ImagePartOut as ChatImageOut
+from iris.app.schemas.history import (
     AudioMetadataOut,
     AudioPartOut,
     BinaryPartOut,
@@ -33,8 +33,8 @@ from app.schemas.history import (
     ToolCallOut,
     UrlSourceOut,
 )
-from app.storage.base import SignedUrl
-from app.storage.signing import with_urls
+from iris.app.storage.base import SignedUrl
+from iris.app.storage.signing import with_urls
 
 HistoryFormat = Literal["binary", "ag-ui"]
 P = TypeVar("P")

@@ -1,4 +1,4 @@
-"""A session taken out: its whole tree as JSON (:class:`~app.schemas.session_export.SessionExport`),
+"""A session taken out: its whole tree as JSON (:class:`~iris.app.schemas.session_export.SessionExport`),
 or its active line as Markdown for reading, images as links. Image URLs are signed for this export.
 """
 
@@ -9,10 +9,10 @@ import re
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
-from app.persistence.models import ChatSession, Message
-from app.persistence.repositories import utcnow
-from app.runs.content.attachments import deleted_note
-from app.schemas.session_export import (
+from iris.app.persistence.models import ChatSession, Message
+from iris.app.persistence.repositories import utcnow
+from iris.app.runs.content.attachments import deleted_note
+from iris.app.schemas.session_export import (
     EXPORT_FORMAT,
     EXPORT_VERSION,
     ExportImagePart,
@@ -25,7 +25,7 @@ from app.schemas.session_export import (
     ExportToolCall,
     SessionExport,
 )
-from app.storage.base import SignedUrl
+from iris.app.storage.base import SignedUrl
 
 ROLE_HEADINGS = {"user": "You", "assistant": "Assistant", "tool": "Tool"}
 

@@ -20,24 +20,24 @@ import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
 from uuid_utils.compat import uuid7
 
-from app.errors import Forbidden, Unprocessable
-from app.media.uploads import upload_path
-from app.mime import EXTENSION_BY_MIME
-from app.persistence.models import Agent, ChatSession, Message, Upload
-from app.persistence.repositories import (
+from iris.app.errors import Forbidden, Unprocessable
+from iris.app.media.uploads import upload_path
+from iris.app.mime import EXTENSION_BY_MIME
+from iris.app.persistence.models import Agent, ChatSession, Message, Upload
+from iris.app.persistence.repositories import (
     MessageRepository,
     SessionRepository,
     UploadRepository,
     parse_uuid,
     utcnow,
 )
-from app.runs.content.outputs import ToolAgentOutput, WorkerAgentOutput
-from app.runs.content.parts import image_part
-from app.schemas.session_export import ExportImagePart, ExportMessage, ExportReasoningPart, SessionExport
-from app.security.auth import Principal
-from app.settings import Settings
-from app.storage.base import ObjectNotFound, Storage
-from app.threads import is_client_id
+from iris.app.runs.content.outputs import ToolAgentOutput, WorkerAgentOutput
+from iris.app.runs.content.parts import image_part
+from iris.app.schemas.session_export import ExportImagePart, ExportMessage, ExportReasoningPart, SessionExport
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.app.storage.base import ObjectNotFound, Storage
+from iris.app.threads import is_client_id
 
 MAX_ID_LENGTH = 128
 MAX_TITLE_LENGTH = 200

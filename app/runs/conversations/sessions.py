@@ -1,14 +1,14 @@
 """Keeping a conversation: its entry in the sessions list, and switching which line of its tree is
-shown and continued (:mod:`app.runs.conversations.branches`)."""
+shown and continued (:mod:`iris.app.runs.conversations.branches`)."""
 
 from __future__ import annotations
 
-from app.errors import Conflict, NotFound, Unprocessable
-from app.persistence.models import ChatSession
-from app.persistence.repositories import MessageRepository, RunRepository
-from app.runs.conversations.branches import Tree
-from app.schemas.chat import SessionOut
-from app.schemas.sessions import ActiveLineOut
+from iris.app.errors import Conflict, NotFound, Unprocessable
+from iris.app.persistence.models import ChatSession
+from iris.app.persistence.repositories import MessageRepository, RunRepository
+from iris.app.runs.conversations.branches import Tree
+from iris.app.schemas.chat import SessionOut
+from iris.app.schemas.sessions import ActiveLineOut
 
 
 def session_out(row: ChatSession) -> SessionOut:

@@ -8,7 +8,7 @@ results land in the database. The manager also keeps runs honest across processe
 - at start-up and on the same beat it fails runs whose heartbeat stopped more than ``stale_seconds``
   ago — their process died — and appends the ``RUN_ERROR`` that ends their event log, so a
   re-attaching client always reaches a terminal event; its id is above any the dead process may have
-  streamed without logging (:data:`~app.runs.store.event_store.MAX_UNLOGGED`), so ids never go backwards;
+  streamed without logging (:data:`~iris.app.runs.store.event_store.MAX_UNLOGGED`), so ids never go backwards;
 - a run that ended while the database was unavailable (its stream got ``RUN_ERROR``
   ``database_unavailable``, unrecorded) stays alive in the heartbeat, and on each beat its ending is
   written again until it lands, so the log says what the client saw;
@@ -26,17 +26,17 @@ from uuid import UUID
 
 import msgspec
 
-from app.agui.events import RunError, now_ms
-from app.errors import Conflict
-from app.persistence.availability import cause, database_unavailable
-from app.persistence.db import session_scope
-from app.persistence.repositories import RunEventRepository, RunRepository, utcnow
-from app.runs.engine.orchestrator import Orchestrator
-from app.runs.engine.services import RunServices
-from app.runs.intake.plan import RunPlan
-from app.runs.store.event_store import MAX_UNLOGGED, EventStore, RunLost
-from app.runs.store.live import FollowerLimits, RunChannel, Subscription
-from app.runs.store.notices import LogWakeups
+from iris.app.agui.events import RunError, now_ms
+from iris.app.errors import Conflict
+from iris.app.persistence.availability import cause, database_unavailable
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.repositories import RunEventRepository, RunRepository, utcnow
+from iris.app.runs.engine.orchestrator import Orchestrator
+from iris.app.runs.engine.services import RunServices
+from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.store.event_store import MAX_UNLOGGED, EventStore, RunLost
+from iris.app.runs.store.live import FollowerLimits, RunChannel, Subscription
+from iris.app.runs.store.notices import LogWakeups
 
 log = logging.getLogger("iris.runs")
 
@@ -81,7 +81,8 @@ class RunManager:
         self, plan: RunPlan, *, intake: Callable[[], asyncio.Future[None]] | None = None
     ) -> tuple[RunChannel, Subscription]:
         """Start executing ``plan`` (``intake``: starts the commit of its intake, see
-        :class:`~app.runs.store.event_store.EventStore`); returns its channel, already subscribed (no event
+        :class:`~iris.app.runs.store.event_store.EventStore`); returns its channel, already subscribed (no
+        event
         can be missed). Raises 409 ``run_in_progress`` when this process already runs the thread."""
         thread = (plan.owner_id, plan.thread_id)
         if thread in self._threads:

@@ -1,11 +1,12 @@
 """One model turn: one provider stream, translated into AG-UI events as it arrives.
 
-Reasoning goes through the turn's :class:`~app.runs.content.reasoning.ReasoningStream`; the answer's text
+Reasoning goes through the turn's :class:`~iris.app.runs.content.reasoning.ReasoningStream`; the answer's text
 message opens lazily, once that reasoning is closed; tool calls stream as ``TOOL_CALL_*`` events under
 it, and the turn's usage is counted. The stream is paced by the run's deadlines
-(:func:`~app.runs.intake.deadlines.paced`) and falls back to inline images when a vendor cannot fetch an image
-URL (:func:`~app.media.pipeline.stream_with_inline_fallback`). What to do with the calls is the tool
-loop's (:mod:`app.runs.engine.tool_loop`).
+(:func:`~iris.app.runs.intake.deadlines.paced`) and falls back to inline images when a vendor cannot fetch an
+image
+URL (:func:`~iris.app.media.pipeline.stream_with_inline_fallback`). What to do with the calls is the tool
+loop's (:mod:`iris.app.runs.engine.tool_loop`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 import msgspec
 import uuid_utils
 
-from app.agui.events import (
+from iris.app.agui.events import (
     AgUiEvent,
     ReasoningMessageContent,
     TextMessageContent,
@@ -29,16 +30,16 @@ from app.agui.events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from app.media.pipeline import stream_with_inline_fallback
-from app.runs.content.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
-from app.runs.content.reasoning import ProviderReasoningEvent, ReasoningStream
-from app.runs.content.usage import Counts, billable, request_attachment_tokens, request_image_tokens
-from app.runs.intake.deadlines import Deadlines, is_progress, paced
-from app.runs.intake.fallbacks import AttemptLog, retry_after, retryable_code
-from app.runs.intake.plan import RunPlan
-from app.runs.store.event_store import EventSink
-from app.telemetry import ChatTelemetry, RunTelemetry
-from providers import (
+from iris.app.media.pipeline import stream_with_inline_fallback
+from iris.app.runs.content.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
+from iris.app.runs.content.reasoning import ProviderReasoningEvent, ReasoningStream
+from iris.app.runs.content.usage import Counts, billable, request_attachment_tokens, request_image_tokens
+from iris.app.runs.intake.deadlines import Deadlines, is_progress, paced
+from iris.app.runs.intake.fallbacks import AttemptLog, retry_after, retryable_code
+from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.store.event_store import EventSink
+from iris.app.telemetry import ChatTelemetry, RunTelemetry
+from iris.providers import (
     Finish,
     Message,
     ReasoningDelta,
@@ -49,11 +50,11 @@ from providers import (
     TextDelta,
     Usage,
 )
-from providers import ToolCallArgs as ProviderToolCallArgs
-from providers import ToolCallEnd as ProviderToolCallEnd
-from providers import ToolCallStart as ProviderToolCallStart
-from providers import Warning as ProviderWarning
-from providers.vendor_facts import telemetry_name
+from iris.providers import ToolCallArgs as ProviderToolCallArgs
+from iris.providers import ToolCallEnd as ProviderToolCallEnd
+from iris.providers import ToolCallStart as ProviderToolCallStart
+from iris.providers import Warning as ProviderWarning
+from iris.providers.vendor_facts import telemetry_name
 
 log = logging.getLogger("iris.runs")
 
@@ -127,7 +128,7 @@ class ModelTurns:
         request inside its own ``chat {model}`` span (the vendor's HTTP request and the intake commit
         are its children). A retryable failure before the turn emitted anything is tried again on the
         same model, within its retry policy and the first-token deadline
-        (:mod:`app.runs.intake.fallbacks`)."""
+        (:mod:`iris.app.runs.intake.fallbacks`)."""
         plan = self.plan
         loop = asyncio.get_running_loop()
         started = loop.time()

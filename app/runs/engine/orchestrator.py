@@ -1,10 +1,10 @@
 """The orchestrator: one run from ``RUN_STARTED`` to its single terminal event.
 
-The plan comes checked from :mod:`app.runs.intake.prepare`. Its model turns stream through
-:mod:`app.runs.engine.model_turn` (provider events become AG-UI events) and
-:mod:`app.runs.engine.tool_loop` runs the tools they call and feeds their results back (a bounded number
+The plan comes checked from :mod:`iris.app.runs.intake.prepare`. Its model turns stream through
+:mod:`iris.app.runs.engine.model_turn` (provider events become AG-UI events) and
+:mod:`iris.app.runs.engine.tool_loop` runs the tools they call and feeds their results back (a bounded number
 of model turns); every event goes to the run's sink (the
-:class:`~app.runs.store.event_store.EventStore`). Here the run starts, can be cancelled, and ends: with
+:class:`~iris.app.runs.store.event_store.EventStore`). Here the run starts, can be cancelled, and ends: with
 ``RUN_FINISHED`` and its outcome, or — any failure once the stream has started — exactly one
 ``RUN_ERROR`` with a stable code and a message safe to show; the database then holds no assistant or
 tool rows for the run.
@@ -18,7 +18,7 @@ import logging
 
 import msgspec
 
-from app.agui.events import (
+from iris.app.agui.events import (
     PROTOCOL_VERSION,
     CancelledOutcome,
     Outcome,
@@ -28,31 +28,31 @@ from app.agui.events import (
     TokenUsage,
     now_ms,
 )
-from app.catalogue.views import key_hint
-from app.errors import IrisError
-from app.persistence.availability import cause, database_unavailable, one_line
-from app.runs.content.attachments import NOTICES_KEY
-from app.runs.content.outputs import (
+from iris.app.catalogue.views import key_hint
+from iris.app.errors import IrisError
+from iris.app.persistence.availability import cause, database_unavailable, one_line
+from iris.app.runs.content.attachments import NOTICES_KEY
+from iris.app.runs.content.outputs import (
     AGENT_KEY,
     IGNORED_RESUME_KEY,
     TRACE_ID_KEY,
     TRACEPARENT_KEY,
     USER_MESSAGE_KEY,
 )
-from app.runs.content.reasoning import REASONING_NOTE_KEY
-from app.runs.content.usage import USAGE_KEY, Counts, billable, token_usage
-from app.runs.engine.model_turn import Builder, ModelTurns, Turn
-from app.runs.engine.services import RunServices
-from app.runs.engine.tool_loop import CallCancelled, ToolLoop
-from app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
-from app.runs.intake.deadlines import RUN_CODE, DeadlineExceeded
-from app.runs.intake.fallbacks import AttemptLog, ModelChoice, attempts_metadata, retryable_code
-from app.runs.intake.plan import RunPlan
-from app.runs.store.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
-from app.storage.base import StorageError
-from app.telemetry import RunTelemetry
-from providers import ProviderError, RequestOptions, UnsupportedPartError
-from providers.vendor_facts import telemetry_name
+from iris.app.runs.content.reasoning import REASONING_NOTE_KEY
+from iris.app.runs.content.usage import USAGE_KEY, Counts, billable, token_usage
+from iris.app.runs.engine.model_turn import Builder, ModelTurns, Turn
+from iris.app.runs.engine.services import RunServices
+from iris.app.runs.engine.tool_loop import CallCancelled, ToolLoop
+from iris.app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
+from iris.app.runs.intake.deadlines import RUN_CODE, DeadlineExceeded
+from iris.app.runs.intake.fallbacks import AttemptLog, ModelChoice, attempts_metadata, retryable_code
+from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.store.event_store import EventSink, IntakeNotStored, InvalidOutput, RunLost
+from iris.app.storage.base import StorageError
+from iris.app.telemetry import RunTelemetry
+from iris.providers import ProviderError, RequestOptions, UnsupportedPartError
+from iris.providers.vendor_facts import telemetry_name
 
 log = logging.getLogger("iris.runs")
 

@@ -1,4 +1,4 @@
-"""What every run shares, built once per app (:func:`app.asgi.create_app`)."""
+"""What every run shares, built once per app (:func:`iris.app.asgi.create_app`)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.catalogue.cache import CatalogueCache
-from app.media.pipeline import ImageDelivery
-from app.media.tool_media import MediaStore
-from app.runs.content.attachments import DEFAULT_PAGE_RENDERING, PageRendering
-from app.runs.intake.deadlines import Deadlines
-from app.runs.intake.fallbacks import Cooldowns
-from app.runs.intake.toolbox import Toolbox
-from app.storage.base import Storage
-from app.telemetry import Telemetry
+from iris.app.catalogue.cache import CatalogueCache
+from iris.app.media.pipeline import ImageDelivery
+from iris.app.media.tool_media import MediaStore
+from iris.app.runs.content.attachments import DEFAULT_PAGE_RENDERING, PageRendering
+from iris.app.runs.intake.deadlines import Deadlines
+from iris.app.runs.intake.fallbacks import Cooldowns
+from iris.app.runs.intake.toolbox import Toolbox
+from iris.app.storage.base import Storage
+from iris.app.telemetry import Telemetry
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,4 +40,5 @@ class RunServices:
     page_rendering: PageRendering = DEFAULT_PAGE_RENDERING
     """The PDF worker's bounds when scanned pages are rendered for a vision model (the fallback)."""
     catalogue: CatalogueCache = field(default_factory=CatalogueCache)
-    """The process's copy of the catalogue, valid while its generation is current (app.catalogue.cache)."""
+    """The process's copy of the catalogue, valid while its generation is current
+    (iris.app.catalogue.cache)."""

@@ -17,19 +17,19 @@ from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.agui.sse import HEADERS, FrameSource, LastChunk, relay
-from app.errors import Unprocessable
-from app.media.inline_uploads import InlineUploads
-from app.persistence.db import holds_write_turn, session_scope
-from app.persistence.models import POSITION_MAX
-from app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
-from app.runs.content.outputs import TRACEPARENT_KEY
-from app.runs.engine.manager import RunManager
-from app.runs.intake.plan import Repositories, RunPlan
-from app.runs.store.event_store import IntakeNotStored
-from app.runs.store.live import LoggedFrames
-from app.settings import Settings
-from app.telemetry import Telemetry
+from iris.app.agui.sse import HEADERS, FrameSource, LastChunk, relay
+from iris.app.errors import Unprocessable
+from iris.app.media.inline_uploads import InlineUploads
+from iris.app.persistence.db import holds_write_turn, session_scope
+from iris.app.persistence.models import POSITION_MAX
+from iris.app.persistence.repositories import IntakeRows, RunEventRepository, SessionRepository
+from iris.app.runs.content.outputs import TRACEPARENT_KEY
+from iris.app.runs.engine.manager import RunManager
+from iris.app.runs.intake.plan import Repositories, RunPlan
+from iris.app.runs.store.event_store import IntakeNotStored
+from iris.app.runs.store.live import LoggedFrames
+from iris.app.settings import Settings
+from iris.app.telemetry import Telemetry
 
 
 class Intake:
@@ -39,7 +39,7 @@ class Intake:
     :func:`start_stream` hands it to the run, which starts the commit once the model is being asked
     (the flush and commit then overlap the vendor's latency instead of preceding it); the event store
     writes nothing before that commit, and a commit that fails ends the run with one ``RUN_ERROR``
-    (:class:`~app.runs.store.event_store.IntakeNotStored`) and nothing stored. The run's inline documents
+    (:class:`~iris.app.runs.store.event_store.IntakeNotStored`) and nothing stored. The run's inline documents
     and audio (``inline``) are stored as objects just before the hand-over; a refusal or a failed
     commit removes them again.
     """
@@ -159,7 +159,8 @@ def sse(body: AsyncIterator[bytes]) -> Stream:
 
 
 class EventStream(Stream):
-    """Litestar's ``Stream`` for a :func:`~app.agui.sse.relay` body: its :class:`~app.agui.sse.LastChunk`
+    """Litestar's ``Stream`` for a :func:`~iris.app.agui.sse.relay` body: its
+    :class:`~iris.app.agui.sse.LastChunk`
     goes out with the response's end. Litestar ends a stream with an empty last body, which uvicorn
     writes on its own (the chunked terminator): a second socket write, and a second wake-up of the
     client, for every stream."""

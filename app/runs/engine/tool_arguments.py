@@ -18,7 +18,7 @@ import jsonschema.exceptions
 import jsonschema.validators
 import referencing.exceptions
 
-from tools import ToolFailed
+from iris.tools import ToolFailed
 
 
 def parse_arguments(arguments: str, schema: Mapping[str, Any]) -> dict[str, Any]:

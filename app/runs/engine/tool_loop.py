@@ -4,7 +4,7 @@ A turn that calls server tools has them run here, and their results go back to t
 turn. A call to a tool that needs approval ends the run with an interrupt (a later run's ``resume``
 answers it, and is acted on here first); a frontend tool's call ends it with the call pending (the
 client runs it and sends its answer with the next run). The turns themselves are
-:mod:`app.runs.engine.model_turn`'s.
+:mod:`iris.app.runs.engine.model_turn`'s.
 """
 
 from __future__ import annotations
@@ -21,33 +21,33 @@ from typing import Any
 import msgspec
 import uuid_utils
 
-from app.agui.events import Interrupt, InterruptOutcome, Outcome, SuccessOutcome, ToolCallResult
-from app.errors import IrisError
-from app.media.pipeline import image_budget
-from app.media.tool_media import ResultTooLarge, canonical_parts, check_limits
-from app.persistence.db import session_scope
-from app.persistence.repositories import UploadRepository, parse_uuid
-from app.runs.content.context import image_ref, model_messages, reserved_bytes, thread_images
-from app.runs.content.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
-from app.runs.content.tool_results import (
+from iris.app.agui.events import Interrupt, InterruptOutcome, Outcome, SuccessOutcome, ToolCallResult
+from iris.app.errors import IrisError
+from iris.app.media.pipeline import image_budget
+from iris.app.media.tool_media import ResultTooLarge, canonical_parts, check_limits
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.repositories import UploadRepository, parse_uuid
+from iris.app.runs.content.context import image_ref, model_messages, reserved_bytes, thread_images
+from iris.app.runs.content.outputs import TOOL_OUTPUT_KEY, ToolAgentOutput
+from iris.app.runs.content.tool_results import (
     declined_summary,
     image_parts_of,
     model_text,
     place_images,
     result_part,
 )
-from app.runs.engine.model_turn import Builder, Turn
-from app.runs.engine.services import RunServices
-from app.runs.engine.tool_arguments import argument_problem, parse_arguments
-from app.runs.intake.interrupts import ResumeDecision, approval_interrupt
-from app.runs.intake.plan import RunPlan
-from app.runs.intake.toolbox import RunTool
-from app.runs.store.event_store import EventSink
-from app.storage.signing import sign_image_parts, with_urls
-from app.telemetry import RunTelemetry
-from providers import ImagePart, Message, RequestOptions, TextPart, ToolCallPart
-from providers.http import b64
-from tools import TextContent, ToolContext, ToolFailed, ToolResult
+from iris.app.runs.engine.model_turn import Builder, Turn
+from iris.app.runs.engine.services import RunServices
+from iris.app.runs.engine.tool_arguments import argument_problem, parse_arguments
+from iris.app.runs.intake.interrupts import ResumeDecision, approval_interrupt
+from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.intake.toolbox import RunTool
+from iris.app.runs.store.event_store import EventSink
+from iris.app.storage.signing import sign_image_parts, with_urls
+from iris.app.telemetry import RunTelemetry
+from iris.providers import ImagePart, Message, RequestOptions, TextPart, ToolCallPart
+from iris.providers.http import b64
+from iris.tools import TextContent, ToolContext, ToolFailed, ToolResult
 
 log = logging.getLogger("iris.runs")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from app.agui.input import RunAgentInput
-from app.errors import IrisError, NotFound, Unprocessable
-from app.runs.intake.plan import Rewind
-from app.schemas.chat import ChatRequest
+from iris.app.agui.input import RunAgentInput
+from iris.app.errors import IrisError, NotFound, Unprocessable
+from iris.app.runs.intake.plan import Rewind
+from iris.app.schemas.chat import ChatRequest
 
 _ENGINE_FIELD = "messages[0].content"
 

@@ -5,7 +5,7 @@ resets, and an overall deadline per run.
 A vendor that answers 200 and then sends only SSE comments or keep-alives yields no provider events,
 so it makes no progress here, whatever it does on the wire. The deadlines are settings
 (``IRIS_*_TIMEOUT_SECONDS``) that a model's catalogue ``options`` may override with the keys in
-:data:`app.catalogue.options.DEADLINE_OPTIONS` — the one place the core reads them from.
+:data:`iris.app.catalogue.options.DEADLINE_OPTIONS` — the one place the core reads them from.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.catalogue.options import FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION
-from providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart, ToolCallArgs
-from providers import Warning as ProviderWarning
+from iris.app.catalogue.options import FIRST_TOKEN_OPTION, IDLE_OPTION, RUN_OPTION
+from iris.providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart, ToolCallArgs
+from iris.providers import Warning as ProviderWarning
 
 FIRST_TOKEN_CODE = "provider_timeout"  # noqa: S105 (an error code)
 IDLE_CODE = "provider_idle_timeout"

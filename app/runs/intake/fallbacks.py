@@ -21,25 +21,25 @@ from typing import TypeVar
 
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.catalogue.cache import ModelLookup
-from app.catalogue.views import model_spec
-from app.errors import IrisError, Unprocessable
-from app.media.pipeline import check_images
-from app.persistence.db import session_scope
-from app.persistence.models import Message as MessageRow
-from app.persistence.models import ModelRow
-from app.persistence.repositories import CooldownRepository
-from app.runs.content.attachments import check_new_attachments
-from app.runs.content.context import check_request_fits, sent_images
-from app.runs.content.reasoning import ReasoningControl
-from app.runs.intake.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
-from app.runs.intake.knobs import check_parameters
-from app.runs.intake.resolution import RunnableModel, runnable
-from app.settings import Settings
-from app.telemetry import Telemetry
-from providers import Capabilities, ModelSpec, Provider, ProviderError, RequestOptions, ToolSpec
-from providers.registry import ProviderRegistry
-from providers.wire import WireStruct
+from iris.app.catalogue.cache import ModelLookup
+from iris.app.catalogue.views import model_spec
+from iris.app.errors import IrisError, Unprocessable
+from iris.app.media.pipeline import check_images
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.models import Message as MessageRow
+from iris.app.persistence.models import ModelRow
+from iris.app.persistence.repositories import CooldownRepository
+from iris.app.runs.content.attachments import check_new_attachments
+from iris.app.runs.content.context import check_request_fits, sent_images
+from iris.app.runs.content.reasoning import ReasoningControl
+from iris.app.runs.intake.deadlines import FIRST_TOKEN_CODE, DeadlineExceeded
+from iris.app.runs.intake.knobs import check_parameters
+from iris.app.runs.intake.resolution import RunnableModel, runnable
+from iris.app.settings import Settings
+from iris.app.telemetry import Telemetry
+from iris.providers import Capabilities, ModelSpec, Provider, ProviderError, RequestOptions, ToolSpec
+from iris.providers.registry import ProviderRegistry
+from iris.providers.wire import WireStruct
 
 log = logging.getLogger("iris.runs")
 T = TypeVar("T")
@@ -124,7 +124,7 @@ def retry_after(exc: BaseException) -> float | None:
 
 Suits = Callable[[RunnableModel], ReasoningControl]
 """Checks a fallback against the run's request as the first model was checked (images, audio, tools, knobs,
-reasoning, request size), raising the same :class:`~app.errors.IrisError` when it does not suit; its
+reasoning, request size), raising the same :class:`~iris.app.errors.IrisError` when it does not suit; its
 reasoning request when it does."""
 
 

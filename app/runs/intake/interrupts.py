@@ -18,9 +18,9 @@ from typing import Any, Literal
 import msgspec
 import uuid_utils
 
-from app.agui.events import Interrupt
-from app.agui.input import ResumeEntryIn
-from app.errors import Unprocessable
+from iris.app.agui.events import Interrupt
+from iris.app.agui.input import ResumeEntryIn
+from iris.app.errors import Unprocessable
 
 TOOL_CALL_KEY = "iris/toolCall"
 APPROVAL_SCHEMA: dict[str, Any] = {

@@ -7,8 +7,8 @@ must not get an answer that ignored it.
 
 from __future__ import annotations
 
-from app.errors import Unprocessable
-from providers import Capabilities, RequestOptions
+from iris.app.errors import Unprocessable
+from iris.providers import Capabilities, RequestOptions
 
 NO_OPTIONS = RequestOptions()
 """No knob set: every vendor default."""

@@ -2,10 +2,10 @@
 answers to the thread's open interrupts.
 
 A user message becomes canonical parts (every attachment through the URL policy:
-:mod:`app.runs.content.parts`);
+:mod:`iris.app.runs.content.parts`);
 a tool message must answer one of the thread's frontend tool calls that is still waiting; assistant and
 system messages are never taken. An open interrupt must be answered (``resume``) before the thread
-goes on (:mod:`app.runs.intake.interrupts`).
+goes on (:mod:`iris.app.runs.intake.interrupts`).
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.agui.input import InboundMessage, InboundTool, InboundUser, RunAgentInput
-from app.errors import Unprocessable
-from app.media.inline_uploads import InlineUploads
-from app.persistence.models import Message, Run
-from app.persistence.repositories import UploadRepository, utcnow
-from app.runs.content.context import pending_calls
-from app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
-from app.runs.content.usage import image_part_estimate
-from app.runs.intake.interrupts import ResumeDecision, match_resume
-from app.security.auth import Principal
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from providers import Capabilities, ModelSpec, Provider
+from iris.app.agui.input import InboundMessage, InboundTool, InboundUser, RunAgentInput
+from iris.app.errors import Unprocessable
+from iris.app.media.inline_uploads import InlineUploads
+from iris.app.persistence.models import Message, Run
+from iris.app.persistence.repositories import UploadRepository, utcnow
+from iris.app.runs.content.context import pending_calls
+from iris.app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
+from iris.app.runs.content.usage import image_part_estimate
+from iris.app.runs.intake.interrupts import ResumeDecision, match_resume
+from iris.app.security.auth import Principal
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings
+from iris.providers import Capabilities, ModelSpec, Provider
 
 
 async def new_messages(

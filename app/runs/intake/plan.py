@@ -11,9 +11,9 @@ from uuid import UUID
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.catalogue.cache import CatalogueCache
-from app.persistence.models import Message
-from app.persistence.repositories import (
+from iris.app.catalogue.cache import CatalogueCache
+from iris.app.persistence.models import Message
+from iris.app.persistence.repositories import (
     IntakeRows,
     McpServerRepository,
     MessageRepository,
@@ -21,13 +21,13 @@ from app.persistence.repositories import (
     SessionRepository,
     UploadRepository,
 )
-from app.runs.content.reasoning import NO_REASONING, ReasoningControl
-from app.runs.intake.fallbacks import NO_RETRIES, ModelChoice, RetryPolicy
-from app.runs.intake.interrupts import ResumeDecision
-from app.runs.intake.knobs import NO_OPTIONS
-from app.runs.intake.toolbox import RunTool
-from app.schemas.agents import AgentRef
-from providers import Capabilities, ModelSpec, Provider, RequestOptions, ToolSpec
+from iris.app.runs.content.reasoning import NO_REASONING, ReasoningControl
+from iris.app.runs.intake.fallbacks import NO_RETRIES, ModelChoice, RetryPolicy
+from iris.app.runs.intake.interrupts import ResumeDecision
+from iris.app.runs.intake.knobs import NO_OPTIONS
+from iris.app.runs.intake.toolbox import RunTool
+from iris.app.schemas.agents import AgentRef
+from iris.providers import Capabilities, ModelSpec, Provider, RequestOptions, ToolSpec
 
 
 class Repositories:
@@ -98,11 +98,12 @@ class RunPlan:
     """The client's sampling and format knobs (the OpenAI gateway's), checked against the model's
     ``Capabilities.parameters``; the tool loop adds the system prompt, tools and reasoning."""
     retry: RetryPolicy = NO_RETRIES
-    """How often a turn tries the model again on a retryable failure (:mod:`app.runs.intake.fallbacks`)."""
+    """How often a turn tries the model again on a retryable failure
+    (:mod:`iris.app.runs.intake.fallbacks`)."""
     fallbacks: tuple[ModelChoice, ...] = ()
     """The model's fallbacks that suit this run, in order, each with the run's request built for it."""
     intake_rows: IntakeRows | None = None
-    """What the intake's commit writes (:mod:`app.persistence.repositories.intake_rows`); none for
+    """What the intake's commit writes (:mod:`iris.app.persistence.repositories.intake_rows`); none for
     stateless chat, which stores nothing."""
 
 
@@ -110,7 +111,7 @@ class RunPlan:
 class Rewind:
     """Chat-surface edits of a thread before its run: replace a user message (``edit``) or answer the
     last one again (``regenerate``). Both add a sibling
-    (:mod:`app.runs.conversations.branches`); what they replace stays, superseded, on its own branch."""
+    (:mod:`iris.app.runs.conversations.branches`); what they replace stays, superseded, on its own branch."""
 
     kind: Literal["edit", "regenerate"]
     message_id: str | None = None

@@ -2,11 +2,11 @@
 
 Any failure here is a problem+json answer and no stream: protocol version, thread ownership, run id,
 message shapes, attachment URLs, model resolution and the capability check all come before the
-first event. What the run uses is resolved in :mod:`app.runs.intake.resolution` (thread, agent, model,
-tools) and what it adds in :mod:`app.runs.intake.new_input` (new messages, resumed interrupts); here they
+first event. What the run uses is resolved in :mod:`iris.app.runs.intake.resolution` (thread, agent, model,
+tools) and what it adds in :mod:`iris.app.runs.intake.new_input` (new messages, resumed interrupts); here they
 are checked together and, on success, the new user messages, the ``running`` run row and the thread's
-are handed to the intake's commit (:class:`~app.persistence.repositories.IntakeRows`), which the run
-starts while it calls the model (:mod:`app.runs.engine.streaming`).
+are handed to the intake's commit (:class:`~iris.app.persistence.repositories.IntakeRows`), which the run
+starts while it calls the model (:mod:`iris.app.runs.engine.streaming`).
 """
 
 from __future__ import annotations
@@ -16,25 +16,25 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from app.agui.input import InboundMessage, RunAgentInput, check_protocol_version, parse_messages
-from app.catalogue.cache import CatalogueView
-from app.catalogue.views import model_spec
-from app.errors import Conflict, NotFound, Unprocessable
-from app.media.inline_uploads import InlineUploads
-from app.media.pipeline import check_images
-from app.persistence.models import ChatSession, Message, Run
-from app.persistence.repositories import IntakeRead, IntakeRows, MessageRepository, chain, place
-from app.runs.content.attachments import check_new_attachments, mark_delivery, notices
-from app.runs.content.context import check_request_fits, sent_images
-from app.runs.content.parts import deleted_uploads, image_parts
-from app.runs.content.reasoning import ReasoningControl, reasoning_control
-from app.runs.conversations.branches import BranchPoint, branch_point, leaf_of, line_from
-from app.runs.intake.fallbacks import ModelChoice, Request, fallback_choices, retry_policy
-from app.runs.intake.interrupts import ResumeDecision
-from app.runs.intake.knobs import NO_OPTIONS
-from app.runs.intake.new_input import estimate_images, new_messages, resume_decisions
-from app.runs.intake.plan import Repositories, Rewind, RunPlan
-from app.runs.intake.resolution import (
+from iris.app.agui.input import InboundMessage, RunAgentInput, check_protocol_version, parse_messages
+from iris.app.catalogue.cache import CatalogueView
+from iris.app.catalogue.views import model_spec
+from iris.app.errors import Conflict, NotFound, Unprocessable
+from iris.app.media.inline_uploads import InlineUploads
+from iris.app.media.pipeline import check_images
+from iris.app.persistence.models import ChatSession, Message, Run
+from iris.app.persistence.repositories import IntakeRead, IntakeRows, MessageRepository, chain, place
+from iris.app.runs.content.attachments import check_new_attachments, mark_delivery, notices
+from iris.app.runs.content.context import check_request_fits, sent_images
+from iris.app.runs.content.parts import deleted_uploads, image_parts
+from iris.app.runs.content.reasoning import ReasoningControl, reasoning_control
+from iris.app.runs.conversations.branches import BranchPoint, branch_point, leaf_of, line_from
+from iris.app.runs.intake.fallbacks import ModelChoice, Request, fallback_choices, retry_policy
+from iris.app.runs.intake.interrupts import ResumeDecision
+from iris.app.runs.intake.knobs import NO_OPTIONS
+from iris.app.runs.intake.new_input import estimate_images, new_messages, resume_decisions
+from iris.app.runs.intake.plan import Repositories, Rewind, RunPlan
+from iris.app.runs.intake.resolution import (
     RunAgent,
     RunnableModel,
     offered_frontend_tools,
@@ -44,15 +44,15 @@ from app.runs.intake.resolution import (
     resolve_thread,
     system_prompt,
 )
-from app.runs.intake.toolbox import RunTool, Toolbox
-from app.security.auth import Principal
-from app.security.quotas import admit_run
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from app.storage.base import Storage
-from app.threads import check_thread_id, is_client_id
-from providers import ModelSpec, ToolSpec
-from providers.registry import ProviderRegistry
+from iris.app.runs.intake.toolbox import RunTool, Toolbox
+from iris.app.security.auth import Principal
+from iris.app.security.quotas import admit_run
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings
+from iris.app.storage.base import Storage
+from iris.app.threads import check_thread_id, is_client_id
+from iris.providers import ModelSpec, ToolSpec
+from iris.providers.registry import ProviderRegistry
 
 MAX_ID_LENGTH = 128
 
@@ -358,7 +358,7 @@ async def _intake_rows(
     storage: Storage,
 ) -> tuple[IntakeRows, ModelSpec]:
     """The accepted run's rows, and the model's spec. Nothing here queries: these rows are written by the
-    intake's commit, which runs while the model is being asked (app.runs.engine.streaming), without the
+    intake's commit, which runs while the model is being asked (iris.app.runs.engine.streaming), without the
     ORM's unit of work (IntakeRows). A unique key that a concurrent request took first (the runId, a new
     threadId, a message position) fails that commit: RUN_ERROR run_not_stored."""
     session = thread.session

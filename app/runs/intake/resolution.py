@@ -3,7 +3,7 @@ and model, the tools it offers and its system prompt.
 
 Each is checked on the way — the thread's owner, the thread's agent, guest access, an enabled model the
 agent offers whose provider is registered and whose key is set, client tool names that no server tool
-has — and a refusal is a problem+json answer before anything is stored (:mod:`app.runs.intake.prepare`).
+has — and a refusal is a problem+json answer before anything is stored (:mod:`iris.app.runs.intake.prepare`).
 The run then uses its agent version's instructions, tools, turn budget and models, never the live agent
 row.
 """
@@ -17,19 +17,19 @@ from uuid import UUID
 
 import msgspec
 
-from app.agui.input import RunAgentInput
-from app.catalogue.cache import AgentLookup, ModelLookup
-from app.catalogue.defaults import DEFAULT_AGENT_SLUG
-from app.catalogue.views import effective_capabilities, missing_key
-from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
-from app.persistence.models import ChatSession, ModelRow
-from app.persistence.repositories import McpServerRepository
-from app.runs.intake.toolbox import RunTool, Toolbox
-from app.schemas.agents import AgentRef, AgentSnapshot
-from app.security.auth import Principal
-from app.settings import Settings
-from providers import Capabilities, NoSuchProvider, Provider, ToolSpec
-from providers.registry import ProviderRegistry
+from iris.app.agui.input import RunAgentInput
+from iris.app.catalogue.cache import AgentLookup, ModelLookup
+from iris.app.catalogue.defaults import DEFAULT_AGENT_SLUG
+from iris.app.catalogue.views import effective_capabilities, missing_key
+from iris.app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Unprocessable
+from iris.app.persistence.models import ChatSession, ModelRow
+from iris.app.persistence.repositories import McpServerRepository
+from iris.app.runs.intake.toolbox import RunTool, Toolbox
+from iris.app.schemas.agents import AgentRef, AgentSnapshot
+from iris.app.security.auth import Principal
+from iris.app.settings import Settings
+from iris.providers import Capabilities, NoSuchProvider, Provider, ToolSpec
+from iris.providers.registry import ProviderRegistry
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import msgspec
 
-from app.mcp.config import MissingVariable, ServerConfig
-from app.persistence.models import McpServer
-from app.runs.intake.toolbox import RunTool, Toolbox, mcp_run_tool
-from app.schemas.mcp import McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
+from iris.app.mcp.config import MissingVariable, ServerConfig
+from iris.app.persistence.models import McpServer
+from iris.app.runs.intake.toolbox import RunTool, Toolbox, mcp_run_tool
+from iris.app.schemas.mcp import McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
 
 
 def tool_out(tool: RunTool) -> ToolOut:

@@ -3,7 +3,7 @@ MCP servers, resolved from an agent's tool names into one shape, :class:`RunTool
 
 An agent names a plugin tool (``current_time``), one MCP tool (``charts__chart``) or every tool of an
 MCP server (``mcp:charts/*``). MCP servers are read from the database at each run (so every process
-sees an admin's change) and their tools from the process's live connection (:mod:`app.mcp`); a server
+sees an admin's change) and their tools from the process's live connection (:mod:`iris.app.mcp`); a server
 that is down offers the tools it listed last, or none — a run never waits on it past its connect
 timeout, and never fails because of it.
 """
@@ -15,16 +15,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.mcp.config import ServerConfig
-from app.mcp.pool import McpPool
-from app.persistence.repositories import McpServerRepository
-from providers import ToolSpec
-from tools import Approval, ToolContext, ToolHints, ToolResult, needs_approval
-from tools.names import mcp_tool_name, parse_tool_ref
-from tools.registry import ToolRegistry
+from iris.app.mcp.config import ServerConfig
+from iris.app.mcp.pool import McpPool
+from iris.app.persistence.repositories import McpServerRepository
+from iris.providers import ToolSpec
+from iris.tools import Approval, ToolContext, ToolHints, ToolResult, needs_approval
+from iris.tools.names import mcp_tool_name, parse_tool_ref
+from iris.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from app.mcp.connection import McpTool, ServerConnection
+    from iris.app.mcp.connection import McpTool, ServerConnection
 
 Invoke = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolResult]]
 

@@ -4,7 +4,7 @@ The same checks apply — attachment URL policy (each image must be the caller's
 read from the URL), image limits, capabilities — and the same orchestrator streams the answer, but
 the history is built in memory from the request and nothing is written: no session, run, message or
 event row. No tools are offered. :func:`stateless_run` is the core this surface shares with the OpenAI
-gateway (``app.api.openai``), which also passes the client's tools, knobs and reasoning effort.
+gateway (``iris.app.api.openai``), which also passes the client's tools, knobs and reasoning effort.
 """
 
 from __future__ import annotations
@@ -17,37 +17,37 @@ from typing import Any
 
 from litestar.response import Stream
 
-from app.agui.events import RunError, RunFinished, TextMessageEnd
-from app.agui.input import InboundUser, parse_messages
-from app.agui.sse import relay
-from app.catalogue.cache import ModelLookup
-from app.catalogue.views import model_spec
-from app.errors import BadGateway, Forbidden, IrisError, Unprocessable
-from app.media.pipeline import check_images
-from app.persistence.models import Message
-from app.persistence.repositories import UploadRepository
-from app.runs.content.attachments import check_new_attachments
-from app.runs.content.context import check_request_fits
-from app.runs.content.outputs import WORKER_OUTPUT_KEY
-from app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
-from app.runs.content.reasoning import NO_REASONING, ReasoningControl, reasoning_control
-from app.runs.engine.orchestrator import Orchestrator
-from app.runs.engine.services import RunServices
-from app.runs.engine.streaming import observed, sse
-from app.runs.intake.chat_input import chat_field, message_content
-from app.runs.intake.fallbacks import Request, fallback_choices, retry_policy
-from app.runs.intake.knobs import NO_OPTIONS, check_parameters
-from app.runs.intake.plan import RunPlan
-from app.runs.intake.resolution import RunnableModel, runnable
-from app.runs.store.event_store import LiveOnly
-from app.runs.store.live import RunChannel
-from app.schemas.chat import LlmChatAnswer, LlmChatRequest
-from app.security.auth import Principal
-from app.security.url_policy import UrlPolicy
-from app.settings import Settings
-from app.threads import thread_from_segment
-from providers import RequestOptions, ToolSpec
-from providers.registry import ProviderRegistry
+from iris.app.agui.events import RunError, RunFinished, TextMessageEnd
+from iris.app.agui.input import InboundUser, parse_messages
+from iris.app.agui.sse import relay
+from iris.app.catalogue.cache import ModelLookup
+from iris.app.catalogue.views import model_spec
+from iris.app.errors import BadGateway, Forbidden, IrisError, Unprocessable
+from iris.app.media.pipeline import check_images
+from iris.app.persistence.models import Message
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.runs.content.attachments import check_new_attachments
+from iris.app.runs.content.context import check_request_fits
+from iris.app.runs.content.outputs import WORKER_OUTPUT_KEY
+from iris.app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
+from iris.app.runs.content.reasoning import NO_REASONING, ReasoningControl, reasoning_control
+from iris.app.runs.engine.orchestrator import Orchestrator
+from iris.app.runs.engine.services import RunServices
+from iris.app.runs.engine.streaming import observed, sse
+from iris.app.runs.intake.chat_input import chat_field, message_content
+from iris.app.runs.intake.fallbacks import Request, fallback_choices, retry_policy
+from iris.app.runs.intake.knobs import NO_OPTIONS, check_parameters
+from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.intake.resolution import RunnableModel, runnable
+from iris.app.runs.store.event_store import LiveOnly
+from iris.app.runs.store.live import RunChannel
+from iris.app.schemas.chat import LlmChatAnswer, LlmChatRequest
+from iris.app.security.auth import Principal
+from iris.app.security.url_policy import UrlPolicy
+from iris.app.settings import Settings
+from iris.app.threads import thread_from_segment
+from iris.providers import RequestOptions, ToolSpec
+from iris.providers.registry import ProviderRegistry
 
 _THREAD_IN_PATH = re.compile(r"/agent-inputs/[^/]+/([^/]+)/uploads/")
 

@@ -1,5 +1,5 @@
 """A stateless run as a stream of AG-UI events in memory, for surfaces that speak another wire format
-(the OpenAI gateway, ``app.api.openai``): the same orchestrator as ``/api/llm/chat``, nothing stored,
+(the OpenAI gateway, ``iris.app.api.openai``): the same orchestrator as ``/api/llm/chat``, nothing stored,
 and the run stops when the consumer does (a client that closes its stream cancels the vendor call).
 """
 
@@ -8,18 +8,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
-from app.runs.engine.orchestrator import Orchestrator
-from app.runs.engine.services import RunServices
-from app.runs.intake.plan import RunPlan
-from app.runs.store.event_store import BATCH_EVENTS
-from app.runs.store.live import SEND_TURNS
+from iris.app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
+from iris.app.runs.engine.orchestrator import Orchestrator
+from iris.app.runs.engine.services import RunServices
+from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.store.event_store import BATCH_EVENTS
+from iris.app.runs.store.live import SEND_TURNS
 
 
 class _Queued:
     """An event sink handing each event to the consumer as it is emitted; nothing is written.
 
-    Like a run's channel (``app.runs.store.live.RunChannel.publish``), it lets the consumer have the first
+    Like a run's channel (``iris.app.runs.store.live.RunChannel.publish``), it lets the consumer have the
+    first
     content at once and keeps the rest of a vendor's burst for it to take together, in one write."""
 
     def __init__(self) -> None:

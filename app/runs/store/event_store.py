@@ -28,7 +28,7 @@ from uuid import UUID
 import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.agui.events import (
+from iris.app.agui.events import (
     OPENING_EVENTS,
     TERMINAL_EVENTS,
     AgUiEvent,
@@ -45,13 +45,18 @@ from app.agui.events import (
     ToolCallStart,
     encode_event,
 )
-from app.persistence.db import session_scope
-from app.persistence.repositories import AnswerMessage, ClosingRows, RunEventRepository, RunRepository
-from app.runs.content.outputs import TOOL_OUTPUT_KEY, WORKER_OUTPUT_KEY, ToolAgentOutput, WorkerAgentOutput
-from app.runs.content.reasoning import REASONING_KIND_KEY
-from app.runs.content.usage import USAGE_KEY
-from app.runs.store.live import RunChannel
-from app.storage.signing import without_urls
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.repositories import AnswerMessage, ClosingRows, RunEventRepository, RunRepository
+from iris.app.runs.content.outputs import (
+    TOOL_OUTPUT_KEY,
+    WORKER_OUTPUT_KEY,
+    ToolAgentOutput,
+    WorkerAgentOutput,
+)
+from iris.app.runs.content.reasoning import REASONING_KIND_KEY
+from iris.app.runs.content.usage import USAGE_KEY
+from iris.app.runs.store.live import RunChannel
+from iris.app.storage.signing import without_urls
 
 log = logging.getLogger("iris.runs")
 

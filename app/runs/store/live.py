@@ -24,12 +24,12 @@ from uuid import UUID
 import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.agui.events import Custom, encode_event
-from app.agui.sse import PIECE_BYTES, Frame
-from app.persistence.availability import cause, database_unavailable
-from app.persistence.db import session_scope
-from app.persistence.repositories import RunEventRepository, RunRepository
-from app.runs.store.notices import LogWakeups
+from iris.app.agui.events import Custom, encode_event
+from iris.app.agui.sse import PIECE_BYTES, Frame
+from iris.app.persistence.availability import cause, database_unavailable
+from iris.app.persistence.db import session_scope
+from iris.app.persistence.repositories import RunEventRepository, RunRepository
+from iris.app.runs.store.notices import LogWakeups
 
 log = logging.getLogger("iris.runs")
 
@@ -60,7 +60,7 @@ class FollowerLimits:
 
 class Subscription:
     """One follower: its position in its channel's frames, handed out in bounded pieces (see
-    :class:`app.agui.sse.FrameSource`)."""
+    :class:`iris.app.agui.sse.FrameSource`)."""
 
     def __init__(self, frames: list[Frame], ends: list[int], position: int, after: int = 0) -> None:
         self._frames = frames  # the channel's own lists (append-only), not a copy

@@ -1,7 +1,7 @@
 """Wake-ups for followers of a run's event log in another process than the one running it.
 
 PostgreSQL: each process holds one ``LISTEN`` connection; every commit of events notifies their run's id
-(:meth:`app.persistence.repositories.RunEventRepository.append_batch`), and the followers of that run
+(:meth:`iris.app.persistence.repositories.RunEventRepository.append_batch`), and the followers of that run
 re-read the log at once. A notice can still be missed (the listening connection dropped), so a follower
 also re-reads every ``safety_seconds``. Elsewhere (SQLite) there are no notices: followers re-read every
 ``poll_seconds``. Either way the follower reads by sequence number, so every event is handed out once.
@@ -18,7 +18,7 @@ from uuid import UUID
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from app.persistence.repositories import RUN_EVENTS_CHANNEL
+from iris.app.persistence.repositories import RUN_EVENTS_CHANNEL
 
 log = logging.getLogger("iris.runs")
 

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from providers import (
+from iris.providers import (
     SPEC_VERSION,
     Capabilities,
     Finish,

@@ -7,8 +7,8 @@ import asyncio
 import httpx
 from iris_provider_echo import create
 
-from providers import ImagePart, Message, ModelSpec, ProviderContext, RequestOptions, TextPart
-from providers.testing import ProviderConformance, collect, image_bytes
+from iris.providers import ImagePart, Message, ModelSpec, ProviderContext, RequestOptions, TextPart
+from iris.providers.testing import ProviderConformance, collect, image_bytes
 
 VISION = ModelSpec(provider="echo", model_id="e1", type="vision")
 

@@ -10,8 +10,8 @@ from typing import Any
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.runs.content.outputs import WORKER_OUTPUT_KEY
-from providers.local import AUDIO_SECOND_TOKENS, PDF_PAGE_TOKENS
+from iris.app.runs.content.outputs import WORKER_OUTPUT_KEY
+from iris.providers.local import AUDIO_SECOND_TOKENS, PDF_PAGE_TOKENS
 from tests.support.agui import check_stream
 from tests.support.documents import text_pdf, wav_bytes
 from tests.support.run_fixtures import Stored

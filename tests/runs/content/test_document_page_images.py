@@ -20,12 +20,12 @@ from ollama import Image as OllamaImage
 from ollama import Message as OllamaMessage
 from PIL import Image
 
-from app.asgi import create_app
-from app.media import documents
-from app.media.page_images import page_image_path
-from app.runs.content.attachments import PAGE_IMAGE_EDGE_PX
-from app.settings import Settings
-from app.storage.factory import create_storage
+from iris.app.asgi import create_app
+from iris.app.media import documents
+from iris.app.media.page_images import page_image_path
+from iris.app.runs.content.attachments import PAGE_IMAGE_EDGE_PX
+from iris.app.settings import Settings
+from iris.app.storage.factory import create_storage
 from tests.support.agents import offer
 from tests.support.documents import IMAGE_CONTENT, build_pdf, text_content
 from tests.support.fake_ollama import FakeOllama

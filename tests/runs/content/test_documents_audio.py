@@ -13,10 +13,10 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.persistence.db import create_engine
-from app.persistence.repositories import UploadRepository
-from app.settings import Settings
-from app.storage.factory import create_storage
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.repositories import UploadRepository
+from iris.app.settings import Settings
+from iris.app.storage.factory import create_storage
 from tests.support.documents import mp3_bytes, text_pdf, wav_bytes
 from tests.support.run_fixtures import Stored
 from tests.support.runs import (

@@ -18,8 +18,8 @@ from litestar.testing import AsyncTestClient
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 from pydantic import TypeAdapter
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.documents import build_pdf, many_pages_pdf, mp3_bytes, text_content, text_pdf, wav_bytes
 from tests.support.fake_openai import FakeOpenAI

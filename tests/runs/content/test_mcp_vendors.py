@@ -25,8 +25,8 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsStr
 from PIL import Image
 from pydantic import TypeAdapter
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
 from tests.support.agents import offer

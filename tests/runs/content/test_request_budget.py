@@ -18,13 +18,13 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from PIL import Image, PngImagePlugin
 
-from app.media.normalise import Target, normalise
-from app.media.pipeline import FRAMING_BYTES, ImageDelivery, ImageRef, image_budget
-from app.media.variants import VariantCache
-from app.persistence.models import Message as MessageRow
-from app.runs.content.context import reserved_bytes
-from app.storage.local import LocalStorage
-from providers import (
+from iris.app.media.normalise import Target, normalise
+from iris.app.media.pipeline import FRAMING_BYTES, ImageDelivery, ImageRef, image_budget
+from iris.app.media.variants import VariantCache
+from iris.app.persistence.models import Message as MessageRow
+from iris.app.runs.content.context import reserved_bytes
+from iris.app.storage.local import LocalStorage
+from iris.providers import (
     Capabilities,
     ImagePart,
     Message,
@@ -34,11 +34,11 @@ from providers import (
     RequestOptions,
     TextPart,
 )
-from providers.anthropic import AnthropicProvider
-from providers.gemini import GeminiProvider
-from providers.local import LocalProvider
-from providers.ollama import OllamaProvider
-from providers.openai import OpenAIProvider
+from iris.providers.anthropic import AnthropicProvider
+from iris.providers.gemini import GeminiProvider
+from iris.providers.local import LocalProvider
+from iris.providers.ollama import OllamaProvider
+from iris.providers.openai import OpenAIProvider
 from tests.support.agents import offer
 from tests.support.documents import text_pdf, wav_bytes
 from tests.support.run_fixtures import Stored

@@ -12,8 +12,8 @@ import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 from pydantic import TypeAdapter
 
-from app.runs.content.tool_results import place_images
-from providers import (
+from iris.app.runs.content.tool_results import place_images
+from iris.providers import (
     ImagePart,
     Message,
     ModelSpec,
@@ -24,13 +24,13 @@ from providers import (
     ToolResultPart,
     ToolSpec,
 )
-from providers.anthropic import create as anthropic
-from providers.errors import UnsupportedPartError
-from providers.gemini import create as gemini
-from providers.litellm import create as litellm
-from providers.local import create as local
-from providers.ollama import create as ollama
-from providers.openai import create as openai
+from iris.providers.anthropic import create as anthropic
+from iris.providers.errors import UnsupportedPartError
+from iris.providers.gemini import create as gemini
+from iris.providers.litellm import create as litellm
+from iris.providers.local import create as local
+from iris.providers.ollama import create as ollama
+from iris.providers.openai import create as openai
 from tests.providers.helpers import collect, png
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi

@@ -12,7 +12,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.persistence.repositories import search as search_repository
+from iris.app.persistence.repositories import search as search_repository
 from tests.support.images import image_bytes
 from tests.support.run_fixtures import Stored
 from tests.support.runs import chat, chat_history, upload

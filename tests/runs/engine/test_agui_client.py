@@ -22,10 +22,10 @@ import httpx
 import pytest
 from PIL import Image
 
-from app.asgi import create_app
-from app.runs.content.outputs import TOOL_OUTPUT_KEY
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.runs.content.outputs import TOOL_OUTPUT_KEY
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.documents import text_pdf, wav_bytes
 from tests.support.http_server import serve_asgi

@@ -21,9 +21,9 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.persistence.db import write_lock
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.db import write_lock
+from iris.app.settings import Settings
 from tests.support.agui import check_stream
 from tests.support.mcp_servers import http_server
 from tests.support.run_fixtures import SLOW_MODEL, Stored

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from app.persistence.db import create_engine
+from iris.app.persistence.db import create_engine
 from tests.support.agui import check_stream, parse_sse
 from tests.support.run_fixtures import Stored
 from tests.support.runs import run_input, user_message

@@ -1,4 +1,4 @@
-"""When a run's intake commits (app.runs.engine.model_turn: ``INTAKE_COMMIT_SECONDS``): after the first
+"""When a run's intake commits (iris.app.runs.engine.model_turn: ``INTAKE_COMMIT_SECONDS``): after the first
 content has gone to the client when the vendor answers at once (on SQLite the commit runs on the loop, and
 started with the request it held the first tokens back), and while the vendor thinks when it does not,
 so a run is in the database, for other processes to follow, long before a slow vendor's first token."""
@@ -14,11 +14,11 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-import app.agui.sse as sse
-import app.runs.engine.model_turn as model_turn
-import app.runs.engine.streaming as streaming
-from app.asgi import create_app
-from app.settings import Settings
+import iris.app.agui.sse as sse
+import iris.app.runs.engine.model_turn as model_turn
+import iris.app.runs.engine.streaming as streaming
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer, offer_sync
 from tests.support.agui import check_stream
 from tests.support.fake_openai import FakeOpenAI

@@ -18,7 +18,7 @@ import msgspec
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.settings import Settings
+from iris.app.settings import Settings
 from tests.support.agui import check_stream
 from tests.support.run_fixtures import Stored, iris
 from tests.support.runs import run_input, user_message

@@ -16,8 +16,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.security.test_quotas import clear_of_window_end
 from tests.support.run_fixtures import Stored
 from tests.support.runs import of_type, run, run_input, upload, user_message
@@ -51,7 +51,7 @@ async def test_a_failed_intake_commit_is_one_run_error_and_stores_nothing(
 async def test_the_intake_writes_the_thread_its_run_and_its_messages(
     client: Client, auth: Callable[..., dict[str, str]], stored: Stored
 ) -> None:
-    """What the intake's own statements write (no ORM flush, :mod:`app.persistence.repositories.
+    """What the intake's own statements write (no ORM flush, :mod:`iris.app.persistence.repositories.
     intake_rows`): a new thread, then the same thread continued, every column a reader relies on."""
     alice = auth("alice")
     thread = str(uuid.uuid4())

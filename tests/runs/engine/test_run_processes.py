@@ -14,9 +14,9 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from app.persistence.db import create_engine
-from app.persistence.repositories import RUN_EVENTS_CHANNEL
-from app.settings import Settings
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.repositories import RUN_EVENTS_CHANNEL
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer_sync
 from tests.support.agui import check_lifecycle, check_stream, parse_sse_with_comments

@@ -14,8 +14,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agui import check_lifecycle, check_stream, parse_sse_with_comments
 from tests.support.run_fixtures import Stored
 from tests.support.runs import answer_text, of_type, run, run_input, upload, user_message

@@ -16,8 +16,8 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import event
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.agui import check_stream, parse_sse_with_comments
 from tests.support.images import image_bytes

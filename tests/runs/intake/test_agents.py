@@ -14,9 +14,9 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from sqlalchemy import select
 
-from app.asgi import create_app
-from app.persistence.models import AgentVersion, Run
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.models import AgentVersion, Run
+from iris.app.settings import Settings
 from tests.support.agui import check_stream
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi

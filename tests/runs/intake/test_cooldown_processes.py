@@ -1,4 +1,4 @@
-"""A cool-down shared by two real ``python -m app serve`` processes on one database (issue 23's
+"""A cool-down shared by two real ``python -m iris serve`` processes on one database (issue 23's
 acceptance): runs on A fail over until OpenAI's loopback fake, answering 503, has cooled
 ``openai/gpt-4o`` down; a run on B then never asks that model and says so in ``iris/attempts``; once the
 cool-down has run out, B tries the model again."""
@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.settings import Settings
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer_sync
 from tests.support.agui import check_stream

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from app.settings import Settings
+from iris.app.settings import Settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fallbacks import GPT, OPENAI_KEY, Client, finished, iris, started_on
 from tests.support.http_server import serve_asgi

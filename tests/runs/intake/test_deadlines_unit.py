@@ -9,8 +9,8 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
-from app.runs.intake.deadlines import DeadlineExceeded, Deadlines, paced
-from providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart
+from iris.app.runs.intake.deadlines import DeadlineExceeded, Deadlines, paced
+from iris.providers import ProviderEvent, ReasoningDelta, ReasoningStart, TextDelta, TextStart
 from tests.support.waits import REQUEST_SECONDS
 
 

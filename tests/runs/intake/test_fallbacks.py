@@ -17,10 +17,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.persistence.db import create_engine
-from app.persistence.models import ModelCooldown, Run
-from app.persistence.repositories import CooldownRepository
-from app.settings import Settings
+from iris.app.persistence.db import create_engine
+from iris.app.persistence.models import ModelCooldown, Run
+from iris.app.persistence.repositories import CooldownRepository
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.agui import check_stream
 from tests.support.documents import wav_bytes

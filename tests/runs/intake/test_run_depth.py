@@ -10,7 +10,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.api.json_depth import MAX_JSON_DEPTH
+from iris.app.api.json_depth import MAX_JSON_DEPTH
 from tests.support.runs import run_input, user_message
 
 Client = AsyncTestClient[Litestar]

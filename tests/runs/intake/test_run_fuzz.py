@@ -13,9 +13,9 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
-from app.asgi import create_app
-from app.security.auth import issue_token
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
+from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agui import check_stream
 

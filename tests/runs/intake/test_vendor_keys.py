@@ -11,8 +11,8 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.openapi import ProblemLog
 from tests.support.run_fixtures import Stored

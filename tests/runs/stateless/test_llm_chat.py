@@ -13,8 +13,8 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from PIL import Image
 
-from app.asgi import create_app
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agui import check_stream
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi

@@ -17,7 +17,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app.persistence.db import create_engine
+from iris.app.persistence.db import create_engine
 from tests.support.agui import check_stream
 from tests.support.run_fixtures import Stored
 from tests.support.runs import of_type, run_input, user_message

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
-from app.agui.events import RunStarted, TextMessageContent, TextMessageStart
-from app.agui.sse import Frame
-from app.runs.store.event_store import LiveOnly
-from app.runs.store.live import SEND_TURNS, RunChannel
+from iris.app.agui.events import RunStarted, TextMessageContent, TextMessageStart
+from iris.app.agui.sse import Frame
+from iris.app.runs.store.event_store import LiveOnly
+from iris.app.runs.store.live import SEND_TURNS, RunChannel
 
 
 async def test_a_burst_sends_its_first_frames_at_once_and_the_rest_together() -> None:

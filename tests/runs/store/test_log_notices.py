@@ -14,18 +14,18 @@ from collections.abc import AsyncIterator
 import pytest
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 
-from app.persistence.db import create_alchemy_config, session_scope
-from app.persistence.models import Run
-from app.persistence.repositories import (
+from iris.app.persistence.db import create_alchemy_config, session_scope
+from iris.app.persistence.models import Run
+from iris.app.persistence.repositories import (
     AgentRepository,
     RunEventRepository,
     RunRepository,
     SessionRepository,
     utcnow,
 )
-from app.runs.store.live import LoggedFrames
-from app.runs.store.notices import PgNotices, log_wakeups
-from app.settings import Settings
+from iris.app.runs.store.live import LoggedFrames
+from iris.app.runs.store.notices import PgNotices, log_wakeups
+from iris.app.settings import Settings
 from tests.factories import AgentFactory
 from tests.support.waits import REQUEST_SECONDS
 

@@ -1,6 +1,6 @@
 """Slow readers never freeze the server nor keep its memory (issue 27, defect 2).
 
-A real ``python -m app serve`` streams a long run (about 20,000 events) to 40 followers that read
+A real ``python -m iris serve`` streams a long run (about 20,000 events) to 40 followers that read
 1 KB a second through a small receive window, and to one that reads nothing; the 40 then leave at
 once. The server's own loop monitor (``GET /debug/loop``) must not have seen its loop blocked for
 250 ms or more, its resident memory must come back within 20 % of where it was before the run, and
@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.security.auth import issue_token
+from iris.app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.support.agui import check_lifecycle, parse_sse
 from tests.support.iris_process import IrisProcess, iris_process

@@ -24,9 +24,9 @@ import pytest
 from litestar import Litestar
 from sqlalchemy import text
 
-from app.asgi import create_app
-from app.persistence.db import create_engine, write_lock
-from app.settings import Settings
+from iris.app.asgi import create_app
+from iris.app.persistence.db import create_engine, write_lock
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.agui import parse_sse
 from tests.support.http_server import serve_asgi
