@@ -109,3 +109,21 @@ def test_the_readme_starts_with_the_two_commands() -> None:
     assert "pip install rust-just" in block
     assert "just run" in block
     assert "just test" in block
+
+
+ADR_LIMIT = 60
+ADR_STATUS = re.compile(r"^Status: (accepted|rejected|superseded by \d{4})\b", re.MULTILINE)
+
+
+def test_every_decision_record_is_short_has_a_status_and_is_in_the_index() -> None:
+    records = sorted((DOCS / "adr").glob("[0-9][0-9][0-9][0-9]-*.md"))
+    index = (DOCS / "adr" / "README.md").read_text()
+    assert [int(path.name[:4]) for path in records] == list(range(1, len(records) + 1)), (
+        "numbers run 0001, 0002…"
+    )
+    for path in records:
+        text = path.read_text()
+        assert text.startswith(f"# ADR {path.name[:4]}: "), f"{path.name}: the title says its number"
+        assert ADR_STATUS.search(text), f"{path.name}: no Status line"
+        assert text.count("\n") <= ADR_LIMIT, f"{path.name} is over {ADR_LIMIT} lines"
+        assert f"]({path.name})" in index, f"{path.name} is not in docs/adr/README.md"
