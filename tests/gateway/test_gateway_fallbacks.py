@@ -11,8 +11,8 @@ import pytest
 from iris.app.security.auth import issue_token
 from tests.conftest import JWT_SECRET
 from tests.gateway.conftest import Gateway
-from tests.gateway.test_openai_sdk import client
 from tests.support import fake_anthropic as fa
+from tests.support.openai_sdk import client
 from tests.support.waits import REQUEST_SECONDS
 
 pytestmark = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)

@@ -5,7 +5,6 @@ error class as the SDK's own exception, and a stream closed by the client cancel
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 import httpx
@@ -21,6 +20,7 @@ from tests.gateway.conftest import RUNS_PER_MINUTE, Gateway, data_url, token
 from tests.support import fake_anthropic as fa
 from tests.support import fake_gemini as fg
 from tests.support.fake_openai import ToolCallScript
+from tests.support.openai_sdk import client
 from tests.support.waits import REQUEST_SECONDS
 
 pytestmark = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
@@ -33,15 +33,6 @@ WEATHER: ChatCompletionFunctionToolParam = {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     },
 }
-
-
-def client(gateway: Gateway, user: str | None = None) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=gateway.v1,
-        api_key=token(user or f"u-{uuid.uuid4().hex[:8]}"),
-        timeout=REQUEST_SECONDS,
-        max_retries=0,
-    )
 
 
 def test_a_streamed_answer_with_usage(gateway: Gateway) -> None:

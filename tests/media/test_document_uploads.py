@@ -24,7 +24,6 @@ from iris.app.persistence.db import create_engine
 from iris.app.persistence.models import Upload
 from iris.app.settings import Settings
 from iris.app.storage.factory import create_storage
-from tests.media.test_uploads import count_uploads, download, stored_objects, upload
 from tests.support.documents import (
     IMAGE_CONTENT,
     bomb_pdf,
@@ -38,6 +37,7 @@ from tests.support.documents import (
     wav_claiming,
 )
 from tests.support.images import image_bytes
+from tests.support.uploads import count_uploads, download, stored_objects, upload
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]

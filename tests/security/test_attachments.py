@@ -20,9 +20,9 @@ from iris.app.settings import Settings, prepare
 from iris.app.storage.factory import create_storage
 from iris.app.storage.signing import sign_image_parts
 from iris.app.storage.tokens import sign_object_token
-from tests.media.test_uploads import download, upload
 from tests.support.fake_supabase import FakeSupabase
 from tests.support.images import image_bytes
+from tests.support.uploads import download, upload
 
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]

@@ -33,6 +33,7 @@ from tests.support.agents import offer_sync
 from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.openapi import ProblemLog
+from tests.support.quotas import clear_of_window_end
 from tests.support.run_fixtures import Stored
 
 Headers = dict[str, str]
@@ -87,14 +88,6 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
     assert problems.seen, "no refusal was seen"
     assert problems.undocumented() == [], "answered but not in the OpenAPI document"
-
-
-async def clear_of_window_end(window: int, margin: float = 15.0) -> None:
-    """Sleep past the end of the current window when it ends within ``margin`` seconds: the longest a
-    test's few requests may take on a loaded machine, which must all fall in one window."""
-    left = window - time.time() % window
-    if left < margin:
-        await asyncio.sleep(left + 0.1)
 
 
 def run_body(thread: str | None = None, model: str | None = None) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from iris.app.settings import Settings
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.metrics import scrape, value
 from tests.support.runs import of_type, run, run_input, user_message
+from tests.support.traces import named, one, parent_of
 from tests.telemetry.conftest import with_openai_model
-from tests.telemetry.test_metrics import scrape, value
-from tests.telemetry.test_traces import named, one, parent_of
 
 Client = AsyncTestClient[Litestar]
 GPT = "openai/gpt-4o"

@@ -12,34 +12,18 @@ import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from prometheus_client.parser import text_string_to_metric_families
 
 from iris.app.asgi import create_app
 from iris.app.settings import Settings
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
+from tests.support.metrics import Samples, parse, scrape, value
 from tests.support.postgres import free_port
 from tests.support.runs import of_type, run, run_input, user_message
 from tests.support.waits import REQUEST_SECONDS
 from tests.telemetry.conftest import with_openai_model
 
 Client = AsyncTestClient[Litestar]
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def parse(text: str) -> Samples:
-    """Every sample of a scrape, keyed by its name and labels."""
-    return {
-        (sample.name, frozenset(sample.labels.items())): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    """The sum of the samples named ``name`` whose labels include ``labels``."""
-    wanted = set(labels.items())
-    return sum(v for (n, ls), v in samples.items() if n == name and wanted <= ls)
 
 
 def label_values(samples: Samples, name: str, label: str) -> set[str]:
@@ -53,13 +37,6 @@ async def metered(
     limited = msgspec.structs.replace(settings, quota_user_runs_per_minute=2)
     async with with_openai_model(limited, openai, auth) as client:
         yield client
-
-
-async def scrape(client: Client, headers: dict[str, str]) -> Samples:
-    response = await client.get("/metrics", headers=headers)
-    assert response.status_code == 200, response.text
-    assert response.headers["content-type"].startswith("text/plain")
-    return parse(response.text)
 
 
 async def test_a_scrape_after_a_mix_of_runs_counts_each_family(

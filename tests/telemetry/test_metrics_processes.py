@@ -14,11 +14,11 @@ from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.agents import offer_sync
 from tests.support.iris_process import IrisProcess, iris_process
+from tests.support.metrics import parse, value
 from tests.support.postgres import free_port
 from tests.support.run_fixtures import SLOW_MODEL
 from tests.support.runs import run_input, user_message
 from tests.support.waits import REQUEST_SECONDS, until
-from tests.telemetry.test_metrics import parse, value
 
 pytestmark = pytest.mark.slow
 

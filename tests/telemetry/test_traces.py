@@ -5,7 +5,7 @@ the vendor receives, and a re-attached stream in the run's own trace."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -13,7 +13,6 @@ import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
-from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
@@ -23,6 +22,7 @@ from iris.app.telemetry import build_telemetry, trace_headers
 from iris.app.telemetry.http_client import full_url
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.runs import of_type, run, run_input, user_message
+from tests.support.traces import named, one, parent_of
 from tests.telemetry.conftest import with_openai_model
 
 Client = AsyncTestClient[Litestar]
@@ -43,20 +43,6 @@ async def traced(
     async with with_openai_model(settings, openai, auth, span_exporter=exporter) as client:
         exporter.clear()
         yield client
-
-
-def named(spans: Sequence[ReadableSpan], name: str) -> list[ReadableSpan]:
-    return [s for s in spans if s.name == name]
-
-
-def one(spans: Sequence[ReadableSpan], name: str) -> ReadableSpan:
-    found = named(spans, name)
-    assert len(found) == 1, f"{name}: {[s.name for s in spans]}"
-    return found[0]
-
-
-def parent_of(span: ReadableSpan) -> int | None:
-    return span.parent.span_id if span.parent is not None else None
 
 
 def trace_of(events: list[dict[str, Any]]) -> str:

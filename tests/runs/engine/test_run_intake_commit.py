@@ -18,7 +18,7 @@ from litestar.testing import AsyncTestClient
 
 from iris.app.asgi import create_app
 from iris.app.settings import Settings
-from tests.security.test_quotas import clear_of_window_end
+from tests.support.quotas import clear_of_window_end
 from tests.support.run_fixtures import Stored
 from tests.support.runs import of_type, run, run_input, upload, user_message
 from tests.support.waits import REQUEST_SECONDS, eventually
