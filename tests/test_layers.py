@@ -1,5 +1,6 @@
 """The layer rules in pyproject.toml (import-linter) hold, and they cover every module of ``app/``; no
-function, module or module docstring of ``app/``, ``providers/``, ``tools/`` is over its length limit.
+function, module or module docstring of ``app/``, ``providers/``, ``tools/`` is over its length limit; no test
+module imports another (what tests share lives in ``tests/support/``).
 
 A package that is in no layer would be free to import anything, so a new one must be placed first.
 """
@@ -7,6 +8,7 @@ A package that is in no layer would be free to import anything, so a new one mus
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -130,3 +132,29 @@ def test_no_module_docstring_is_longer_than_thirty_lines() -> None:
         if docstring is not None and len(docstring.splitlines()) > MAX_MODULE_DOCSTRING_LINES:
             long[_name(path)] = len(docstring.splitlines())
     assert long == {}, "a docstring says what and why; measurements and history go to an ADR"
+
+
+TEST_MODULE = re.compile(r"tests(\..+)?\.test_\w+")
+
+
+def _imported(path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules ``node`` of the test file ``path`` imports, relative imports resolved, and for
+    ``from package import name`` each ``package.name`` too (``name`` may be a module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    package = path.relative_to(ROOT).parent.parts
+    within = package[: len(package) - node.level + 1] if node.level else ()
+    base = ".".join([*within, *([node.module] if node.module else [])])
+    return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+
+
+def test_no_test_module_imports_another() -> None:
+    found = [
+        f"{_name(path)}:{node.lineno} {module}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for module in _imported(path, node)
+        if TEST_MODULE.fullmatch(module)
+    ]
+    assert found == [], "move what these share into tests/support/"
