@@ -1,4 +1,4 @@
-"""Writes the settings table of docs/configuration.md from ``Settings`` (app/settings.py).
+"""Writes the settings table of docs/configuration.md from ``Settings`` (app/settings/).
 
 Each field of ``Settings`` read from an ``IRIS_*`` variable becomes one row: the variable, its default and
 the field's docstring. The table sits between two markers in the page, so the prose around it stays

@@ -40,7 +40,7 @@ async def test_the_pages_modules_are_served(web: Client, path: str, kind: str) -
 
 
 async def test_static_files_cannot_escape_their_folder(web: Client) -> None:
-    response = await web.get("/static/chat/..%2F..%2Fsettings.py")
+    response = await web.get("/static/chat/..%2F..%2Ferrors.py")  # app/errors.py: there, but out of bounds
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("application/problem+json")
 
