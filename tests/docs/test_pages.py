@@ -1,5 +1,5 @@
 """The pages say what the code is: every setting documented (and nothing documented that is not one),
-every module where docs/architecture.md says it lives, and every page short enough to read."""
+every module where docs/modules.md says it lives, and every page short enough to read."""
 
 from __future__ import annotations
 
@@ -61,9 +61,9 @@ def test_every_iris_name_the_pages_mention_is_a_setting() -> None:
                 assert name in settings, f"{page.name} names {name}, which is no setting"
 
 
-def architecture_modules(text: str) -> set[str]:
-    """(folder/module.py) pairs docs/architecture.md names: each ``.py`` in backticks under a heading
-    that names its folder in backticks (``### `app/runs/` ``), until the next heading."""
+def module_map(text: str) -> set[str]:
+    """(folder/module.py) pairs docs/modules.md names: each ``.py`` in backticks under a heading
+    that names its folder in backticks (``## `app/runs/` ``), until the next heading."""
     named: set[str] = set()
     folder: str | None = None
     for line in text.splitlines():
@@ -75,21 +75,21 @@ def architecture_modules(text: str) -> set[str]:
     return named
 
 
-def test_every_module_is_named_under_its_folder_in_architecture() -> None:
+def test_every_module_is_named_under_its_folder_in_modules() -> None:
     on_disk = {
         path.relative_to(REPO_ROOT).as_posix()
         for root in CODE_ROOTS
         for path in (REPO_ROOT / root).rglob("*.py")
         if path.name != "__init__.py" and "static" not in path.parts
     }
-    named = architecture_modules((DOCS / "architecture.md").read_text())
-    assert not on_disk - named, f"docs/architecture.md does not name: {sorted(on_disk - named)}"
-    assert not named - on_disk, f"docs/architecture.md names missing modules: {sorted(named - on_disk)}"
+    named = module_map((DOCS / "modules.md").read_text())
+    assert not on_disk - named, f"docs/modules.md does not name: {sorted(on_disk - named)}"
+    assert not named - on_disk, f"docs/modules.md names missing modules: {sorted(named - on_disk)}"
 
 
-def test_architecture_modules_are_read_under_their_heading() -> None:
+def test_module_map_entries_are_read_under_their_heading() -> None:
     text = "### `app/x/`\n`a.py`, `b.py`\n## Other\n`c.py`\n### `tools/`\n- `d.py`: it\n"
-    assert architecture_modules(text) == {"app/x/a.py", "app/x/b.py", "tools/d.py"}
+    assert module_map(text) == {"app/x/a.py", "app/x/b.py", "tools/d.py"}
 
 
 def test_no_page_is_too_long_to_read() -> None:
