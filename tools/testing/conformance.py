@@ -52,10 +52,10 @@ def tool_context(images: Sequence[Mapping[str, Any]] = (), reports: Reports | No
     async def delete_upload(upload_id: str) -> None:
         raise ToolFailed(f"no upload {upload_id!r} here")
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         assert reports is not None
-        assert math.isfinite(value), f"progress {value} is not a finite number"
-        reports.progress.append((value, total, message))
+        assert math.isfinite(progress), f"progress {progress} is not a finite number"
+        reports.progress.append((progress, total, message))
 
     def log(level: str, message: str, logger: str | None) -> None:
         assert reports is not None
@@ -67,7 +67,7 @@ def tool_context(images: Sequence[Mapping[str, Any]] = (), reports: Reports | No
         images=images,
         now=lambda: dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC),
         delete_upload=delete_upload,
-        progress=progress if reports is not None else None,
+        progress=on_progress if reports is not None else None,
         log=log if reports is not None else None,
     )
 

@@ -27,7 +27,7 @@ Client = AsyncTestClient[Litestar]
 SCHEMAS = Path(__file__).parents[2] / "agui" / "agui_schemas.mjs"
 
 
-async def a_thread(client: Client, alice: dict[str, str], stored: Stored) -> tuple[str, list[dict[str, Any]]]:
+async def a_thread(client: Client, alice: dict[str, str], stored: Stored) -> tuple[str, dict[str, Any]]:
     """A thread with an image, then a tool call and its result; the second run's input."""
     await stored.set_agent_tools(["current_time"])
     thread = str(uuid.uuid4())
