@@ -21,6 +21,7 @@ from iris.app.api.paging import AfterEvent, AfterPosition
 from iris.app.catalogue.views import media_by_model, reasoning_by_model
 from iris.app.errors import Conflict, Unprocessable
 from iris.app.media.uploads import upload_limits
+from iris.app.persistence.models import Run
 from iris.app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
@@ -171,6 +172,7 @@ class RunController(Controller):
         point = resume_point(request.headers.get("last-event-id"), after)
         run_pk = run_manager.executing(runId, principal.user_id)
         payload: bytes | None = None
+        run: Run | None = None
         if snapshot is not None and point == 0:
             await run_manager.intake_settled(runId)  # the run's input is in the thread
             run = await owned_run(run_repo, principal, runId)
@@ -186,7 +188,7 @@ class RunController(Controller):
                 )
             )
         if run_pk is None:
-            run_pk = (await owned_run(run_repo, principal, runId)).id
+            run_pk = (run or await owned_run(run_repo, principal, runId)).id
         return follow_stream(
             runId,
             run_pk,
