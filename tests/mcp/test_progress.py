@@ -2,14 +2,14 @@
 token, and the server's ``notifications/progress`` and log lines become ``ACTIVITY_SNAPSHOT`` /
 ``ACTIVITY_DELTA`` (``iris/toolProgress``) before the call's result. Against a server built with the ``mcp``
 SDK over Streamable HTTP (progress with messages, and log lines) and the reference server-everything over
-stdio (its long-running operation, which reports progress only when given a token)."""
+stdio and Streamable HTTP (its long-running operation, which reports progress only when given a token)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from litestar.testing import AsyncTestClient
 from iris.app.asgi import create_app
 from iris.app.settings import Settings
 from tests.support.activity import activity_of, apply_activity
-from tests.support.mcp_servers import http_server
+from tests.support.mcp_servers import free_port, http_server, serving
 from tests.support.npm import npm_install
 from tests.support.run_fixtures import Stored
 from tests.support.runs import of_type, run, run_input, user_message
@@ -94,19 +94,29 @@ def everything_entry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return (where / "node_modules" / EVERYTHING / "dist" / "index.js").resolve()
 
 
-async def test_the_reference_servers_long_running_operation_over_stdio(
-    client: Client, admin: dict[str, str], alice: dict[str, str], stored: Stored, everything_entry: Path
-) -> None:
-    """server-everything sends progress only when the call carries a progress token: Iris's always does."""
+@pytest.fixture(params=["stdio", "http"])
+def everything(request: pytest.FixtureRequest, everything_entry: Path) -> Iterator[dict[str, Any]]:
+    """server-everything's ``POST /api/mcp-servers`` body, over each transport."""
     node = shutil.which("node")
     assert node is not None
-    body = {
-        "name": "everything",
-        "transport": "stdio",
-        "command": node,
-        "args": [str(everything_entry), "stdio"],
-    }
-    await add_server(client, admin, stored, body)
+    if request.param == "stdio":
+        yield {
+            "name": "everything",
+            "transport": "stdio",
+            "command": node,
+            "args": [str(everything_entry), "stdio"],
+        }
+        return
+    port = free_port()
+    with serving([node, str(everything_entry), "streamableHttp"], port, env={"PORT": str(port)}):
+        yield {"name": "everything", "transport": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+
+
+async def test_the_reference_servers_long_running_operation(
+    client: Client, admin: dict[str, str], alice: dict[str, str], stored: Stored, everything: dict[str, Any]
+) -> None:
+    """server-everything sends progress only when the call carries a progress token: Iris's always does."""
+    await add_server(client, admin, stored, everything)
     events = await run(
         client, alice, ask("everything__trigger-long-running-operation", {"duration": 1.5, "steps": 3})
     )
