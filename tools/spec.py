@@ -62,16 +62,41 @@ def needs_approval(approval: Approval, hints: ToolHints) -> bool:
     return hints.destructive is True or hints.read_only is not True
 
 
+class ProgressHook(Protocol):
+    """Where a running call reports how far it is: ``progress`` so far, out of ``total`` when known, with
+    an optional ``message`` (MCP's ``notifications/progress``, which MCP tools are relayed through)."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
+LogHook = Callable[[str, str, str | None], None]
+"""Where a running call's log lines go: ``(level, message, logger)``, levels as syslog's (``info``,
+``warning``, …). MCP tools' ``notifications/message`` arrive here."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What one call may use: whose thread it runs in, the thread's images (canonical stored parts,
-    oldest first), the clock, and ``delete_upload`` (removes one of this thread's uploads)."""
+    oldest first), the clock, ``delete_upload`` (removes one of this thread's uploads), and the
+    optional hooks the core sets for each call: ``progress`` (see :meth:`report_progress`) and ``log``
+    (a log line shown with the progress). Both may be ``None`` (an older core, a test): call them
+    through :meth:`report_progress`, or check first."""
 
     user_id: str
     thread_id: str
     images: Sequence[Mapping[str, Any]]
     now: Callable[[], dt.datetime]
     delete_upload: Callable[[str], Awaitable[None]]
+    progress: ProgressHook | None = None
+    log: LogHook | None = None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the user how far this call is (shown while it runs); a no-op where nobody listens.
+        Cheap to call often: the core sends at most a few updates a second, the latest ones."""
+        if self.progress is not None:
+            await self.progress(progress, total, message)
 
 
 @runtime_checkable

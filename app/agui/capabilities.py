@@ -83,6 +83,25 @@ class UploadLimits(WireStruct, kw_only=True):
     max_audio_seconds: float
 
 
+class StreamEvents(WireStruct, kw_only=True):
+    """``custom["iris/events"]``: the AG-UI events beyond the core ones that Iris sends, and how to get
+    them. ``activityTypes``: the ``activityType`` of its ``ACTIVITY_SNAPSHOT``/``ACTIVITY_DELTA`` events
+    (``iris/toolProgress``: a running tool's progress and log lines, sent unasked). ``messagesSnapshot``:
+    the requests that answer with a ``MESSAGES_SNAPSHOT`` (only when asked: ``?snapshot=messages``)."""
+
+    activity_types: list[str]
+    messages_snapshot: list[str]
+
+
+STREAM_EVENTS = StreamEvents(
+    activity_types=["iris/toolProgress"],
+    messages_snapshot=[
+        "GET /agent/runs/{runId}/events?snapshot=messages",
+        "GET /agent/threads/{threadId}/messages?snapshot=messages",
+    ],
+)
+
+
 class AgentCapabilities(_Group, kw_only=True):
     identity: IdentityCapabilities
     transport: TransportCapabilities
@@ -112,7 +131,8 @@ def agent_capabilities(
     Reasoning depends on the model a run uses: ``reasoning`` says what at least one enabled model does
     (``forwardedProps.enableThinking`` asks for it), and ``custom["iris/reasoningByModel"]`` says it
     per model ref, as ``GET /api/models`` does. ``custom["iris/uploadLimits"]`` carries the upload
-    limits (:class:`UploadLimits`)."""
+    limits (:class:`UploadLimits`), ``custom["iris/events"]`` the newer events it sends
+    (:class:`StreamEvents`)."""
     return AgentCapabilities(
         identity=IdentityCapabilities(
             name="Iris",
@@ -138,5 +158,9 @@ def agent_capabilities(
             streaming=any(r.supported and r.streamed for r in reasoning.values()),
             encrypted=any(r.supported and r.encrypted for r in reasoning.values()),
         ),
-        custom={"iris/reasoningByModel": dict(sorted(reasoning.items())), "iris/uploadLimits": upload_limits},
+        custom={
+            "iris/reasoningByModel": dict(sorted(reasoning.items())),
+            "iris/uploadLimits": upload_limits,
+            "iris/events": STREAM_EVENTS,
+        },
     )

@@ -7,7 +7,7 @@ fields that are required but may be ``null`` (``CUSTOM.value``) have no default 
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -163,6 +163,47 @@ class Custom(Event, tag="CUSTOM", kw_only=True):
     value: Any  # required; null is allowed
 
 
+JsonPointer = Annotated[str, msgspec.Meta(pattern=r"^(/([^/~]|~[01])*)*$")]
+"""An RFC 6901 pointer: empty (the whole document) or slash-prefixed tokens."""
+
+
+class _PatchOperation(WireStruct, tag_field="op", kw_only=True):
+    path: JsonPointer
+
+
+class AddOperation(_PatchOperation, tag="add", kw_only=True):
+    value: Any  # required; null is a value to add
+
+
+class ReplaceOperation(_PatchOperation, tag="replace", kw_only=True):
+    value: Any
+
+
+class RemoveOperation(_PatchOperation, tag="remove", kw_only=True):
+    pass
+
+
+PatchOperation = AddOperation | ReplaceOperation | RemoveOperation
+"""The RFC 6902 operations Iris sends (AG-UI allows move, copy and test too)."""
+
+
+class ActivitySnapshot(Event, tag="ACTIVITY_SNAPSHOT", kw_only=True):
+    """An activity message's whole content (``replace`` absent: it overwrites what was there)."""
+
+    message_id: str
+    activity_type: str
+    content: dict[str, Any]
+    replace: bool | None = None
+
+
+class ActivityDelta(Event, tag="ACTIVITY_DELTA", kw_only=True):
+    """A change to an activity message's content, as a JSON Patch against it."""
+
+    message_id: str
+    activity_type: str
+    patch: list[PatchOperation]
+
+
 AgUiEvent = (
     RunStarted
     | RunFinished
@@ -181,6 +222,8 @@ AgUiEvent = (
     | ReasoningMessageEnd
     | ReasoningEncryptedValue
     | Custom
+    | ActivitySnapshot
+    | ActivityDelta
 )
 
 TERMINAL_EVENTS: tuple[type[RunFinished], type[RunError]] = (RunFinished, RunError)

@@ -45,6 +45,9 @@ class LastChunk(bytes):
 FRAME = b"id: %d\ndata: %s\n\n"
 """One event, formatted with its :data:`Frame`: ``id: N`` and one ``data:`` line of JSON (JSON has no raw
 newlines)."""
+UNNUMBERED = b"data: %s\n\n"
+"""A frame of sequence 0: an event that is not one of the run's (a ``MESSAGES_SNAPSHOT``), sent without an
+``id:`` line so a client's ``Last-Event-ID`` stays the run's."""
 
 
 async def relay(
@@ -62,7 +65,7 @@ async def relay(
             pieces = list(_pieces(batch))
             last = source.exhausted and source.parting is None
             for index, piece in enumerate(pieces):
-                chunk = b"".join([FRAME % f for f in piece])
+                chunk = b"".join([FRAME % f if f[0] else UNNUMBERED % f[1] for f in piece])
                 yield LastChunk(chunk) if last and index == len(pieces) - 1 else chunk
         if source.parting is not None:
             yield source.parting

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from uuid import UUID
 
-from iris.app.persistence.models import ChatSession, Message
+from iris.app.agui.events import now_ms
+from iris.app.persistence.models import ChatSession, Message, Run
 from iris.app.persistence.repositories import MessageRepository, UploadRepository
 from iris.app.runs import HistoryFormat, Tree, chat_message, deleted_uploads, history_messages, stored_parts
 from iris.app.schemas.chat import ChatMessageOut
-from iris.app.schemas.history import HistoryMessage
+from iris.app.schemas.history import HistoryMessage, MessagesSnapshot
 from iris.app.storage.base import SignedUrl, Storage
 from iris.app.storage.signing import sign_image_parts
 
@@ -59,8 +61,49 @@ async def read_history(
     rows = await messages.list_page(
         session.id, include_superseded=include_superseded, after_position=after, limit=limit
     )
+    tree = Tree.of(await messages.tree(session.id))
+    return await _stored(rows, tree, uploads=uploads, storage=storage, ttl_seconds=ttl_seconds)
+
+
+async def _stored(
+    rows: Sequence[Message], tree: Tree, *, uploads: UploadRepository, storage: Storage, ttl_seconds: int
+) -> StoredHistory:
     signed = await sign_image_parts(storage, stored_parts(rows), ttl_seconds=ttl_seconds)
-    deleted = await deleted_uploads(uploads, rows)
-    return StoredHistory(
-        rows=rows, signed=signed, deleted=deleted, tree=Tree.of(await messages.tree(session.id))
-    )
+    return StoredHistory(rows=rows, signed=signed, deleted=await deleted_uploads(uploads, rows), tree=tree)
+
+
+async def thread_snapshot(
+    session: ChatSession,
+    *,
+    messages: MessageRepository,
+    uploads: UploadRepository,
+    storage: Storage,
+    ttl_seconds: int,
+) -> MessagesSnapshot:
+    """The thread's active line as one AG-UI ``MESSAGES_SNAPSHOT`` (``?snapshot=messages``)."""
+    rows = await messages.active_history(session.id)
+    tree = Tree.of(await messages.tree(session.id))
+    page = await _stored(rows, tree, uploads=uploads, storage=storage, ttl_seconds=ttl_seconds)
+    return MessagesSnapshot(messages=page.agui_messages("ag-ui"), timestamp=now_ms())
+
+
+async def run_snapshot(
+    run: Run,
+    active_leaf: UUID | None,
+    *,
+    messages: MessageRepository,
+    uploads: UploadRepository,
+    storage: Storage,
+    ttl_seconds: int,
+) -> MessagesSnapshot:
+    """The conversation as it stood when ``run`` began, its own input included, as one AG-UI
+    ``MESSAGES_SNAPSHOT``: the line from the first message to the run's last user message (a resume run
+    has none: to the message its answers follow, or the thread's end while it has written none). The
+    run's events then add what it answered, so a client that applies both has the thread once."""
+    written = await messages.of_run(run.id)
+    users = [pk for pk, role, _ in written if role == "user"]
+    anchor = users[-1] if users else written[0][2] if written else active_leaf
+    tree = Tree.of(await messages.tree(run.session_id))
+    rows = await messages.in_order(tree.line_to(anchor))
+    page = await _stored(rows, tree, uploads=uploads, storage=storage, ttl_seconds=ttl_seconds)
+    return MessagesSnapshot(messages=page.agui_messages("ag-ui"), timestamp=now_ms())

@@ -37,12 +37,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import LOG_LEVEL_META_KEY
 from pydantic import ValidationError
 
 from iris.app.mcp.config import MissingVariable, ServerConfig
 from iris.app.mcp.results import tool_result
 from iris.app.telemetry import trace_headers
-from iris.tools import ToolFailed, ToolHints, ToolResult
+from iris.tools import LogHook, ProgressHook, ToolFailed, ToolHints, ToolResult
 
 log = logging.getLogger("iris.mcp")
 
@@ -94,6 +95,7 @@ class ServerConnection:
         self._closed = asyncio.Event()
         self._relisting: asyncio.Task[None] | None = None
         self._in_flight = 0
+        self._log_hooks: list[LogHook] = []
         self._tools: list[McpTool] = []
         self._listed_at: float | None = None
         self._stale = False
@@ -117,18 +119,33 @@ class ServerConnection:
             log.info("mcp %s: tools not refreshed: %s", self.config.name, exc)
         return list(self._tools)
 
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        progress: ProgressHook | None = None,
+        log: LogHook | None = None,
+    ) -> ToolResult:
         """One call within the server's call timeout; anything but an answer is a :class:`ToolFailed`
-        with a reason the model can read."""
+        with a reason the model can read. ``progress``: the request carries a progress token and the
+        server's ``notifications/progress`` for it go there; ``log``: the call asks for log lines
+        (``info`` and up) and those the server sends while it is the only call in flight go there
+        (a log line names no request, so with several calls at once none can be told whose it is)."""
         name = self.config.name
         timeout = self.config.call_timeout_seconds
         client = await self._ensure()
         self._in_flight += 1
+        if log is not None:
+            self._log_hooks.append(log)
+        meta = trace_meta()
+        if log is not None:
+            meta = cast("mt.RequestParamsMeta", {**(meta or {}), LOG_LEVEL_META_KEY: "info"})
         try:
             # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
             async with asyncio.timeout(timeout + 5):
                 result = await client.call_tool(
-                    tool, dict(arguments), read_timeout_seconds=timeout, meta=trace_meta()
+                    tool, dict(arguments), read_timeout_seconds=timeout, progress_callback=progress, meta=meta
                 )
         except MCPError as exc:
             if exc.code == mt.REQUEST_TIMEOUT:
@@ -147,6 +164,8 @@ class ServerConnection:
             raise ToolFailed(f"the MCP server {name} failed: {type(exc).__name__}") from None
         finally:
             self._in_flight -= 1
+            if log is not None:
+                self._log_hooks.remove(log)
         return tool_result(result, f"{name}__{tool}")
 
     def cached_tools(self) -> list[McpTool]:
@@ -288,6 +307,12 @@ class ServerConnection:
                 self._stale = True  # the next tools() re-lists; so does a task started now
                 self._relisting = asyncio.get_running_loop().create_task(self._relist_soon())
 
+        async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
+            if self._in_flight == 1 and len(self._log_hooks) == 1:
+                data = params.data
+                text = data if isinstance(data, str) else json.dumps(data, default=str)
+                self._log_hooks[0](params.level, text, params.logger)
+
         if config.transport == "http":
             assert config.url is not None
             http = httpx2.AsyncClient(
@@ -298,12 +323,20 @@ class ServerConnection:
                 event_hooks={"request": [carry_trace_context]},
             )
             stack.push_async_callback(http.aclose)
-            return Client(streamable_http_client(config.url, http_client=http), message_handler=on_message)
+            return Client(
+                streamable_http_client(config.url, http_client=http),
+                message_handler=on_message,
+                logging_callback=on_log,
+            )
         assert config.command is not None
         params = StdioServerParameters(
             command=config.command, args=list(config.args), env=config.expanded_env(self._environ)
         )
-        return Client(stdio_client(params, errlog=self._errlog(stack)), message_handler=on_message)
+        return Client(
+            stdio_client(params, errlog=self._errlog(stack)),
+            message_handler=on_message,
+            logging_callback=on_log,
+        )
 
     async def _relist_soon(self) -> None:
         client = self._client

@@ -127,3 +127,14 @@ class HistoryPage(WireStruct, omit_defaults=True, kw_only=True):
     thread_id: str
     messages: list[HistoryMessage]
     next_cursor: str | None = None
+
+
+class MessagesSnapshot(
+    WireStruct, tag="MESSAGES_SNAPSHOT", tag_field="type", omit_defaults=True, kw_only=True
+):
+    """AG-UI ``MESSAGES_SNAPSHOT``: the conversation in one event, its messages as the history renders them
+    with ``?format=ag-ui``. Not a run event, so never in a run's log: the re-attach stream sends it
+    without an ``id:`` line (``?snapshot=messages``)."""
+
+    messages: list[HistoryMessage]
+    timestamp: int | None = None

@@ -81,3 +81,28 @@ class _Crashy(Echo):
 
 def crashy(context: ToolPluginContext) -> _Crashy:
     return _Crashy()
+
+
+class _Steps(Echo):
+    """Counts, reporting its progress and a log line at each step through the context's hooks."""
+
+    definition = ToolDefinition(
+        name="steps",
+        description="Count to count, slowly.",
+        parameters={"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]},
+        hints=ToolHints(read_only=True),
+        timeout_seconds=20,
+    )
+
+    async def call(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
+        count = int(arguments["count"])
+        for step in range(1, count + 1):
+            await asyncio.sleep(0.3)
+            await context.report_progress(step, count, f"step {step} of {count}")
+            if context.log is not None:
+                context.log("info", f"counted {step}", "steps")
+        return ToolResult(summary=f"counted to {count}")
+
+
+def steps(context: ToolPluginContext) -> _Steps:
+    return _Steps()

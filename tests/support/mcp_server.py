@@ -114,6 +114,16 @@ def many_images(count: int) -> list[Image]:
     return [Image(data=draw_chart([i + 1]), format="png") for i in range(count)]
 
 
+@mcp.tool(annotations=READ_ONLY)
+async def count(steps: int, ctx: Context, pause: float = 0.3) -> str:
+    """Count to ``steps``: at each step a log line, then progress with a message, then a pause."""
+    for step in range(1, steps + 1):
+        await ctx.log("info", f"step {step} done", logger_name="counter")
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        await asyncio.sleep(pause)
+    return f"counted to {steps}"
+
+
 def _http_app(token: str | None) -> Any:
     app = mcp.streamable_http_app()
     if not token:

@@ -4,6 +4,7 @@ protocol requires (OpenAI's answers, AG-UI's events) survives even when it equal
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -64,6 +65,8 @@ def _value(info: inspect.Type) -> Any:
         return info.values[0]
     if isinstance(info, inspect.ListType):
         return [_value(info.item_type)]
+    if isinstance(info, inspect.StrType) and info.pattern is not None:
+        return next(s for s in ("x", "", "/x") if re.search(info.pattern, s))  # e.g. a JSON Pointer
     simple: dict[type[inspect.Type], Any] = {
         inspect.StrType: "x",
         inspect.IntType: 0,

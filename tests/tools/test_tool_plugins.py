@@ -4,6 +4,7 @@ a broken plugin breaks nothing else, a slow or buggy one is a tool error the mod
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -21,7 +22,7 @@ from iris.tools.builtin import current_time, delete_attachment, image_info
 from iris.tools.names import mcp_tool_name, parse_tool_ref
 from iris.tools.registry import GROUP, ToolRegistry
 from iris.tools.spec import Tool, ToolHints
-from iris.tools.testing import ToolConformance
+from iris.tools.testing import Reports, ToolConformance, call_tool, tool_context
 from tests.support.run_fixtures import Stored
 from tests.support.runs import answer_text, of_type, run, run_input, user_message
 
@@ -184,3 +185,19 @@ async def test_get_api_tools_lists_plugins_and_failures(
     assert tools["echo"]["parameters"]["required"] == ["text"]
     assert tools["current_time"]["source"] == "builtin"
     assert {f["name"] for f in listed["failed"]} == {"missing", "raises", "notatool", "misnamed"}
+
+
+def test_a_plugin_reports_progress_through_its_context() -> None:
+    """The SPI's optional hooks, as the conformance kit records them; a core that does not listen (no
+    hooks set) makes ``report_progress`` a no-op, so the same tool runs unchanged."""
+    tool = ToolRegistry(
+        ToolPluginContext(environ={}), entry_points_=[ep("steps", "tests.plugins.tools:steps")]
+    )
+    steps = tool.get("steps")
+    assert steps is not None
+    reports = Reports()
+    result = asyncio.run(call_tool(steps, {"count": 2}, tool_context(reports=reports)))
+    assert result.summary == "counted to 2"
+    assert reports.progress == [(1, 2, "step 1 of 2"), (2, 2, "step 2 of 2")]
+    assert reports.logs == [("info", "counted 1", "steps"), ("info", "counted 2", "steps")]
+    assert asyncio.run(call_tool(steps, {"count": 1})).summary == "counted to 1"

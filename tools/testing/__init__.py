@@ -11,6 +11,7 @@ In a plugin's tests::
 """
 
 from iris.tools.testing.conformance import (
+    Reports,
     ToolConformance,
     call_tool,
     check_definition,
@@ -18,4 +19,4 @@ from iris.tools.testing.conformance import (
     tool_context,
 )
 
-__all__ = ["ToolConformance", "call_tool", "check_definition", "check_tool", "tool_context"]
+__all__ = ["Reports", "ToolConformance", "call_tool", "check_definition", "check_tool", "tool_context"]

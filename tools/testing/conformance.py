@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import io
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import jsonschema
@@ -34,11 +36,30 @@ from iris.tools.spec import (
 )
 
 
-def tool_context(images: Sequence[Mapping[str, Any]] = ()) -> ToolContext:
-    """A context for calling a tool outside Iris: a fixed clock, no uploads to delete."""
+@dataclass
+class Reports:
+    """What a call reported through its context's hooks: ``progress`` as ``(progress, total, message)``
+    and ``logs`` as ``(level, message, logger)``, in order."""
+
+    progress: list[tuple[float, float | None, str | None]] = field(default_factory=list)
+    logs: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+
+def tool_context(images: Sequence[Mapping[str, Any]] = (), reports: Reports | None = None) -> ToolContext:
+    """A context for calling a tool outside Iris: a fixed clock, no uploads to delete; with ``reports``,
+    the progress and log hooks record into it (else they are unset, as a core that does not listen)."""
 
     async def delete_upload(upload_id: str) -> None:
         raise ToolFailed(f"no upload {upload_id!r} here")
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        assert reports is not None
+        assert math.isfinite(progress), f"progress {progress} is not a finite number"
+        reports.progress.append((progress, total, message))
+
+    def log(level: str, message: str, logger: str | None) -> None:
+        assert reports is not None
+        reports.logs.append((level, message, logger))
 
     return ToolContext(
         user_id="conformance",
@@ -46,6 +67,8 @@ def tool_context(images: Sequence[Mapping[str, Any]] = ()) -> ToolContext:
         images=images,
         now=lambda: dt.datetime(2026, 1, 1, 12, tzinfo=dt.UTC),
         delete_upload=delete_upload,
+        progress=on_progress if reports is not None else None,
+        log=log if reports is not None else None,
     )
 
 

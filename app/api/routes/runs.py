@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from typing import Annotated, Any, Literal
 
+import msgspec
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
@@ -14,12 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from iris.app.agui.capabilities import AgentCapabilities, agent_capabilities
 from iris.app.agui.input import RunAgentInput
 from iris.app.api.deps import RunContext
-from iris.app.api.history import read_history
+from iris.app.api.history import read_history, run_snapshot, thread_snapshot
 from iris.app.api.openapi import AGUI_INPUT_CODES, INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
 from iris.app.api.paging import AfterEvent, AfterPosition
 from iris.app.catalogue.views import media_by_model, reasoning_by_model
 from iris.app.errors import Conflict, Unprocessable
 from iris.app.media.uploads import upload_limits
+from iris.app.persistence.models import Run
 from iris.app.persistence.repositories import (
     MessageRepository,
     ModelRepository,
@@ -36,7 +38,7 @@ from iris.app.runs import (
     resume_point,
     start_stream,
 )
-from iris.app.schemas.history import HistoryPage
+from iris.app.schemas.history import HistoryPage, MessagesSnapshot
 from iris.app.schemas.runs import CancelOut
 from iris.app.security.access import owned_run, owned_session
 from iris.app.security.auth import Principal
@@ -154,22 +156,47 @@ class RunController(Controller):
         settings: NamedDependency[Settings],
         run_repo: NamedDependency[RunRepository],
         run_manager: NamedDependency[RunManager],
+        storage: NamedDependency[Storage],
+        session_repo: NamedDependency[SessionRepository],
+        message_repo: NamedDependency[MessageRepository],
+        upload_repo: NamedDependency[UploadRepository],
         after: AfterEvent = 0,
+        snapshot: Annotated[Literal["messages"] | None, QueryParameter()] = None,
     ) -> Stream:
         """Re-attach to a run (an extension: AG-UI 1.0 has no resumption): its events after
         ``Last-Event-ID`` (or ``?after=``), then live ones until the terminal event, each once, with
         the same ``id:`` numbers. Works from any process that shares the database; on the process
-        running it, also before its intake commit has landed."""
+        running it, also before its intake commit has landed. ``?snapshot=messages``: a stream that
+        replays the run from its start has, right after ``RUN_STARTED``, one ``MESSAGES_SNAPSHOT`` (no
+        ``id:``) holding the conversation up to the run's own input; its events add the rest."""
+        point = resume_point(request.headers.get("last-event-id"), after)
         run_pk = run_manager.executing(runId, principal.user_id)
+        payload: bytes | None = None
+        run: Run | None = None
+        if snapshot is not None and point == 0:
+            await run_manager.intake_settled(runId)  # the run's input is in the thread
+            run = await owned_run(run_repo, principal, runId)
+            thread = await session_repo.get(run.session_id)
+            payload = msgspec.json.encode(
+                await run_snapshot(
+                    run,
+                    thread.active_leaf_id,
+                    messages=message_repo,
+                    uploads=upload_repo,
+                    storage=storage,
+                    ttl_seconds=settings.signed_url_ttl_seconds,
+                )
+            )
         if run_pk is None:
-            run_pk = (await owned_run(run_repo, principal, runId)).id
+            run_pk = (run or await owned_run(run_repo, principal, runId)).id
         return follow_stream(
             runId,
             run_pk,
             run_manager,
             request.app.state.alchemy,
-            after=resume_point(request.headers.get("last-event-id"), after),
+            after=point,
             ping_seconds=settings.sse_ping_seconds,
+            snapshot=payload,
         )
 
     @post(
@@ -205,7 +232,7 @@ class RunController(Controller):
         operation_class=documented(
             problems={
                 404: ["thread_not_found"],
-                422: ["invalid_thread_id", "validation_failed"],
+                422: ["invalid_thread_id", "snapshot_not_paged", "validation_failed"],
                 503: ["storage_unavailable"],
             }
         ),
@@ -223,9 +250,25 @@ class RunController(Controller):
         after: AfterPosition = -1,
         limit: Annotated[int, QueryParameter(ge=1, le=500)] = 100,
         include_superseded: Annotated[bool, QueryParameter(name="includeSuperseded")] = False,
-    ) -> HistoryPage:
-        """A thread's messages, oldest first, images re-signed on every read (``?after=`` pages)."""
+        snapshot: Annotated[Literal["messages"] | None, QueryParameter()] = None,
+    ) -> HistoryPage | MessagesSnapshot:
+        """A thread's messages, oldest first, images re-signed on every read (``?after=`` pages).
+        ``?snapshot=messages``: the whole active line as one AG-UI ``MESSAGES_SNAPSHOT`` event (parts as
+        with ``?format=ag-ui``; not paged, so ``after`` and ``includeSuperseded`` are refused)."""
         session = await owned_session(session_repo, principal, check_thread_id(threadId))
+        if snapshot is not None:
+            if after >= 0 or include_superseded:
+                raise Unprocessable(
+                    "A snapshot is the whole active line: it takes no 'after' or 'includeSuperseded'.",
+                    code="snapshot_not_paged",
+                )
+            return await thread_snapshot(
+                session,
+                messages=message_repo,
+                uploads=upload_repo,
+                storage=storage,
+                ttl_seconds=settings.signed_url_ttl_seconds,
+            )
         page = await read_history(
             session,
             messages=message_repo,

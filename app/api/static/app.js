@@ -7,6 +7,7 @@ import { jumpTo, setUpSearch } from "./search.js";
 import { SessionList } from "./sessions.js";
 import { renderMarkdown } from "./markdown.js";
 import { callsById, historyTool, toolCard } from "./tools.js";
+import { applyActivity } from "./activity.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
 /** @typedef {import("./api.js").AgentModel} AgentModel */
@@ -626,6 +627,7 @@ class LiveRun {
         this.ended = true;
         break;
       default:
+        applyActivity(event, (toolCallId) => this.tools.get(toolCallId)?.item);
         break;
     }
   }

@@ -331,6 +331,15 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         )
         return [TreeRow(*row) for row in (await self.session.execute(stmt)).all()]
 
+    async def of_run(self, run_id: UUID) -> Sequence[tuple[UUID, str, UUID | None]]:
+        """``(id, role, parent_id)`` of the messages a run wrote (its input, then its answers), in order."""
+        stmt = (
+            select(Message.id, Message.role, Message.parent_id)
+            .where(Message.run_id == run_id)
+            .order_by(Message.position)
+        )
+        return [(pk, role, parent) for pk, role, parent in (await self.session.execute(stmt)).all()]
+
     async def every_message(self, session_id: UUID) -> Sequence[Message]:
         """Every message of the session, on every branch, in the order written (an export)."""
         stmt = select(Message).where(Message.session_id == session_id).order_by(Message.position)

@@ -121,6 +121,13 @@ class RunManager:
         entry = self._runs.get(run_id)
         return entry[0] if entry is not None and entry[3].plan.owner_id == owner_id else None
 
+    async def intake_settled(self, run_id: str) -> None:
+        """Wait until the intake of a run this process is executing is committed (or failed); at once
+        for any other run (its intake is committed: another process saw it)."""
+        entry = self._runs.get(run_id)
+        if entry is not None:
+            await entry[3].store.intake_settled()
+
     def channel(self, run_id: str) -> RunChannel | None:
         """The live channel of a run this process is executing."""
         entry = self._runs.get(run_id)

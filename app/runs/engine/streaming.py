@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 from uuid import UUID
 
+import msgspec
 from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from litestar.response import Stream
 from litestar.response.base import ASGIResponse
@@ -17,7 +18,7 @@ from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from iris.app.agui.sse import HEADERS, FrameSource, LastChunk, relay
+from iris.app.agui.sse import HEADERS, Frame, FrameSource, LastChunk, relay
 from iris.app.errors import Unprocessable
 from iris.app.media.inline_uploads import InlineUploads
 from iris.app.persistence.db import holds_write_turn, session_scope
@@ -121,9 +122,11 @@ def follow_stream(
     *,
     after: int,
     ping_seconds: float,
+    snapshot: bytes | None = None,
 ) -> Stream:
     """A run's events after ``after``, then live ones until its terminal event: from memory on the
-    process running it, from the event log anywhere else."""
+    process running it, from the event log anywhere else. ``snapshot`` (an event's JSON) goes out
+    right after ``RUN_STARTED``, without an ``id:``, when the stream replays the run from its start."""
     channel = manager.channel(run_id)
     source: FrameSource
     on_close: Callable[[], None]
@@ -136,8 +139,43 @@ def follow_stream(
         logged = LoggedFrames(alchemy, run_pk, after=after, wakeups=manager.wakeups)
         source, on_close = logged, logged.close
         traceparent = partial(_logged_traceparent, alchemy, run_pk)
+    if snapshot is not None and after == 0:
+        source = AfterStart(source, snapshot)
     body = relay(source, ping_seconds=ping_seconds, on_close=on_close)
     return sse(observed(body, manager.services.telemetry, follows=(run_id, traceparent)))
+
+
+class AfterStart:
+    """A :class:`FrameSource` that inserts one unnumbered frame after the run's first (``RUN_STARTED``):
+    AG-UI streams must open with ``RUN_STARTED``."""
+
+    def __init__(self, source: FrameSource, payload: bytes) -> None:
+        self._source = source
+        self._payload: bytes | None = payload
+
+    async def next_batch(self, wait_seconds: float) -> list[Frame] | None:
+        batch = await self._source.next_batch(wait_seconds)
+        if batch and self._payload is not None:
+            if _event_type(batch[0][1]) == "RUN_STARTED":  # not a run that failed before it started
+                batch = [batch[0], (0, self._payload), *batch[1:]]
+            self._payload = None
+        return batch
+
+    @property
+    def exhausted(self) -> bool:
+        return self._source.exhausted
+
+    @property
+    def parting(self) -> bytes | None:
+        return self._source.parting
+
+
+def _event_type(payload: bytes) -> object:
+    try:
+        event = msgspec.json.decode(payload)
+    except msgspec.DecodeError:
+        return None
+    return event.get("type") if isinstance(event, dict) else None
 
 
 def resume_point(last_event_id: str | None, after: int | None) -> int:

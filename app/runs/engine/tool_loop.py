@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -38,6 +38,7 @@ from iris.app.runs.content.tool_results import (
 )
 from iris.app.runs.engine.model_turn import Builder, Turn
 from iris.app.runs.engine.services import RunServices
+from iris.app.runs.engine.tool_activity import ToolActivity, await_reporting
 from iris.app.runs.engine.tool_arguments import argument_problem, parse_arguments
 from iris.app.runs.intake.interrupts import ResumeDecision, approval_interrupt
 from iris.app.runs.intake.plan import RunPlan
@@ -210,15 +211,25 @@ class ToolLoop:
         a tool may write through a session of its own (its media, ``delete_attachment``), which must
         come after the run's own rows and must not wait for a transaction of this run."""
         self.store.commit_intake()
+        activity = ToolActivity(call_id, name)
+        reporting = replace(context, progress=activity.report, log=activity.log)
         with self.telemetry.tool(name, call_id, known=tool is not None) as span:
-            output = await self._outcome(tool, call_id, name, arguments, context)
+            output = await self._outcome(tool, call_id, name, arguments, reporting, activity)
             content = _event_text(output)
             span.outcome(output.status, arguments=arguments, result=content, error=output.error)
+        if (last := activity.finish(output.status)) is not None:
+            await self.store.emit(last)
         await self._emit_result(output, content)
         return output
 
     async def _outcome(
-        self, tool: RunTool | None, call_id: str, name: str, arguments: str, context: ToolContext
+        self,
+        tool: RunTool | None,
+        call_id: str,
+        name: str,
+        arguments: str,
+        context: ToolContext,
+        activity: ToolActivity,
     ) -> ToolAgentOutput:
         """Run one call, bounded by the tool's timeout; any failure (bad arguments, a tool that raises
         or times out, a server that is down, a result over the limits) is a failed output the model
@@ -228,7 +239,9 @@ class ToolLoop:
         try:
             if tool is None:
                 raise ToolFailed(f"no tool called {name!r} is available")
-            answer = await self._cancellable(_call(tool, arguments, context), call_id, name, started)
+            answer = await self._cancellable(
+                _call(tool, arguments, context), call_id, name, started, activity
+            )
             check_limits(answer.content, self.services.media.limits)
             content = await canonical_parts(
                 answer.content,
@@ -259,17 +272,19 @@ class ToolLoop:
         return output
 
     async def _cancellable(
-        self, call: Awaitable[ToolResult], call_id: str, name: str, started: float
+        self, call: Awaitable[ToolResult], call_id: str, name: str, started: float, activity: ToolActivity
     ) -> ToolResult:
         """The call in a task of its own, which :meth:`cancel_call` cancels: the call then ends as
-        ``cancelled`` and the run with it (:class:`CallCancelled`)."""
+        ``cancelled`` and the run with it (:class:`CallCancelled`). Its progress streams meanwhile."""
         self._call = asyncio.ensure_future(call)
         try:
-            return await self._call
+            return await await_reporting(self._call, activity, self.store.emit)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise  # the run itself is being stopped, not just this call
+            if (last := activity.finish("cancelled")) is not None:
+                await self.store.emit(last)
             output = ToolAgentOutput(
                 tool_call_id=call_id,
                 tool_name=name,

@@ -121,7 +121,7 @@ def mcp_run_tool(connection: ServerConnection, tool: McpTool) -> RunTool:
     timeout = config.call_timeout_seconds
 
     async def invoke(arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
-        return await connection.call(tool.name, arguments)
+        return await connection.call(tool.name, arguments, progress=context.progress, log=context.log)
 
     return RunTool(
         name=mcp_tool_name(config.name, tool.name),

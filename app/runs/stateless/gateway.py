@@ -50,6 +50,9 @@ class _Queued:
     def commit_intake(self) -> None:
         pass  # nothing is stored
 
+    async def intake_settled(self) -> None:
+        pass
+
 
 class GatewayRun:
     """One stateless run: its events (:meth:`events`) and the model it is on (:attr:`model_ref`)."""

@@ -85,6 +85,10 @@ class EventSink(Protocol):
         so the commit overlaps the vendor's latency, or before a tool writes through its own session."""
         ...
 
+    async def intake_settled(self) -> None:
+        """Wait until the run's intake is committed or failed (nothing to wait for when nothing is stored)."""
+        ...
+
 
 class LiveOnly:
     """A sink for stateless chat (``POST /api/llm/chat``): events are numbered and streamed, and kept in
@@ -116,6 +120,9 @@ class LiveOnly:
 
     def commit_intake(self) -> None:
         pass  # nothing is stored
+
+    async def intake_settled(self) -> None:
+        pass
 
     def abandon(self, event: RunError) -> None:
         self.events.append(event)
@@ -292,6 +299,12 @@ class EventStore:
         if self._intake is None and self._start_intake is not None:
             self._intake = self._start_intake()
             self._intake.add_done_callback(_retrieved)  # its failure is reported by the run, or not needed
+
+    async def intake_settled(self) -> None:
+        """Wait until the run's intake is committed, or failed to be (starting the commit if it has not
+        started): what a reader of the thread needs before it can see the run's input."""
+        with contextlib.suppress(Exception):
+            await self._intake_stored()
 
     async def _intake_stored(self) -> None:
         """Write nothing before the run's intake is committed (raises IntakeNotStored if it was not);
