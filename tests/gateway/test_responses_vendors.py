@@ -50,7 +50,6 @@ def test_a_codex_cli_request_replayed(gateway: Gateway) -> None:
     last = events[-1]
     assert isinstance(last, ResponseCompletedEvent)
     assert last.response.output_text == "There are README.md and src."
-    assert last.response.store is False
     sent = gateway.openai.requests[-1].json
     TypeAdapter(CompletionCreateParamsStreaming).validate_python(sent)
     roles = [m["role"] for m in sent["messages"]]

@@ -513,8 +513,8 @@ RESPONSES_CELLS = [
 ]
 """The ``responses`` row's cells (content, path): the contents it reads, and the client's tool path."""
 RESPONSES_TOOLS = [
-    {"type": "function", "name": t["function"]["name"], "parameters": {"type": "object"}, "strict": False}
-    for t in V1_TOOLS
+    {"type": "function", "name": name, "parameters": {"type": "object"}, "strict": False}
+    for name in ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
 ]
 
 

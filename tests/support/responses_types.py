@@ -29,10 +29,10 @@ def conforming_response(data: Any) -> Response:
     return conforming(Response, data)
 
 
-def conforming_events(text: str) -> list[BaseModel]:
+def conforming_events(text: str) -> list[Any]:
     """An SSE body's events: each ``event:`` line names its ``data:``'s ``type``, each data validated
     by its own class, ``sequence_number`` counting up from 0 with no gap."""
-    events: list[BaseModel] = []
+    events: list[Any] = []
     for frame in text.strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in frame.splitlines())
         data = json.loads(lines["data"])

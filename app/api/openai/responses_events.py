@@ -12,9 +12,9 @@ ends the stream with ``response.completed``, ``response.incomplete`` (the vendor
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -134,7 +134,9 @@ class ResponseDraft:
         now = int(time.time())
         if isinstance(end, RunError):
             code = end.code or "provider_other"
-            kind = "rate_limit_exceeded" if code in _RATE_LIMITED else "server_error"
+            kind: Literal["server_error", "rate_limit_exceeded"] = (
+                "rate_limit_exceeded" if code in _RATE_LIMITED else "server_error"
+            )
             error = ResponseErrorBody(code=kind, message=f"{end.message} ({code})")
             return msgspec.structs.replace(self.snapshot("failed"), error=error, usage=self.usage)
         reason = _INCOMPLETE.get(self.vendor_finish) if not self._calls() else None
@@ -266,7 +268,8 @@ def _flat(events: Iterable[Event]) -> Iterable[Event]:
 
 def sse_event(event: Event) -> bytes:
     """``event: <type>`` then ``data: <json>``, as OpenAI sends them."""
-    return b"event: " + event["type"].encode() + b"\ndata: " + msgspec.json.encode(event) + b"\n\n"
+    kind: str = event["type"]
+    return b"event: " + kind.encode() + b"\ndata: " + msgspec.json.encode(event) + b"\n\n"
 
 
 async def stream_events(
@@ -275,7 +278,7 @@ async def stream_events(
     *,
     on_end: Callable[[ResponseObject], Any],
     queued: Callable[[], bool] = lambda: False,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The SSE body: the opening events, one or more per run event, the end. ``on_end`` gets the
     finished response (to store it) before the last event is written. Events already waiting
     (``queued``) go out together, in one write."""

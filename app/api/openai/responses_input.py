@@ -151,9 +151,9 @@ def read_input(
             kind = raw.get("type")
             if kind == "reasoning":
                 continue
-        item = _parsed(raw, field)
-        _append(messages, origins, item, field)
-        items.append(stored_item(item, item_id(str(kind), response_hex, f"i{len(items)}")))
+        parsed = _parsed(raw, field)
+        _append(messages, origins, parsed, field)
+        items.append(stored_item(parsed, item_id(str(kind), response_hex, f"i{len(items)}")))
     chat = ChatCompletionRequest(
         model=body.model,
         messages=messages,
@@ -331,7 +331,7 @@ def _not_held(field: str, noun: str, example: str) -> Unprocessable:
 
 
 def _text_of(part: ContentIn) -> str:
-    return getattr(part, "text", None) or getattr(part, "refusal", "")
+    return str(getattr(part, "text", None) or getattr(part, "refusal", ""))
 
 
 def _output_text(output: str | list[ContentIn]) -> str:
