@@ -221,3 +221,38 @@ def test_errors_are_the_sdks_exception_classes(gateway: Gateway) -> None:
     gateway.openai.rate_limited()
     with pytest.raises(openai.RateLimitError):
         sdk.responses.create(model="openai/gpt-4o", input="Hi")
+
+
+def test_text_format_json_schema_where_the_model_has_it(gateway: Gateway) -> None:
+    gateway.openai.text('{"city": "Paris"}')
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    answer = client(gateway).responses.create(
+        model="openai/gpt-4o",
+        input="Where?",
+        text={"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}},
+    )
+    assert json.loads(answer.output_text) == {"city": "Paris"}
+    sent = gateway.openai.requests[-1].json["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["name"] == "place"
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(gateway).responses.create(
+            model="local/text",
+            input="Where?",
+            text={"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}},
+        )
+    assert (refused.value.code, refused.value.param) == ("parameter_unsupported", "text.format")
+
+
+def test_a_failure_after_the_first_delta_is_one_response_failed(gateway: Gateway) -> None:
+    gateway.openai.broken("Half an ")
+    response = raw_stream(gateway.v1, token("u-broken"), {"model": "openai/gpt-4o", "input": "Hi"})
+    assert response.status_code == 200
+    events = conforming_events(response.text)
+    assert [e.type for e in events].count("response.failed") == 1
+    failed = events[-1]
+    assert failed.type == "response.failed"
+    assert failed.response.status == "failed"
+    assert failed.response.error is not None
+    assert failed.response.error.code == "server_error"
+    assert "Half an " in [e.delta for e in events if e.type == "response.output_text.delta"]

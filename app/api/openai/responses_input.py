@@ -78,6 +78,8 @@ _ID_PREFIX = {
     "reasoning": "rs",
 }
 _EFFORT = {"xhigh": "high"}
+_KNOBS = {"response_format": "text.format", "max_tokens": "max_output_tokens"}
+"""The core's names of refused knobs → the Responses fields that set them."""
 _FIELD = re.compile(r"^messages\[(\d+)\]")
 _ITEM_ID = re.compile(r"^[a-z]+_([0-9a-f]{32})_[io]\d+$")
 PREVIOUS = "previous_response_id"
@@ -174,6 +176,9 @@ def read_input(
 
 def renamed(exc: IrisError, origins: Sequence[str]) -> IrisError:
     """``exc`` with its Chat Completions field renamed to the Responses field it came from."""
+    if exc.field in _KNOBS:
+        exc.field = _KNOBS[exc.field]
+        return exc
     match = _FIELD.match(exc.field or "")
     if match is None or exc.field is None:
         return exc
