@@ -163,49 +163,49 @@ class ResponsesController(Controller):
         return EventStream(observed_body, media_type="text/event-stream", headers=HEADERS)
 
     @get(
-        "/{response_id:str}",
+        "/{responseId:str}",
         operation_id="GetResponse",
         operation_class=openai_documented(ok="ResponseObject", errors=_NOT_FOUND),
     )
     async def get_response(
         self,
-        response_id: FromPath[str],
+        responseId: FromPath[str],  # noqa: N803 (the API's path names are camelCase)
         principal: NamedDependency[Principal],
         db_session: NamedDependency[AsyncSession],
     ) -> Response[Any]:
         """One of the caller's stored responses, as it was answered."""
         row = await _owned(
-            response_id, principal, GatewayResponseRepository(session=db_session), "response_id"
+            responseId, principal, GatewayResponseRepository(session=db_session), "response_id"
         )
         return Response(row.body)
 
     @delete(
-        "/{response_id:str}",
+        "/{responseId:str}",
         operation_id="DeleteResponse",
         status_code=200,
         operation_class=openai_documented(ok="DeletedResponse", errors=_NOT_FOUND),
     )
     async def delete_response(
         self,
-        response_id: FromPath[str],
+        responseId: FromPath[str],  # noqa: N803 (the API's path names are camelCase)
         principal: NamedDependency[Principal],
         db_session: NamedDependency[AsyncSession],
     ) -> DeletedResponse:
         """Forget one of the caller's stored responses (those that continued it stay readable)."""
         responses = GatewayResponseRepository(session=db_session)
-        row = await _owned(response_id, principal, responses, "response_id")
+        row = await _owned(responseId, principal, responses, "responseId")
         await responses.delete_owned(row.id, principal.user_id)
         await db_session.commit()
-        return DeletedResponse(id=response_id)
+        return DeletedResponse(id=responseId)
 
     @get(
-        "/{response_id:str}/input_items",
+        "/{responseId:str}/input_items",
         operation_id="ListResponseInputItems",
         operation_class=openai_documented(ok="InputItemList", errors=_NOT_FOUND),
     )
     async def input_items(
         self,
-        response_id: FromPath[str],
+        responseId: FromPath[str],  # noqa: N803 (the API's path names are camelCase)
         principal: NamedDependency[Principal],
         db_session: NamedDependency[AsyncSession],
         limit: FromQuery[int] = 20,
@@ -215,7 +215,7 @@ class ResponsesController(Controller):
         """A page of the input items a stored response was asked with (``limit`` 1 to 100, ``order``,
         ``after`` an item id)."""
         row = await _owned(
-            response_id, principal, GatewayResponseRepository(session=db_session), "response_id"
+            responseId, principal, GatewayResponseRepository(session=db_session), "response_id"
         )
         items = row.input_items if order == "asc" else row.input_items[::-1]
         ids = [item["id"] for item in items]

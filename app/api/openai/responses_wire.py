@@ -161,8 +161,8 @@ class ResponsesRequest(OpenAIStruct):
 
 class OutputText(OpenAIStruct, tag="output_text", tag_field="type", omit_defaults=False):
     text: str
-    annotations: list[Any] = msgspec.field(default_factory=list)
-    logprobs: list[Any] = msgspec.field(default_factory=list)
+    annotations: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    logprobs: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
 class OutputMessage(OpenAIStruct, tag="message", tag_field="type", omit_defaults=False):
