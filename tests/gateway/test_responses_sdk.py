@@ -19,7 +19,7 @@ from openai.types.responses import (
 )
 
 from tests.gateway.conftest import Gateway, data_url, token
-from tests.support.documents import text_pdf
+from tests.support.documents import text_pdf, wav_bytes
 from tests.support.fake_openai import ToolCallScript
 from tests.support.openai_sdk import client
 from tests.support.responses_types import conforming_events, conforming_response, raw_stream
@@ -256,3 +256,21 @@ def test_a_failure_after_the_first_delta_is_one_response_failed(gateway: Gateway
     assert failed.response.error is not None
     assert failed.response.error.code == "server_error"
     assert "Half an " in [e.delta for e in events if e.type == "response.output_text.delta"]
+
+
+def test_input_audio_reaches_a_model_that_hears(gateway: Gateway) -> None:
+    clip = base64.b64encode(wav_bytes(1.0)).decode()
+    answer = client(gateway).responses.create(
+        model="local/multimodal",
+        input=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "What is this?"},
+                    {"type": "input_audio", "input_audio": {"data": clip, "format": "wav"}},  # type: ignore[list-item,misc]
+                ],
+            }
+        ],
+        store=False,
+    )
+    assert "Audio 1" in answer.output_text

@@ -47,7 +47,7 @@ from iris.app.api.openai.responses_wire import (
     TextFormatPlain,
 )
 from iris.app.api.openai.routes import CHAT_CODES
-from iris.app.errors import IrisError, NotFound
+from iris.app.errors import IrisError, NotFound, Unprocessable
 from iris.app.persistence.models import GatewayResponse
 from iris.app.persistence.repositories import GatewayResponseRepository, UploadRepository
 from iris.app.runs import EventStream, GatewayRun, observed, stateless_run
@@ -94,6 +94,12 @@ class ResponsesController(Controller):
             run_context.run_manager,
         )
         responses = GatewayResponseRepository(session=db_session)
+        models = await run_manager.services.catalogue.current(db_session)
+        known = await models.get_by_ref(data.model)
+        if (
+            known is None or not known.enabled
+        ):  # before the input is read, as the model is the request's subject
+            raise Unprocessable(f"No enabled model {data.model!r}.", code="model_not_found", field="model")
         response_id = uuid.uuid4()
         previous = await _previous(data.previous_response_id, principal, responses)
         earlier = (
@@ -113,7 +119,7 @@ class ResponsesController(Controller):
                 data.model,
                 given.history,
                 principal=principal,
-                models=await run_manager.services.catalogue.current(db_session),
+                models=models,
                 registry=run_context.registry,
                 settings=settings,
                 model_field="model",
@@ -201,7 +207,9 @@ class ResponsesController(Controller):
     @get(
         "/{responseId:str}/input_items",
         operation_id="ListResponseInputItems",
-        operation_class=openai_documented(ok="InputItemList", errors=_NOT_FOUND),
+        operation_class=openai_documented(
+            ok="InputItemList", errors={**_NOT_FOUND, 400: ["validation_failed"]}
+        ),
     )
     async def input_items(
         self,

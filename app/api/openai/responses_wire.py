@@ -134,6 +134,79 @@ class TextConfig(OpenAIStruct):
     verbosity: Literal["low", "medium", "high"] | None = None
 
 
+def _object(kind: str | None, required: list[str], **properties: Any) -> dict[str, Any]:
+    """An item or part's schema: its ``type`` (required unless ``kind`` may be left out) and fields."""
+    typed = {"type": {"enum": [kind.lstrip("?")]}} if kind else {}
+    needed = required if kind is None or kind.startswith("?") else ["type", *required]
+    return {"type": "object", "properties": {**typed, **properties}, "required": needed}
+
+
+_TEXT = {"type": "string"}
+_PARTS = [
+    _object("input_text", ["text"], text=_TEXT),
+    _object(
+        "input_image", ["image_url"], image_url=_TEXT, detail={"enum": ["auto", "low", "high", "original"]}
+    ),
+    _object("input_file", ["file_data"], file_data=_TEXT, filename=_TEXT),
+    _object(
+        "input_audio",
+        ["input_audio"],
+        input_audio=_object(None, ["data", "format"], data=_TEXT, format={"enum": ["wav", "mp3"]}),
+    ),
+    _object("output_text", ["text"], text=_TEXT),
+    _object("refusal", ["refusal"], refusal=_TEXT),
+]
+_CONTENT = {"anyOf": [_TEXT, {"type": "array", "items": {"anyOf": _PARTS}}]}
+SCHEMA_PROPERTIES: dict[str, Any] = {
+    "input": {
+        "anyOf": [
+            _TEXT,
+            {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        _object(
+                            "?message",
+                            ["role", "content"],
+                            role={"enum": ["user", "assistant", "system", "developer"]},
+                            content=_CONTENT,
+                        ),
+                        _object(
+                            "function_call", ["call_id", "name"], call_id=_TEXT, name=_TEXT, arguments=_TEXT
+                        ),
+                        _object(
+                            "function_call_output", ["call_id", "output"], call_id=_TEXT, output=_CONTENT
+                        ),
+                        _object("item_reference", ["id"], id=_TEXT),
+                        _object("reasoning", []),
+                    ]
+                },
+            },
+        ],
+        "default": "",
+    },
+    "tools": {
+        "anyOf": [
+            {
+                "type": "array",
+                "items": _object(
+                    "function",
+                    ["name"],
+                    name=_TEXT,
+                    description={"anyOf": [_TEXT, {"type": "null"}]},
+                    parameters={"anyOf": [{"type": "object"}, {"type": "null"}]},
+                    strict={"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+                ),
+            },
+            {"type": "null"},
+        ],
+        "default": None,
+    },
+}
+"""What the OpenAPI document says ``input`` and ``tools`` hold (they are read one by one, so that an
+item or tool type Iris does not take is its own clear error)."""
+
+
 class ResponsesRequest(OpenAIStruct):
     """``POST /v1/responses``: what Iris honours of OpenAI's body; other fields are ignored."""
 

@@ -18,6 +18,7 @@ from litestar.openapi.spec import OpenAPI, Reference
 from iris.app.agui.events import AgUiEvent
 from iris.app.agui.input import RunAgentInput
 from iris.app.api.openai.responses_wire import ROOTS as RESPONSES_ROOTS
+from iris.app.api.openai.responses_wire import SCHEMA_PROPERTIES as RESPONSES_PROPERTIES
 from iris.app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from iris.app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
 from iris.app.api.problems import Problem
@@ -83,6 +84,7 @@ def components() -> dict[str, Any]:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
     for ruled, rules in COMPONENT_RULES.items():
         out[ruled.__name__].update(rules)
+    out["ResponsesRequest"]["properties"].update(RESPONSES_PROPERTIES)
     out[RESUME_INPUT] = _resume_input(out[RunAgentInput.__name__])
     for schema in out.values():
         any_is_json(schema)
