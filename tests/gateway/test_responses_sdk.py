@@ -16,6 +16,7 @@ from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseReasoningItem,
+    ResponseTextConfigParam,
 )
 
 from tests.gateway.conftest import Gateway, data_url, token
@@ -225,11 +226,18 @@ def test_errors_are_the_sdks_exception_classes(gateway: Gateway) -> None:
 
 def test_text_format_json_schema_where_the_model_has_it(gateway: Gateway) -> None:
     gateway.openai.text('{"city": "Paris"}')
-    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    schema: dict[str, object] = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    place: ResponseTextConfigParam = {
+        "format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}
+    }
     answer = client(gateway).responses.create(
         model="openai/gpt-4o",
         input="Where?",
-        text={"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}},
+        text=place,
     )
     assert json.loads(answer.output_text) == {"city": "Paris"}
     sent = gateway.openai.requests[-1].json["response_format"]
@@ -239,7 +247,7 @@ def test_text_format_json_schema_where_the_model_has_it(gateway: Gateway) -> Non
         client(gateway).responses.create(
             model="local/text",
             input="Where?",
-            text={"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}},
+            text=place,
         )
     assert (refused.value.code, refused.value.param) == ("parameter_unsupported", "text.format")
 

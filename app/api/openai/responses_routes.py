@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -32,6 +32,7 @@ from iris.app.api.openai.errors import run_failure
 from iris.app.api.openai.responses_events import ResponseDraft, stream_events
 from iris.app.api.openai.responses_input import (
     PREVIOUS,
+    ReadInput,
     read_input,
     referenced_ids,
     renamed,
@@ -88,53 +89,14 @@ class ResponsesController(Controller):
         (``provider/modelId``): a ``Response``, or with ``stream`` its semantic events
         (``event:``/``data:`` pairs, ``response.created`` … ``response.completed``). Kept for the caller
         unless ``store`` is false; ``tools`` are function tools the client runs."""
-        principal, settings, run_manager = (
-            run_context.principal,
-            run_context.settings,
-            run_context.run_manager,
-        )
-        responses = GatewayResponseRepository(session=db_session)
-        models = await run_manager.services.catalogue.current(db_session)
-        known = await models.get_by_ref(data.model)
-        if (
-            known is None or not known.enabled
-        ):  # before the input is read, as the model is the request's subject
-            raise Unprocessable(f"No enabled model {data.model!r}.", code="model_not_found", field="model")
+        run_manager, principal = run_context.run_manager, run_context.principal
         response_id = uuid.uuid4()
-        previous = await _previous(data.previous_response_id, principal, responses)
-        earlier = (
-            [item for row in await responses.chain(previous) for item in _items(row)] if previous else []
-        )
-        read = read_input(data, earlier, await _referenced(data, principal, responses), response_id.hex)
-        try:
-            given = await gateway_input(
-                read.chat,
-                principal=principal,
-                uploads=UploadRepository(session=db_session),
-                policy=run_context.url_policy,
-                settings=settings,
-                limiter=run_context.decode_limiter,
-            )
-            plan = await stateless_run(
-                data.model,
-                given.history,
-                principal=principal,
-                models=models,
-                registry=run_context.registry,
-                settings=settings,
-                model_field="model",
-                tools=given.tools,
-                request=given.request,
-                reasoning=given.reasoning,
-            )
-        except IrisError as exc:
-            raise renamed(exc, read.origins) from None
-        await admit_run(db_session, principal, settings, stored=False)
+        read, run, previous = await _planned(data, run_context, db_session, response_id)
+        await admit_run(db_session, principal, run_context.settings, stored=False)
         await db_session.commit()  # counted before the vendor is called, whatever happens next
         draft = ResponseDraft(
-            template=_template(data, response_id, plan.model_ref), response_hex=response_id.hex
+            template=_template(data, response_id, run.model_ref), response_hex=response_id.hex
         )
-        run = GatewayRun(plan, run_manager.services)
         events = run.events()
 
         async def keep(answer: ResponseObject) -> None:
@@ -146,15 +108,7 @@ class ResponsesController(Controller):
                     )
 
         if not data.stream:
-            async with contextlib.aclosing(events):  # type: ignore[type-var]
-                async for event in events:
-                    if isinstance(event, RunError):
-                        return _failed(event)
-                    if isinstance(event, RunFinished):
-                        answer = draft.response(event)
-                        await keep(answer)
-                        return Response(answer)
-                    draft.take(event)
+            return await _whole(draft, events, keep)
         early: list[AgUiEvent] = []  # until the model answers, a failure is still an HTTP error
         async for event in events:
             early.append(event)
@@ -235,6 +189,64 @@ class ResponsesController(Controller):
             last_id=page[-1]["id"] if page else None,
             has_more=start + len(page) < len(items),
         )
+
+
+async def _planned(
+    data: ResponsesRequest, run_context: RunContext, db_session: AsyncSession, response_id: uuid.UUID
+) -> tuple[ReadInput, GatewayRun, GatewayResponse | None]:
+    """The request read (after its stored chain) and checked, as ``/v1/chat/completions`` checks its
+    own, and its run, not started; the model first, before the input is read (the request's subject)."""
+    principal, settings = run_context.principal, run_context.settings
+    responses = GatewayResponseRepository(session=db_session)
+    models = await run_context.run_manager.services.catalogue.current(db_session)
+    known = await models.get_by_ref(data.model)
+    if known is None or not known.enabled:
+        raise Unprocessable(f"No enabled model {data.model!r}.", code="model_not_found", field="model")
+    previous = await _previous(data.previous_response_id, principal, responses)
+    earlier = [item for row in await responses.chain(previous) for item in _items(row)] if previous else []
+    read = read_input(data, earlier, await _referenced(data, principal, responses), response_id.hex)
+    try:
+        given = await gateway_input(
+            read.chat,
+            principal=principal,
+            uploads=UploadRepository(session=db_session),
+            policy=run_context.url_policy,
+            settings=settings,
+            limiter=run_context.decode_limiter,
+        )
+        plan = await stateless_run(
+            data.model,
+            given.history,
+            principal=principal,
+            models=models,
+            registry=run_context.registry,
+            settings=settings,
+            model_field="model",
+            tools=given.tools,
+            request=given.request,
+            reasoning=given.reasoning,
+        )
+    except IrisError as exc:
+        raise renamed(exc, read.origins) from None
+    return read, GatewayRun(plan, run_context.run_manager.services), previous
+
+
+async def _whole(
+    draft: ResponseDraft,
+    events: AsyncIterator[AgUiEvent],
+    keep: Callable[[ResponseObject], Awaitable[None]],
+) -> Response[Any]:
+    """Run to the end and answer the ``Response`` (kept first); a failed run is an HTTP error."""
+    async with contextlib.aclosing(events):  # type: ignore[type-var]
+        async for event in events:
+            if isinstance(event, RunError):
+                return _failed(event)
+            if isinstance(event, RunFinished):
+                answer = draft.response(event)
+                await keep(answer)
+                return Response(answer)
+            draft.take(event)
+    raise RuntimeError("the run ended without a terminal event")
 
 
 def _template(body: ResponsesRequest, response_id: uuid.UUID, model: str) -> ResponseObject:
