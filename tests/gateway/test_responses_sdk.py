@@ -264,6 +264,8 @@ def test_a_failure_after_the_first_delta_is_one_response_failed(gateway: Gateway
     assert failed.response.error is not None
     assert failed.response.error.code == "server_error"
     assert "Half an " in [e.delta for e in events if e.type == "response.output_text.delta"]
+    (done,) = [e for e in events if e.type == "response.output_item.done"]
+    assert done.item.status == "incomplete"  # the message the failure cut short
 
 
 def test_input_audio_reaches_a_model_that_hears(gateway: Gateway) -> None:

@@ -11,6 +11,7 @@ ends the stream with ``response.completed``, ``response.incomplete`` (the vendor
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from iris.app.api.openai.responses_wire import (
 from iris.app.runs import MODEL_KEY, WORKER_OUTPUT_KEY
 
 Event = dict[str, Any]
+log = logging.getLogger("iris.gateway")
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 _RATE_LIMITED = {"provider_rate_limit", "quota_exceeded"}
 
@@ -74,6 +76,7 @@ class ResponseDraft:
     sequence: int = 0
     vendor_finish: str = "stop"
     usage: ResponseUsage | None = None
+    failed: bool = False
     _open: _Open | None = None
 
     def take(self, event: AgUiEvent) -> list[Event]:
@@ -100,6 +103,7 @@ class ResponseDraft:
             self.vendor_finish = str(event.metadata[WORKER_OUTPUT_KEY].get("finishReason", "stop"))
         elif isinstance(event, RunFinished | RunError):
             self.usage = response_usage(event)
+            self.failed = isinstance(event, RunError)
             if isinstance(event, RunFinished) and event.metadata and MODEL_KEY in event.metadata:
                 self.template.model = str(event.metadata[MODEL_KEY])  # a fallback may have answered
         return []
@@ -166,7 +170,8 @@ class ResponseDraft:
         if item.kind == "message":
             final = status != "in_progress"
             content = [OutputText(text=text)] if final else []
-            shown = "incomplete" if final and self.vendor_finish in _INCOMPLETE else status
+            cut = self.failed or self.vendor_finish in _INCOMPLETE
+            shown = "incomplete" if final and cut else status
             return OutputMessage(id=item.id, status=shown, content=content)  # type: ignore[arg-type]
         if item.kind == "reasoning":
             summary = [SummaryText(text=text)] if status != "in_progress" else []
@@ -244,6 +249,15 @@ class ResponseDraft:
         return event
 
 
+def _unkept(end: Event) -> Event:
+    """The stream's last event for a response that was answered but could not be stored."""
+    error = ResponseErrorBody(
+        code="server_error", message="The response could not be stored (database_unavailable)."
+    )
+    failed = msgspec.structs.replace(end["response"], status="failed", completed_at=None, error=error)
+    return {**end, "type": "response.failed", "response": failed}
+
+
 def response_usage(event: RunFinished | RunError) -> ResponseUsage | None:
     """The run's usage in the Responses API's terms (reasoning tokens are part of the output tokens)."""
     if not event.usage:
@@ -286,7 +300,11 @@ async def stream_events(
     async for event in events:
         if isinstance(event, RunFinished | RunError):
             last = list(_flat(draft.ended(event)))
-            await on_end(last[-1]["response"])
+            try:
+                await on_end(last[-1]["response"])
+            except Exception:  # answered but not kept: still one terminal event, which says so
+                log.exception("a streamed response could not be stored")
+                last[-1] = _unkept(last[-1])
             yield LastChunk(b"".join(pending + [sse_event(e) for e in last]))
             return
         pending.extend(sse_event(e) for e in _flat(draft.take(event)))
