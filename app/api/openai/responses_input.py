@@ -167,7 +167,7 @@ def read_input(
         tool_choice=NamedToolChoice(function=NamedFunction(name=body.tool_choice.name))
         if isinstance(body.tool_choice, FunctionChoice)
         else body.tool_choice,
-        parallel_tool_calls=body.parallel_tool_calls,
+        parallel_tool_calls=False if body.parallel_tool_calls is False else None,  # true: the default
         reasoning_effort=_effort(body),
         user=body.user,
     )
