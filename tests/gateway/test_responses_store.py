@@ -105,3 +105,17 @@ def test_store_false_keeps_nothing(gateway: Gateway) -> None:
     gateway.openai.text("Streamed and kept.")
     kept = list(sdk.responses.create(model="openai/gpt-4o", input="Hi", stream=True))
     assert sdk.responses.retrieve(kept[-1].response.id).output_text == "Streamed and kept."  # type: ignore[union-attr]
+
+
+def test_input_items_are_paged(gateway: Gateway) -> None:
+    sdk = client(gateway, "dave")
+    gateway.openai.text("Noted.")
+    turns = [{"role": "user", "content": f"Line {n}"} for n in range(3)]
+    answer = sdk.responses.create(model="openai/gpt-4o", input=turns)  # type: ignore[arg-type]
+    first = sdk.responses.input_items.list(answer.id, limit=2, order="asc")
+    assert [item.content[0].text for item in first.data] == ["Line 0", "Line 1"]  # type: ignore[union-attr]
+    assert first.has_more
+    everything = list(sdk.responses.input_items.list(answer.id, limit=2, order="asc"))  # the SDK pages on
+    assert len(everything) == 3
+    newest = sdk.responses.input_items.list(answer.id, limit=1)  # newest first by default, as OpenAI's
+    assert newest.data[0].content[0].text == "Line 2"  # type: ignore[union-attr]
