@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import openai
 import pytest
-from openai.types.responses import ResponseInputMessageItem, ResponseItemList
+from openai.types.responses import ResponseInputMessageItem, ResponseInputText, ResponseItemList
 
 from tests.gateway.conftest import Gateway
 from tests.support.fake_openai import ToolCallScript
@@ -113,9 +113,17 @@ def test_input_items_are_paged(gateway: Gateway) -> None:
     turns = [{"role": "user", "content": f"Line {n}"} for n in range(3)]
     answer = sdk.responses.create(model="openai/gpt-4o", input=turns)  # type: ignore[arg-type]
     first = sdk.responses.input_items.list(answer.id, limit=2, order="asc")
-    assert [item.content[0].text for item in first.data] == ["Line 0", "Line 1"]  # type: ignore[union-attr]
+    assert [_text(item) for item in first.data] == ["Line 0", "Line 1"]
     assert first.has_more
     everything = list(sdk.responses.input_items.list(answer.id, limit=2, order="asc"))  # the SDK pages on
     assert len(everything) == 3
     newest = sdk.responses.input_items.list(answer.id, limit=1)  # newest first by default, as OpenAI's
-    assert newest.data[0].content[0].text == "Line 2"  # type: ignore[union-attr]
+    assert _text(newest.data[0]) == "Line 2"
+
+
+def _text(item: object) -> str:
+    """An input message item's text."""
+    assert isinstance(item, ResponseInputMessageItem), item
+    part = item.content[0]
+    assert isinstance(part, ResponseInputText), part
+    return part.text
