@@ -128,10 +128,14 @@ class Load:
 
 
 def _is_text(payload: Any, agui: bool) -> bool:
+    """Whether ``payload`` carries answer text: an AG-UI text event, or (``agui`` false) a Chat
+    Completions chunk's content or a Responses API ``response.output_text.delta``."""
     if not isinstance(payload, dict):
         return False
     if agui:
         return payload.get("type") == "TEXT_MESSAGE_CONTENT"
+    if payload.get("type") == "response.output_text.delta":
+        return bool(payload.get("delta"))
     return any((choice.get("delta") or {}).get("content") for choice in payload.get("choices") or ())
 
 

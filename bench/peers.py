@@ -1,6 +1,7 @@
-"""Iris next to its peer: direct upstream vs LiteLLM proxy vs Iris ``/agent/runs``, ``/api/llm/chat`` and
+"""Iris next to its peer: direct upstream vs LiteLLM proxy vs Iris ``/agent/runs``, ``/api/llm/chat``,
 ``/v1/chat/completions`` (the OpenAI gateway: the same request body as the proxy gets, the like-for-like
-comparison).
+comparison) and ``/v1/responses`` (the same question as a Responses API request; LiteLLM's own
+``/v1/responses`` would call the upstream's Responses API, which this upstream does not serve).
 
 Every target talks to the same fake OpenAI upstream (its own process, run as ``--upstream-server``):
 one streaming Chat Completions request carrying a ~100 KB PNG, answered with 50 content chunks. The
@@ -84,7 +85,8 @@ LITELLM_STARTUP = 300.0  # seconds: importing the proxy takes tens of seconds, m
 TIMEOUT = 60.0
 DIRECT, LITELLM, RUNS, CHAT = "direct", "litellm", "iris /agent/runs", "iris /api/llm/chat"
 GATEWAY = "iris /v1/chat/completions"
-TARGETS = (DIRECT, LITELLM, RUNS, CHAT, GATEWAY)
+RESPONSES = "iris /v1/responses"
+TARGETS = (DIRECT, LITELLM, RUNS, CHAT, GATEWAY, RESPONSES)
 PROMPT = "What is in this picture? Describe it in one sentence."
 
 Scope = MutableMapping[str, Any]
@@ -195,6 +197,8 @@ def _is_text(payload: Any, agui: bool) -> bool:
         return False
     if agui:
         return payload.get("type") == "TEXT_MESSAGE_CONTENT"
+    if payload.get("type") == "response.output_text.delta":  # the Responses API
+        return bool(payload.get("delta"))
     return any((choice.get("delta") or {}).get("content") for choice in payload.get("choices") or ())
 
 
@@ -470,6 +474,25 @@ def openai_body(data_url: str, model: str = "gpt-4o") -> Callable[[], dict[str, 
     return body
 
 
+def responses_body(data_url: str, model: str) -> Callable[[], dict[str, Any]]:
+    """The same question as :func:`openai_body`, as a Responses API request (``store: false``: nothing
+    kept, like the other stateless targets)."""
+
+    def body() -> dict[str, Any]:
+        content = [
+            {"type": "input_text", "text": PROMPT},
+            {"type": "input_image", "image_url": data_url, "detail": "auto"},
+        ]
+        return {
+            "model": model,
+            "input": [{"role": "user", "content": content}],
+            "stream": True,
+            "store": False,
+        }
+
+    return body
+
+
 async def upload(client: httpx.AsyncClient, base: str, token: str, png: bytes, thread: str) -> Any:
     response = await client.post(
         f"{base}/api/files",
@@ -614,7 +637,7 @@ def targets_met(f: Figures) -> list[tuple[str, float | None, str, bool | None]]:
         lambda v: v <= 0.125,
     )
     check("peak RSS ÷ LiteLLM's", vs_litellm(f.loop, runs, "peak_rss_mib"), "<= 0.25", lambda v: v <= 0.25)
-    for name in (RUNS, CHAT, GATEWAY):
+    for name in (RUNS, CHAT, GATEWAY, RESPONSES):
         for key in ("sequential_per_request", "loop_per_request"):
             check(
                 f"upstream connections/request, {name}, {key.split('_')[0]}",
@@ -773,15 +796,17 @@ def main() -> int:
         chat = Target(CHAT, f"{base}/api/llm/chat", auth, chat_body(chat_part), agui=True, pids=[pid])
         gateway_body = openai_body(data_url, "openai/gpt-4o")
         gateway = Target(GATEWAY, f"{base}/v1/chat/completions", auth, gateway_body, agui=False, pids=[pid])
-        targets += [runs, chat, gateway]
+        answers = responses_body(data_url, "openai/gpt-4o")
+        responses = Target(RESPONSES, f"{base}/v1/responses", auth, answers, agui=False, pids=[pid])
+        targets += [runs, chat, gateway, responses]
         if peer := [t for t in targets if t.name == LITELLM]:
             asyncio.run(sequential([targets[0], *peer], upstream, figures, phase="litellm"))
-        asyncio.run(sequential([targets[0], runs, chat, gateway], upstream, figures, phase="iris"))
+        asyncio.run(sequential([targets[0], runs, chat, gateway, responses], upstream, figures, phase="iris"))
         runs.body = runs_body(loop_supply)
         for target in targets:
             closed_loop(target, upstream, figures)
         runs.body = runs_body(sql_threads)
-        for target in (runs, chat, gateway):
+        for target in (runs, chat, gateway, responses):
             asyncio.run(sql_per_request(target, counts, figures))
         for target in targets:
             if target.pids and target.name in figures.loop:

@@ -114,3 +114,36 @@ def test_saturation_is_a_worker_near_one_core_or_the_machine_near_all() -> None:
     assert not window(0.5, 0.5).saturated
     assert window(0.9, 0.0).saturated
     assert window(0.8, 1.0).saturated
+
+
+async def _responses(scope: Scope, receive: Any, send: Any) -> None:
+    """A Responses API stream as Iris's ``/v1/responses`` sends it (``event:`` then ``data:`` lines):
+    one text delta when the body's ``n`` is odd, none when it is even."""
+    if scope["type"] != "http":
+        return
+    raw = b""
+    while True:
+        message = await receive()
+        raw += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    number = json.loads(raw)["n"]
+    events: list[dict[str, Any]] = [{"type": "response.created"}]
+    if number % 2:
+        events.append({"type": "response.output_text.delta", "delta": str(number)})
+    events.append({"type": "response.completed"})
+    body = b"".join(b"event: %s\ndata: %s\n\n" % (e["type"].encode(), json.dumps(e).encode()) for e in events)
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_a_responses_api_stream_counts_its_output_text_as_the_answer() -> None:
+    load = _load_module()
+    with serve_asgi(_responses) as url:
+        measured = load.burst(f"{url}/v1/responses", {}, [{"n": 1}, {"n": 2}], 1, _server_cpu(), agui=False)
+    by_body = {b["n"]: o for b, o in zip(measured.bodies(), measured.outcomes, strict=True)}
+    assert by_body[1].error is None
+    assert by_body[1].first_text > 0
+    assert by_body[2].error == "no answer text in the stream"

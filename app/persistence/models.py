@@ -319,3 +319,20 @@ class CatalogueGeneration(BigIntBase):
     __tablename__ = "catalogue_generation"
 
     generation: Mapped[int] = mapped_column(BigInteger)
+
+
+class GatewayResponse(UUIDv7AuditBase):
+    """A stored answer of ``POST /v1/responses`` (OpenAI's id ``resp_<id.hex>``): the ``Response``
+    object as answered (``body``) and the request's input items as listed by ``input_items``
+    (``input_items``). ``previous_id`` is the response it continued, without a foreign key: deleting a
+    response leaves the ones after it readable. Its item ids carry its id (ADR 0081), so an
+    ``item_reference`` finds its response without an index of items."""
+
+    __tablename__ = "gateway_responses"
+    __table_args__ = (Index("ix_gateway_responses_owner", "owner_id"),)
+
+    owner_id: Mapped[str] = mapped_column(String(128))
+    previous_id: Mapped[UUID | None] = mapped_column(nullable=True)
+    model_ref: Mapped[str] = mapped_column(String(270))
+    body: Mapped[dict[str, Any]] = mapped_column(JsonB)
+    input_items: Mapped[list[dict[str, Any]]] = mapped_column(JsonB)

@@ -1,10 +1,10 @@
 // The Vercel AI SDK (ai, @ai-sdk/openai, @ai-sdk/openai-compatible) against Iris's /v1: each step prints
 // one JSON line that the Python test checks; a step that throws prints its error instead (the run goes on).
-// Usage: node ai_sdk_flow.mjs '{"baseURL", "tokens", "image"}' (a token per provider/mode, and "responses":
-// each spends at most four runs of the per-user quota)
+// Usage: node ai_sdk_flow.mjs '{"baseURL", "tokens", "image"}' (a token per provider/mode: each spends at
+// most four runs of the per-user quota). openai(id), the Responses API, has its own flow: ai_sdk_responses_flow.mjs
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { APICallError, generateText, isStepCount, streamText, tool } from "ai";
+import { generateText, isStepCount, streamText, tool } from "ai";
 import { z } from "zod";
 
 const { baseURL, tokens, image } = JSON.parse(process.argv[2]);
@@ -75,22 +75,3 @@ for (const [provider, build] of Object.entries(providers)) {
     }
   }
 }
-
-// openai(id) is the Responses API, which Iris does not serve: a clean APICallError, not a parse failure.
-const responses = createOpenAI({ baseURL, apiKey: tokens.responses })(MODEL);
-await step("responses", async () => {
-  try {
-    await generateText({ model: responses, prompt: "Hi", maxRetries: 0 });
-    return { error: null };
-  } catch (error) {
-    const api = APICallError.isInstance(error);
-    return {
-      error: error.constructor.name,
-      apiCallError: api,
-      status: api ? error.statusCode : null,
-      url: api ? error.url : null,
-      message: error.message,
-      code: api ? (JSON.parse(error.responseBody ?? "{}").error?.code ?? null) : null,
-    };
-  }
-});

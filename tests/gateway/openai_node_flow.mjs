@@ -84,7 +84,7 @@ for (const stream of [false, true]) {
 // 6. errors, each as the SDK's own class
 await failure("not_found", () => client.chat.completions.create({ model: "nobody/nothing", messages: [{ role: "user", content: "x" }] }));
 await failure("bad_request", () => client.chat.completions.create({ model: "openai/gpt-4o", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }] }));
-await failure("unknown_url", () => client.responses.create({ model: "openai/gpt-4o", input: "Hi" }));
+await failure("unknown_url", () => client.embeddings.create({ model: "openai/gpt-4o", input: "Hi" }));
 await failure("auth", () => new OpenAI({ baseURL, apiKey: "nope", maxRetries: 0 }).models.list());
 // Until the user's runs this minute are spent (unscripted vendor answers fail as 5xx on the way).
 await failure("rate_limit", async () => {

@@ -88,7 +88,7 @@ def test_the_node_sdk_does_the_core_cases(node_sdk: Path, gateway: Gateway) -> N
     }
     assert steps["bad_request"]["error"] == "BadRequestError"
     assert steps["bad_request"]["code"] == "attachment_url_rejected"
-    assert steps["unknown_url"] == {  # the Responses API: not served, said in OpenAI's shape
+    assert steps["unknown_url"] == {  # embeddings: not served, said in OpenAI's shape
         "step": "unknown_url",
         "error": "NotFoundError",
         "status": 404,

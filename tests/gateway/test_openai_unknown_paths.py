@@ -1,5 +1,5 @@
 """Everything under ``/v1`` answers in OpenAI's error shape, routing errors included: a path Iris does
-not serve (``POST /v1/responses``, which the AI SDK's default ``openai(id)`` calls) is OpenAI's 404
+not serve (``POST /v1/embeddings``, which the ``openai`` SDKs' ``embeddings.create`` calls) is OpenAI's 404
 ``unknown_url``, a method a path does not take its 405, so each SDK raises its own error class rather
 than failing to parse Iris's problem+json. Outside ``/v1`` routing errors stay problem+json."""
 
@@ -31,12 +31,12 @@ def _openai_error(response: httpx.Response, status: int, code: str) -> dict[str,
 
 
 ROUTING_ERRORS = (
-    ("POST", "/v1/responses", 404, "unknown_url"),
     ("GET", "/v1/nothing/here", 404, "unknown_url"),
     ("GET", "/v1", 404, "unknown_url"),
     ("POST", "/v1/embeddings", 404, "unknown_url"),
     ("GET", "/v1/chat/completions", 405, "method_not_allowed"),
     ("DELETE", "/v1/models", 405, "method_not_allowed"),
+    ("PUT", "/v1/responses", 405, "method_not_allowed"),
 )
 
 
@@ -51,10 +51,10 @@ def test_routing_errors_under_v1_are_openais_shape(gateway: Gateway) -> None:
             assert response.headers["allow"]  # the methods the path does take, as elsewhere
 
 
-def test_the_sdk_raises_its_not_found_error_for_the_responses_api(gateway: Gateway) -> None:
+def test_the_sdk_raises_its_not_found_error_for_an_api_iris_lacks(gateway: Gateway) -> None:
     sdk = openai.OpenAI(base_url=gateway.v1, api_key=token("sdk"), timeout=REQUEST_SECONDS, max_retries=0)
     with pytest.raises(openai.NotFoundError) as raised:
-        sdk.responses.create(model="openai/gpt-4o", input="Hi")
+        sdk.embeddings.create(model="openai/gpt-4o", input="Hi")
     assert raised.value.code == "unknown_url"
     assert raised.value.type == "invalid_request_error"
     assert gateway.openai.requests == []

@@ -1,8 +1,9 @@
 """Features where they meet: surface x content x tool path x engine, each cell its own test.
 
 Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (the chat surface,
-``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``) and ``v1``
-(``POST /v1/chat/completions``). Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made
+``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``), ``v1``
+(``POST /v1/chat/completions``) and ``responses`` (``POST /v1/responses``, a few cells:
+:data:`RESPONSES_CELLS`). Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made
 with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
 ``approved``, ``declined``, ``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris
 (on a socket, with the test MCP server over stdio) per engine for the whole module; every cell on a
@@ -31,6 +32,9 @@ What the combinations mean where they differ:
   ``tool_image`` is a chart image the client's tool drew, sent after the tool message as a user image.
   Requests that make tool calls are answered whole for ``approved``/``failing`` and streamed for
   ``declined``/``timeout`` (both shapes validated). History replays as the client's ``messages``.
+- ``responses`` plays the client's tools the same way, answering with a ``function_call_output``
+  after ``previous_response_id``; history replays from Iris's stored responses (and their
+  ``input_items``); answers and every stream event validated with the ``openai`` SDK's types.
 
 A few cells (``test_cell_across_a_restart``, SQLite, ``slow``) run their first half on one real
 ``python -m iris serve`` process and their answer, history and aftermath on a second one started on
@@ -52,6 +56,7 @@ from typing import Any
 import httpx
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.responses import Response, ResponseCompletedEvent
 
 from iris.app.asgi import create_app
 from iris.app.security.auth import Role, issue_token
@@ -64,6 +69,7 @@ from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.mcp_servers import free_port, stdio_entry
+from tests.support.responses_types import conforming_events, conforming_response
 
 SURFACES = ("agui", "chat", "llm", "v1")
 CONTENTS = ("text", "image", "pdf", "audio", "tool_image")
@@ -498,6 +504,70 @@ def v1_cell(iris: Iris, content: str, path: str, user: str) -> None:
     assert "You said: And again?" in again["content"], again
 
 
+RESPONSES_CELLS = [
+    ("text", "none"),
+    ("image", "none"),
+    ("pdf", "none"),
+    ("text", "approved"),
+    ("text", "declined"),
+]
+"""The ``responses`` row's cells (content, path): the contents it reads, and the client's tool path."""
+RESPONSES_TOOLS = [
+    {"type": "function", "name": name, "parameters": {"type": "object"}, "strict": False}
+    for name in ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
+]
+
+
+def responses_user(content: str, text: str) -> dict[str, Any]:
+    """The cell's user message as a Responses ``input`` item (``input_image``, ``input_file``)."""
+    if content not in FILES:
+        return {"role": "user", "content": text}
+    data = base64.b64encode(FILES[content][1]).decode()
+    parts: dict[str, dict[str, Any]] = {
+        "image": {"type": "input_image", "image_url": f"data:image/png;base64,{data}", "detail": "auto"},
+        "pdf": {
+            "type": "input_file",
+            "file_data": f"data:application/pdf;base64,{data}",
+            "filename": "report.pdf",
+        },
+    }
+    return {"role": "user", "content": [{"type": "input_text", "text": text}, parts[content]]}
+
+
+def respond(iris: Iris, user: str, body: dict[str, Any], *, stream: bool) -> Response:
+    """One ``/v1/responses`` request; the answer, or every stream event, validated by the SDK's types."""
+    response = iris.post(
+        "/v1/responses", user, json={"model": MODEL, "tools": RESPONSES_TOOLS, **body, "stream": stream}
+    )
+    assert response.status_code == 200, response.text
+    if not stream:
+        return conforming_response(response.json())
+    last = conforming_events(response.text)[-1]
+    assert isinstance(last, ResponseCompletedEvent), last
+    return last.response
+
+
+def responses_cell(iris: Iris, content: str, path: str, user: str) -> None:
+    """One cell on ``/v1/responses``: the client answers a tool call after ``previous_response_id``;
+    history is Iris's stored conversation, continued once more."""
+    text = instruction(content, path, f"responses-{content}-{path}")
+    reply = respond(iris, user, {"input": [responses_user(content, text)]}, stream=path != "approved")
+    if path == "none":
+        assert SEEN.get(content, f"You said: {text}") in reply.output_text, reply
+    else:
+        (call,) = [item for item in reply.output if item.type == "function_call"]
+        assert call.name in text, call
+        output = {"type": "function_call_output", "call_id": call.call_id, "output": CLIENT_ANSWERS[path]}
+        reply = respond(iris, user, {"previous_response_id": reply.id, "input": [output]}, stream=True)
+        assert f"Tool {call.name} returned: {CLIENT_ANSWERS[path]}" in reply.output_text, reply
+    again = respond(iris, user, {"previous_response_id": reply.id, "input": "And again?"}, stream=False)
+    assert "You said: And again?" in again.output_text, again
+    assert (
+        iris.get(f"/v1/responses/{again.id}/input_items", user)["data"][0]["content"][0]["text"]
+        == "And again?"
+    )
+
+
 # -- after every cell ---------------------------------------------------------------------------------
 
 
@@ -534,6 +604,14 @@ def test_cell(iris: Iris, engine_name: str, surface: str, content: str, path: st
         llm_cell(iris, content, path, user)
     else:
         v1_cell(iris, content, path, user)
+    still_writes(iris, f"{user}-after")
+
+
+@pytest.mark.parametrize(("content", "path"), RESPONSES_CELLS)
+def test_responses_cell(iris: Iris, engine_name: str, content: str, path: str) -> None:
+    """One ``responses`` cell (see the module docstring), then an unrelated write and run."""
+    user = f"m-{engine_name}-responses-{content}-{path}"
+    responses_cell(iris, content, path, user)
     still_writes(iris, f"{user}-after")
 
 

@@ -10,7 +10,7 @@ Routing errors are Litestar's, raised before any controller is chosen, so the su
 :data:`EXCEPTION_HANDLERS_BY_SURFACE` (the app's handlers) answers everything under ``/v1`` in OpenAI's
 shape and the rest of the API in problem+json. A path ``/v1`` does not serve is OpenAI's 404
 ``unknown_url``, a method it does not take 405 ``method_not_allowed``: an SDK calling an API Iris lacks
-(the AI SDK's default ``openai(id)`` calls ``/v1/responses``) raises its own error, not a parse failure.
+(``/v1/embeddings``) raises its own error, not a parse failure.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _unknown_url(request: Request[Any, Any, Any]) -> str:
     """OpenAI's wording, and what Iris serves instead."""
     return (
         f"Unknown request URL: {request.method} {request.url.path}. Iris serves "
-        f"{SURFACE}/chat/completions and {SURFACE}/models under {SURFACE}."
+        f"{SURFACE}/chat/completions, {SURFACE}/responses and {SURFACE}/models under {SURFACE}."
     )
 
 

@@ -17,6 +17,8 @@ from litestar.openapi.spec import OpenAPI, Reference
 
 from iris.app.agui.events import AgUiEvent
 from iris.app.agui.input import RunAgentInput
+from iris.app.api.openai.responses_wire import ROOTS as RESPONSES_ROOTS
+from iris.app.api.openai.responses_wire import SCHEMA_PROPERTIES as RESPONSES_PROPERTIES
 from iris.app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from iris.app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
 from iris.app.api.problems import Problem
@@ -74,12 +76,15 @@ def components() -> dict[str, Any]:
     outbound[EVENT] = union | {"description": "One AG-UI 1.0 event: the JSON of one SSE `data:` line."}
     for schema in outbound.values():
         _never_null(schema)  # every optional field of an answer is absent, never null
-    _, gateway = msgspec.json.schema_components(OPENAI_ROOTS, ref_template=_REF)  # OpenAI's nulls stay
+    _, gateway = msgspec.json.schema_components(
+        (*OPENAI_ROOTS, *RESPONSES_ROOTS), ref_template=_REF
+    )  # OpenAI's nulls stay
     out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
     for ruled, rules in COMPONENT_RULES.items():
         out[ruled.__name__].update(rules)
+    out["ResponsesRequest"]["properties"].update(RESPONSES_PROPERTIES)
     out[RESUME_INPUT] = _resume_input(out[RunAgentInput.__name__])
     for schema in out.values():
         any_is_json(schema)

@@ -3,10 +3,11 @@
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
 models and agents; ``cooldowns``: failing models;
 ``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
-their event logs; ``uploads``; ``quotas``; ``search``: the full-text index over sessions; ``intake_rows``
-and ``closing_rows``: a run's first and last writes without the ORM), ``_common`` for what they share and
-``_driver_sql`` for what the writers without the ORM share. Import from this package, not from its
-modules: every public name is here.
+their event logs; ``uploads``; ``quotas``; ``responses``: the Responses API's stored answers;
+``search``: the full-text index over sessions; ``intake_rows`` and ``closing_rows``: a run's first
+and last writes without the ORM), ``_common`` for what they share and ``_driver_sql`` for what the
+writers without the ORM share. Import from this package, not from its modules: every public name
+is here.
 """
 
 from iris.app.persistence.repositories._common import parse_uuid, utcnow
@@ -16,6 +17,7 @@ from iris.app.persistence.repositories.cooldowns import CooldownRepository
 from iris.app.persistence.repositories.intake_rows import IntakeRows
 from iris.app.persistence.repositories.mcp_servers import McpServerRepository
 from iris.app.persistence.repositories.quotas import QuotaRepository
+from iris.app.persistence.repositories.responses import GatewayResponseRepository
 from iris.app.persistence.repositories.runs import RunEventRepository, RunRepository
 from iris.app.persistence.repositories.search import SearchHit, SearchRepository
 from iris.app.persistence.repositories.sessions import (
@@ -34,6 +36,7 @@ __all__ = [
     "AnswerMessage",
     "ClosingRows",
     "CooldownRepository",
+    "GatewayResponseRepository",
     "IntakeRead",
     "IntakeRows",
     "McpServerRepository",
