@@ -325,7 +325,7 @@ class GatewayResponse(UUIDv7AuditBase):
     """A stored answer of ``POST /v1/responses`` (OpenAI's id ``resp_<id.hex>``): the ``Response``
     object as answered (``body``) and the request's input items as listed by ``input_items``
     (``input_items``). ``previous_id`` is the response it continued, without a foreign key: deleting a
-    response leaves the ones after it readable. Its item ids carry its id (ADR 0081), so an
+    response leaves the ones after it readable. Its item ids carry its id (ADR 0074), so an
     ``item_reference`` finds its response without an index of items."""
 
     __tablename__ = "gateway_responses"
