@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Router
 from litestar.types import ControllerRouterHandler
 
+from iris.app.api.anthropic.routes import MessagesController
 from iris.app.api.openai.routes import OpenAIController
 from iris.app.api.routes.agents import AgentController, AgentPickerController
 from iris.app.api.routes.auth import AuthController
@@ -37,6 +38,7 @@ ROUTE_HANDLERS = [
     SearchController,
     LlmController,
     OpenAIController,
+    MessagesController,
     ChatPageController,
 ]
 
