@@ -80,7 +80,7 @@ def run_failure(event: RunError) -> tuple[int, AnthropicErrorAnswer]:
 def error_response(
     status: int, body: AnthropicErrorAnswer, headers: dict[str, str] | None = None
 ) -> Response[bytes]:
-    if status == 429:
+    if status == 429 and not any(k.lower() == "retry-after" for k in headers or {}):
         headers = {"retry-after": "1", **(headers or {})}
     return Response(
         content=msgspec.json.encode(body), status_code=status, media_type="application/json", headers=headers
@@ -139,6 +139,5 @@ def _by_surface(other: Handler, anthropic: Handler) -> Handler:
 def with_messages_surface(handlers: ExceptionHandlersMap) -> ExceptionHandlersMap:
     """``handlers`` with Anthropic's shape under ``/v1/messages`` (routing errors included)."""
     return {
-        kind: _by_surface(handler, ANTHROPIC_EXCEPTION_HANDLERS[kind])
-        for kind, handler in handlers.items()
+        kind: _by_surface(handler, ANTHROPIC_EXCEPTION_HANDLERS[kind]) for kind, handler in handlers.items()
     }

@@ -57,4 +57,6 @@ def estimate_input_tokens(plan: RunPlan) -> int:
         output = row.meta.get("tool_agent_output") if row.role == "tool" else None
         text.append(model_text(output) if output is not None else row.content)
     tools = msgspec.json.encode(list(plan.frontend_tools)).decode() if plan.frontend_tools else ""
-    return _text_tokens("\n".join(text) + tools) + sum(_part_tokens(p, plan) for p in _parts(plan))
+    return _text_tokens("\n".join(t for t in text if t) + tools) + sum(
+        _part_tokens(p, plan) for p in _parts(plan)
+    )
