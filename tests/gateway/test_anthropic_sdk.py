@@ -183,10 +183,7 @@ def test_errors_are_the_sdks_exception_classes(gateway: Gateway) -> None:
 def test_a_vendor_failure_before_the_answer_is_an_http_error(gateway: Gateway) -> None:
     gateway.openai.rate_limited()
     with pytest.raises(anthropic.RateLimitError) as limited:
-        with anthropic_client(gateway).messages.stream(
-            model="openai/gpt-4o", max_tokens=8, messages=HELLO
-        ) as s:
-            s.until_done()
+        _stream_to_the_end(gateway)
     assert limited.value.error_code == "provider_rate_limit"
     assert limited.value.response.headers["retry-after"]
     gateway.anthropic.reply_error(529, "overloaded_error", "Overloaded")
@@ -208,12 +205,17 @@ def test_a_failure_mid_stream_is_one_error_event(gateway: Gateway) -> None:
     assert frames[-1][0] == "error"
     assert frames[-1][1]["error"]["type"] in ("overloaded_error", "api_error")
     assert "message_stop" not in [name for name, _ in frames]
-    with pytest.raises(anthropic.APIStatusError):
-        gateway.openai.broken("Hel", "lo")
-        with anthropic_client(gateway).messages.stream(
-            model="openai/gpt-4o", max_tokens=8, messages=HELLO
-        ) as s:
-            s.until_done()
+    gateway.openai.broken("Hel", "lo")
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        _stream_to_the_end(gateway)
+    assert raised.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+
+
+def _stream_to_the_end(gateway: Gateway) -> None:
+    with anthropic_client(gateway).messages.stream(
+        model="openai/gpt-4o", max_tokens=8, messages=HELLO
+    ) as stream:
+        stream.until_done()
 
 
 def test_the_run_quota_is_a_rate_limit_error(gateway: Gateway) -> None:
