@@ -151,7 +151,7 @@ def test_errors_are_the_sdks_exception_classes(gateway: Gateway) -> None:
     with pytest.raises(anthropic.NotFoundError) as not_found:
         sdk.messages.create(model="nope/none", max_tokens=8, messages=HELLO)
     assert not_found.value.error_code == "model_not_found"
-    assert not_found.value.type == "not_found_error"  # type: ignore[attr-defined]
+    assert not_found.value.type == "not_found_error"
     with pytest.raises(anthropic.BadRequestError) as server_tool:
         sdk.messages.create(
             model="openai/gpt-4o",

@@ -93,11 +93,12 @@ def offered_tools(body: CountTokensRequest) -> tuple[ToolSpec, ...]:
 
 
 def reasoning_asked(body: CountTokensRequest) -> dict[str, Any] | None:
-    """``thinking`` read like ``forwardedProps``: a budget picks the effort, adaptive the model's own."""
+    """``thinking`` read like ``forwardedProps``: a budget is kept (and picks the effort for vendors
+    that take one instead), adaptive is the model's own."""
     thinking = body.thinking
     if isinstance(thinking, ThinkingEnabled):
         effort = next((name for most, name in _EFFORT_BUDGETS if thinking.budget_tokens <= most), "high")
-        return {"reasoningEffort": effort}
+        return {"reasoningEffort": effort, "thinkingBudget": thinking.budget_tokens}
     if isinstance(thinking, ThinkingAdaptive):
         return {"enableThinking": True}
     if isinstance(thinking, ThinkingDisabled):
