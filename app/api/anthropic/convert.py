@@ -20,6 +20,7 @@ import anyio
 
 from iris.app.agui.input import InboundAttachment
 from iris.app.api.anthropic.wire import (
+    AssistantMessageIn,
     Base64Source,
     CountTokensRequest,
     DocumentBlockIn,
@@ -78,18 +79,13 @@ class MessagesInput:
 
 
 def offered_tools(body: CountTokensRequest) -> tuple[ToolSpec, ...]:
-    """The client's tools (``tool_choice: none`` offers none); a server tool is a 400."""
-    specs: list[ToolSpec] = []
-    for index, tool in enumerate(body.tools or ()):
-        if (tool.type not in (None, "custom")) or tool.input_schema is None:
-            raise Unprocessable(
-                f"Iris does not run Anthropic's server tool {tool.type or tool.name!r}: offer client tools"
-                " (name, description, input_schema) and run them yourself.",
-                code="validation_failed",
-                field=f"tools[{index}]",
-            )
-        specs.append(ToolSpec(name=tool.name, description=tool.description, parameters=tool.input_schema))
-    return () if isinstance(body.tool_choice, ToolChoiceNone) else tuple(specs)
+    """The client's tools (``tool_choice: none`` offers none)."""
+    if isinstance(body.tool_choice, ToolChoiceNone):
+        return ()
+    return tuple(
+        ToolSpec(name=tool.name, description=tool.description, parameters=tool.input_schema)
+        for tool in body.tools or ()
+    )
 
 
 def reasoning_asked(body: CountTokensRequest) -> dict[str, Any] | None:
@@ -149,21 +145,15 @@ async def messages_input(body: CountTokensRequest, reader: Reader) -> MessagesIn
         blocks: Sequence[Any] = (
             [TextBlockIn(text=message.content)] if isinstance(message.content, str) else message.content
         )
-        if message.role == "assistant":
+        if isinstance(message, AssistantMessageIn):
             given.history.append(_assistant_row(blocks, provider, names))
             continue
         user_blocks: list[Any] = []
         for at, block in enumerate(blocks):
             if isinstance(block, ToolResultBlockIn):
                 given.history.append(await _tool_row(block, f"{where}.content[{at}]", names, reader))
-            elif isinstance(block, TextBlockIn | ImageBlockIn | DocumentBlockIn):
-                user_blocks.append((at, block))
             else:
-                raise Unprocessable(
-                    f"A user message cannot carry a {block.__struct_config__.tag!r} block.",
-                    code="validation_failed",
-                    field=f"{where}.content[{at}]",
-                )
+                user_blocks.append((at, block))
         if user_blocks or not any(isinstance(b, ToolResultBlockIn) for b in blocks):
             given.history.append(await _user_row(user_blocks, where, reader))
     if isinstance(body, MessagesRequest):

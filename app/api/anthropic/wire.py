@@ -8,7 +8,7 @@ does not take, is refused (a 400). ``cache_control`` is accepted on every block 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -83,30 +83,29 @@ class RedactedThinkingBlockIn(AnthropicStruct, tag="redacted_thinking", tag_fiel
     data: str
 
 
-ContentBlockIn = (
-    TextBlockIn
-    | ImageBlockIn
-    | DocumentBlockIn
-    | ToolUseBlockIn
-    | ToolResultBlockIn
-    | ThinkingBlockIn
-    | RedactedThinkingBlockIn
-)
+UserBlockIn = TextBlockIn | ImageBlockIn | DocumentBlockIn | ToolResultBlockIn
+AssistantBlockIn = TextBlockIn | ThinkingBlockIn | RedactedThinkingBlockIn | ToolUseBlockIn
 
 
-class MessageIn(AnthropicStruct):
-    role: Literal["user", "assistant"]
-    content: str | list[ContentBlockIn]
+class UserMessageIn(AnthropicStruct, tag="user", tag_field="role"):
+    content: str | list[UserBlockIn]
+
+
+class AssistantMessageIn(AnthropicStruct, tag="assistant", tag_field="role"):
+    content: str | list[AssistantBlockIn]
+
+
+MessageIn = UserMessageIn | AssistantMessageIn
 
 
 class ToolIn(AnthropicStruct):
-    """A client tool (``input_schema``; ``type`` absent or ``custom``), or one of Anthropic's server
-    tools (``type`` such as ``web_search_20250305``), which Iris does not run: refused."""
+    """A client tool (``input_schema``; ``type`` absent or ``custom``). Anthropic's server tools
+    (``type`` such as ``web_search_20250305``, no ``input_schema``) are refused: Iris does not run them."""
 
     name: str
-    type: str | None = None
+    input_schema: dict[str, Any]
+    type: Literal["custom"] | None = None
     description: str = ""
-    input_schema: dict[str, Any] | None = None
     cache_control: CacheControl | None = None
 
 
@@ -131,7 +130,7 @@ ToolChoiceIn = ToolChoiceAuto | ToolChoiceAny | ToolChoiceTool | ToolChoiceNone
 
 
 class ThinkingEnabled(AnthropicStruct, tag="enabled", tag_field="type"):
-    budget_tokens: int
+    budget_tokens: Annotated[int, msgspec.Meta(ge=1024)]
 
 
 class ThinkingAdaptive(AnthropicStruct, tag="adaptive", tag_field="type"):
@@ -153,7 +152,7 @@ class CountTokensRequest(AnthropicStruct):
     """``POST /v1/messages/count_tokens``: a Messages body without ``max_tokens`` or sampling knobs."""
 
     model: str
-    messages: list[MessageIn]
+    messages: Annotated[list[MessageIn], msgspec.Meta(min_length=1)]
     system: str | list[TextBlockIn] | None = None
     tools: list[ToolIn] | None = None
     tool_choice: ToolChoiceIn | None = None
@@ -165,12 +164,12 @@ class MessagesRequest(CountTokensRequest, kw_only=True):
     """``POST /v1/messages``: what Iris honours of Anthropic's body (``max_tokens`` is required, as
     Anthropic requires it)."""
 
-    max_tokens: int
+    max_tokens: Annotated[int, msgspec.Meta(ge=1)]
     stream: bool = False
     stop_sequences: list[str] | None = None
     temperature: float | None = None
     top_p: float | None = None
-    top_k: int | None = None
+    top_k: Annotated[int, msgspec.Meta(ge=0)] | None = None
     metadata: MetadataIn | None = None
 
 
