@@ -275,3 +275,21 @@ def test_cache_control_reaches_anthropic_and_is_ignored_elsewhere(gateway: Gatew
     gateway.openai.text("ok")
     assert _post(gateway, "/v1/messages", {"model": "openai/gpt-4o", **cached}).status_code == 200
     assert "cache_control" not in json.dumps(gateway.openai.requests[-1].json)
+
+
+def test_another_vendors_reasoning_streams_as_thinking(gateway: Gateway) -> None:
+    """DeepSeek's ``reasoning_content`` is a ``thinking`` block (unsigned: it is not Anthropic's)."""
+    gateway.openai.reasoning(["Six ", "times seven."], ["42"], reasoning_tokens=64)
+    with anthropic_client(gateway).messages.stream(
+        model="openai/deepseek-reasoner",
+        max_tokens=2048,
+        thinking={"type": "enabled", "budget_tokens": 1024},
+        messages=[{"role": "user", "content": "6*7?"}],
+    ) as stream:
+        kinds = [e.delta.type for e in stream if e.type == "content_block_delta"]
+        final = stream.get_final_message()
+    assert kinds == ["thinking_delta", "thinking_delta", "text_delta"]
+    thinking, text = final.content
+    assert (thinking.type, thinking.thinking, thinking.signature) == ("thinking", "Six times seven.", "")  # type: ignore[union-attr]
+    assert (text.type, text.text) == ("text", "42")  # type: ignore[union-attr]
+    assert gateway.openai.requests[-1].json["reasoning_effort"] == "low"
