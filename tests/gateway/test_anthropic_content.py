@@ -254,3 +254,17 @@ def test_thinking_passed_back_to_another_vendor_is_dropped(gateway: Gateway) -> 
     TypeAdapter(CompletionCreateParamsStreaming).validate_python(body)
     assert SIGNATURE not in str(body)
     assert body["messages"][-1] == {"role": "tool", "tool_call_id": "toolu_01", "content": "-3 C"}
+
+
+def test_count_tokens_counts_pdf_pages_at_the_vendors_rate(multimodal: Gateway) -> None:
+    """Anthropic publishes about 2,534 tokens a PDF page read natively (``VendorFacts``)."""
+    pdf = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": _b64(PDF)},
+    }
+    counted = anthropic_client(multimodal).messages.count_tokens(
+        model="anthropic/claude-opus-4-1",
+        messages=[{"role": "user", "content": [{"type": "text", "text": "a" * 40}, pdf]}],
+    )
+    assert counted.input_tokens == 10 + 2 * 2534
+    assert multimodal.anthropic.requests == []
