@@ -258,13 +258,13 @@ def test_thinking_passed_back_to_another_vendor_is_dropped(gateway: Gateway) -> 
 
 def test_count_tokens_counts_pdf_pages_at_the_vendors_rate(multimodal: Gateway) -> None:
     """Anthropic publishes about 2,534 tokens a PDF page read natively (``VendorFacts``)."""
-    pdf = {
+    pdf: Any = {
         "type": "document",
         "source": {"type": "base64", "media_type": "application/pdf", "data": _b64(PDF)},
     }
+    messages: Any = [{"role": "user", "content": [{"type": "text", "text": "a" * 40}, pdf]}]
     counted = anthropic_client(multimodal).messages.count_tokens(
-        model="anthropic/claude-opus-4-1",
-        messages=[{"role": "user", "content": [{"type": "text", "text": "a" * 40}, pdf]}],
+        model="anthropic/claude-opus-4-1", messages=messages
     )
     assert counted.input_tokens == 10 + 2 * 2534
     assert multimodal.anthropic.requests == []

@@ -58,6 +58,13 @@ def test_a_plain_answer_is_anthropics_message(gateway: Gateway) -> None:
     assert (answer.usage.input_tokens, answer.usage.output_tokens) == (30, 4)
     sent = gateway.anthropic.requests[-1].json
     assert sent["system"] == "Be brief."
+    gateway.openai.text("ok")
+    turns: Any = [{"role": "system", "content": [{"type": "text", "text": "Answer in French."}]}, *HELLO]
+    anthropic_client(gateway).messages.create(model="openai/gpt-4o", max_tokens=8, messages=turns)
+    assert gateway.openai.requests[-1].json["messages"][0] == {
+        "role": "system",
+        "content": "Answer in French.",
+    }
     assert sent["max_tokens"] == 64
     assert sent["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}]
 

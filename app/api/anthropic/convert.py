@@ -28,6 +28,7 @@ from iris.app.api.anthropic.wire import (
     MessagesRequest,
     PlainTextSource,
     RedactedThinkingBlockIn,
+    SystemMessageIn,
     TextBlockIn,
     ThinkingAdaptive,
     ThinkingBlockIn,
@@ -147,6 +148,10 @@ async def messages_input(body: CountTokensRequest, reader: Reader) -> MessagesIn
         )
         if isinstance(message, AssistantMessageIn):
             given.history.append(_assistant_row(blocks, provider, names))
+            continue
+        if isinstance(message, SystemMessageIn):
+            text = "\n\n".join(b.text for b in blocks)
+            given.history.append(Message(role="system", content=text, parts=None, meta={}))
             continue
         user_blocks: list[Any] = []
         for at, block in enumerate(blocks):

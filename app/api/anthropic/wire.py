@@ -95,7 +95,13 @@ class AssistantMessageIn(AnthropicStruct, tag="assistant", tag_field="role"):
     content: str | list[AssistantBlockIn]
 
 
-MessageIn = UserMessageIn | AssistantMessageIn
+class SystemMessageIn(AnthropicStruct, tag="system", tag_field="role"):
+    """A ``system`` turn (the SDKs' newest ``MessageParam``): it joins the system prompt."""
+
+    content: str | list[TextBlockIn]
+
+
+MessageIn = UserMessageIn | AssistantMessageIn | SystemMessageIn
 
 
 class ToolIn(AnthropicStruct):
