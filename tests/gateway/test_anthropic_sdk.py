@@ -300,3 +300,12 @@ def test_another_vendors_reasoning_streams_as_thinking(gateway: Gateway) -> None
     assert (thinking.type, thinking.thinking, thinking.signature) == ("thinking", "Six times seven.", "")  # type: ignore[union-attr]
     assert (text.type, text.text) == ("text", "42")  # type: ignore[union-attr]
     assert gateway.openai.requests[-1].json["reasoning_effort"] == "low"
+    gateway.openai.reasoning(["Hmm."], ["Yes."])
+    anthropic_client(gateway).messages.create(
+        model="openai/deepseek-reasoner",
+        max_tokens=2048,
+        thinking={"type": "adaptive"},
+        output_config={"effort": "max"},
+        messages=[{"role": "user", "content": "ok?"}],
+    )
+    assert gateway.openai.requests[-1].json["reasoning_effort"] == "high"

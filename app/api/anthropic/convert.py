@@ -52,6 +52,8 @@ from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings
 from iris.providers import RequestOptions, ToolChoice, ToolSpec
 
+_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+"""``output_config.effort`` → Iris's effort (its highest is ``high``)."""
 _EFFORT_BUDGETS = ((2048, "low"), (8192, "medium"))
 """``thinking.budget_tokens`` → Iris's effort: up to 2048 low, up to 8192 medium, above high."""
 
@@ -91,13 +93,14 @@ def offered_tools(body: CountTokensRequest) -> tuple[ToolSpec, ...]:
 
 def reasoning_asked(body: CountTokensRequest) -> dict[str, Any] | None:
     """``thinking`` read like ``forwardedProps``: a budget is kept (and picks the effort for vendors
-    that take one instead), adaptive is the model's own."""
+    that take one instead); adaptive is the model's own, at ``output_config.effort`` if given."""
     thinking = body.thinking
     if isinstance(thinking, ThinkingEnabled):
         effort = next((name for most, name in _EFFORT_BUDGETS if thinking.budget_tokens <= most), "high")
         return {"reasoningEffort": effort, "thinkingBudget": thinking.budget_tokens}
     if isinstance(thinking, ThinkingAdaptive):
-        return {"enableThinking": True}
+        asked = body.output_config.effort if body.output_config else None
+        return {"enableThinking": True, **({"reasoningEffort": _EFFORTS[asked]} if asked else {})}
     if isinstance(thinking, ThinkingDisabled):
         return {"enableThinking": False}
     return None

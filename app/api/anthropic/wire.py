@@ -150,6 +150,12 @@ class ThinkingDisabled(AnthropicStruct, tag="disabled", tag_field="type"):
 ThinkingIn = ThinkingEnabled | ThinkingAdaptive | ThinkingDisabled
 
 
+class OutputConfigIn(AnthropicStruct):
+    """``effort`` sets the reasoning effort of adaptive thinking; ``format`` is not taken yet (ignored)."""
+
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+
+
 class MetadataIn(AnthropicStruct):
     user_id: str | None = None
 
@@ -163,6 +169,7 @@ class CountTokensRequest(AnthropicStruct):
     tools: list[ToolIn] | None = None
     tool_choice: ToolChoiceIn | None = None
     thinking: ThinkingIn | None = None
+    output_config: OutputConfigIn | None = None
     cache_control: CacheControl | None = None
 
 
