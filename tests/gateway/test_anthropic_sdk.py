@@ -212,7 +212,9 @@ def test_a_failure_mid_stream_is_one_error_event(gateway: Gateway) -> None:
     frames = sse_events(raw.text)
     assert frames[-1][0] == "error"
     assert frames[-1][1]["error"]["type"] in ("overloaded_error", "api_error")
-    assert "message_stop" not in [name for name, _ in frames]
+    names = [name for name, _ in frames]
+    assert names[-2:] == ["content_block_delta", "error"]  # the answer so far, then the error alone
+    assert "message_stop" not in names
     gateway.openai.broken("Hel", "lo")
     with pytest.raises(anthropic.APIStatusError) as raised:
         _stream_to_the_end(gateway)

@@ -121,7 +121,7 @@ class Answer:
             self.usage = run_usage(event) or self.usage
             if isinstance(event, RunFinished) and event.metadata and MODEL_KEY in event.metadata:
                 self.model = str(event.metadata[MODEL_KEY])  # a fallback may have answered
-            return self._stop()
+            return self._stop() if isinstance(event, RunFinished) else []  # a failure: the error alone
         return []
 
     def _piece(self, kind: str, key: str, piece: str) -> list[AnthropicStreamEvent]:
