@@ -20,6 +20,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from sqlalchemy.exc import SQLAlchemyError
 
 from iris.app.api.allow import truthful_allow
+from iris.app.api.anthropic.errors import with_messages_surface
 from iris.app.api.deps import DEPENDENCIES
 from iris.app.api.hooks import before_request, cors_config
 from iris.app.api.loop_monitor import LoopMonitor
@@ -374,7 +375,7 @@ def create_app(
         plugins=[SQLAlchemyPlugin(config=parts.alchemy)],
         middleware=http_middleware(parts.telemetry),
         dependencies=DEPENDENCIES,
-        exception_handlers=EXCEPTION_HANDLERS_BY_SURFACE,
+        exception_handlers=with_messages_surface(EXCEPTION_HANDLERS_BY_SURFACE),
         before_request=before_request(parts.telemetry),
         before_send=[truthful_allow],
         on_startup=[lifecycle.on_startup, lifecycle.on_startup_done],

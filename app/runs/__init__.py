@@ -22,6 +22,7 @@ from iris.app.runs.content.outputs import (
     WorkerAgentOutput,
 )
 from iris.app.runs.content.parts import PartLimits, canonical_user_parts, deleted_uploads
+from iris.app.runs.content.reasoning import REASONING_KIND_KEY
 from iris.app.runs.content.usage import USAGE_KEY, BillableUsage, SessionUsage, session_usage
 from iris.app.runs.conversations.branches import Tree
 from iris.app.runs.conversations.history import HistoryFormat, chat_message, history_messages, stored_parts
@@ -45,6 +46,7 @@ from iris.app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
 from iris.app.runs.intake.deadlines import Deadlines
 from iris.app.runs.intake.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt, Cooldowns
 from iris.app.runs.intake.interrupts import TOOL_CALL_KEY
+from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.prepare import prepare_run
 from iris.app.runs.intake.tool_views import every_tool, server_out
 from iris.app.runs.intake.toolbox import Toolbox
@@ -55,6 +57,7 @@ from iris.app.runs.stateless.chat import (
     stream_stateless,
     thread_of,
 )
+from iris.app.runs.stateless.estimate import estimate_input_tokens
 from iris.app.runs.stateless.gateway import GatewayRun
 from iris.app.runs.store.live import FollowerLimits
 from iris.app.runs.store.notices import log_wakeups
@@ -66,6 +69,7 @@ __all__ = [
     "FOLLOW_POLL_SECONDS",
     "IGNORED_RESUME_KEY",
     "MODEL_KEY",
+    "REASONING_KIND_KEY",
     "TOOL_CALL_KEY",
     "TOOL_OUTPUT_KEY",
     "TRACEPARENT_KEY",
@@ -85,6 +89,7 @@ __all__ = [
     "PageRendering",
     "PartLimits",
     "RunManager",
+    "RunPlan",
     "RunServices",
     "SessionUsage",
     "ToolAgentOutput",
@@ -97,6 +102,7 @@ __all__ = [
     "chat_message",
     "chat_run_input",
     "deleted_uploads",
+    "estimate_input_tokens",
     "every_tool",
     "export_filename",
     "export_markdown",

@@ -116,11 +116,16 @@ def _verified(secret: str, token: str, audience: str) -> tuple[Principal, float]
 
 
 def bearer_token(request: Request[Any, Any, Any]) -> str:
-    """The token from ``Authorization: Bearer …``, or 401."""
+    """The token from ``Authorization: Bearer …`` or, as Anthropic's clients send their key,
+    ``x-api-key``; else 401."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
+    if not header and request.headers.get("x-api-key", "").strip():
+        return request.headers["x-api-key"].strip()
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("Send 'Authorization: Bearer <token>'.", code="missing_token")
+        raise Unauthorized(
+            "Send 'Authorization: Bearer <token>' (or 'x-api-key: <token>').", code="missing_token"
+        )
     return token.strip()
 
 

@@ -32,8 +32,9 @@ from iris.providers.spec import Capabilities, ModelSpec
 
 DEFAULT_MAX_TOKENS = 1024
 
-EXTRA_OPTIONS = ("top_k", "top_p", "stop_sequences")
-"""``RequestOptions.extra["anthropic"]`` keys copied into the body as they are; others are reported."""
+EXTRA_OPTIONS = ("top_k", "top_p", "stop_sequences", "cache_control")
+"""``RequestOptions.extra["anthropic"]`` keys copied into the body as they are; others are reported.
+``cache_control`` is the request's automatic prompt caching (the prefix up to its last block)."""
 
 MIN_THINKING_BUDGET = 1024
 

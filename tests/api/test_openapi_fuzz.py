@@ -78,7 +78,8 @@ def iris(sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 
 def _code(response: Any) -> str | None:
-    """The problem's ``code`` (under ``/v1``, OpenAI's ``error.code``)."""
+    """The problem's ``code`` (under ``/v1``, OpenAI's ``error.code`` or Anthropic's
+    ``error.details.error_code``)."""
     try:
         body = response.json()
     except ValueError:
@@ -86,7 +87,11 @@ def _code(response: Any) -> str | None:
     if not isinstance(body, dict):
         return None
     error = body.get("error")
-    code = (error if isinstance(error, dict) else body).get("code")
+    if isinstance(error, dict):
+        details = error.get("details")
+        code = details.get("error_code") if isinstance(details, dict) else error.get("code")
+    else:
+        code = body.get("code")
     return code if isinstance(code, str) else None
 
 

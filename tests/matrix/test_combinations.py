@@ -1,9 +1,10 @@
 """Features where they meet: surface x content x tool path x engine, each cell its own test.
 
 Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (the chat surface,
-``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``), ``v1``
-(``POST /v1/chat/completions``) and ``responses`` (``POST /v1/responses``, a few cells:
-:data:`RESPONSES_CELLS`). Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made
+``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``) and ``v1``
+(``POST /v1/chat/completions``), with ``responses`` (``POST /v1/responses``) and ``messages``
+(``POST /v1/messages``, Anthropic's Messages API) rows of a few cells each (:data:`RESPONSES_CELLS`,
+:data:`MESSAGES_CELLS`). Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made
 with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
 ``approved``, ``declined``, ``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris
 (on a socket, with the test MCP server over stdio) per engine for the whole module; every cell on a
@@ -55,6 +56,7 @@ from typing import Any
 
 import httpx
 import pytest
+from anthropic.types import Message
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseCompletedEvent
 
@@ -63,6 +65,7 @@ from iris.app.security.auth import Role, issue_token
 from iris.app.settings import Settings
 from tests.conftest import ENGINES, JWT_SECRET
 from tests.support.agui import check_stream
+from tests.support.anthropic_types import conforming, conforming_event, sse_events
 from tests.support.databases import PostgresDatabases, copy_sqlite
 from tests.support.documents import text_pdf, wav_bytes
 from tests.support.http_server import serve_asgi
@@ -512,8 +515,13 @@ RESPONSES_CELLS = [
     ("text", "declined"),
 ]
 """The ``responses`` row's cells (content, path): the contents it reads, and the client's tool path."""
+CLIENT_TOOLS = ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
 RESPONSES_TOOLS = [
     {"type": "function", "name": name, "parameters": {"type": "object"}, "strict": False}
+    for name in CLIENT_TOOLS
+]
+MESSAGES_TOOLS = [
+    {"name": name, "input_schema": {"type": "object"}}
     for name in ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
 ]
 
@@ -568,6 +576,100 @@ def responses_cell(iris: Iris, content: str, path: str, user: str) -> None:
     )
 
 
+def messages_user(content: str, text: str) -> dict[str, Any]:
+    """The cell's user turn in Anthropic's shape (an image or a PDF as base64 blocks)."""
+    if content not in ("image", "pdf"):
+        return {"role": "user", "content": text}
+    data = base64.b64encode(FILES[content][1]).decode()
+    kind, media = ("image", "image/png") if content == "image" else ("document", "application/pdf")
+    block = {"type": kind, "source": {"type": "base64", "media_type": media, "data": data}}
+    if content == "pdf":
+        block["title"] = "report.pdf"
+    return {"role": "user", "content": [{"type": "text", "text": text}, block]}
+
+
+def create(iris: Iris, user: str, messages: list[dict[str, Any]], *, stream: bool) -> dict[str, Any]:
+    """One ``/v1/messages`` request (the key as ``x-api-key``), the answer or every stream event
+    validated with the ``anthropic`` SDK's types; the answer as an assistant turn to send back."""
+    body = {
+        "model": MODEL,
+        "max_tokens": 512,
+        "messages": messages,
+        "tools": MESSAGES_TOOLS,
+        "stream": stream,
+    }
+    headers = {"x-api-key": issue_token(JWT_SECRET, user), "anthropic-version": "2023-06-01"}
+    response = httpx.post(f"{iris.base}/v1/messages", json=body, headers=headers, timeout=60.0)
+    assert response.status_code == 200, response.text
+    if not stream:
+        return {"role": "assistant", "content": conforming(Message, response.json()).model_dump()["content"]}
+    blocks: list[dict[str, Any]] = []
+    for name, data in sse_events(response.text):
+        event = conforming_event(name, data) if name != "ping" else None
+        if event is not None and event.type == "content_block_start":
+            blocks.append(event.content_block.model_dump(exclude_none=True))
+        elif event is not None and event.type == "content_block_delta":
+            block, delta = blocks[event.index], event.delta
+            if delta.type == "text_delta":
+                block["text"] += delta.text
+            elif delta.type == "input_json_delta":
+                block["json"] = block.get("json", "") + delta.partial_json
+    for block in blocks:
+        if "json" in block:
+            block["input"] = json.loads(block.pop("json") or "{}")
+    return {"role": "assistant", "content": blocks}
+
+
+def said_by(turn: dict[str, Any]) -> str:
+    return "".join(b.get("text") or "" for b in turn["content"] if b["type"] == "text")
+
+
+def messages_cell(iris: Iris, content: str, path: str, user: str) -> None:
+    """One cell on ``/v1/messages``: the client runs the tools and sends a ``tool_result`` (a tool's
+    image inside it); history is the client's ``messages`` again."""
+    text = instruction(content, path, f"messages-{content}-{path}")
+    messages = [messages_user(content, text)]
+    reply = create(iris, user, messages, stream=path != "approved")
+    if content == "tool_image":  # the client's own tool drew a chart: its result carries the image
+        (use,) = [
+            b
+            for b in create(iris, user, [messages_user("text", DRAW)], stream=True)["content"]
+            if b["type"] == "tool_use"
+        ]
+        chart = {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": base64.b64encode(TOOL_PNG).decode(),
+            },
+        }
+        result = {
+            "type": "tool_result",
+            "tool_use_id": use["id"],
+            "content": [{"type": "text", "text": "a chart"}, chart],
+        }
+        messages = [
+            messages_user("text", DRAW),
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [result]},
+        ]
+        reply = create(iris, user, messages, stream=True)
+        assert "120x80" in said_by(reply), reply
+    elif path == "none":
+        assert [b["type"] for b in reply["content"]] == ["text"], reply
+        assert SEEN.get(content, f"You said: {text}") in said_by(reply), reply
+    else:
+        (use,) = [b for b in reply["content"] if b["type"] == "tool_use"]
+        assert use["name"] in text, use
+        result = {"type": "tool_result", "tool_use_id": use["id"], "content": CLIENT_ANSWERS[path]}
+        messages += [reply, {"role": "user", "content": [result]}]
+        reply = create(iris, user, messages, stream=True)
+        assert f"Tool {use['name']} returned: {CLIENT_ANSWERS[path]}" in said_by(reply), reply
+    messages += [reply, {"role": "user", "content": "And again?"}]
+    assert "You said: And again?" in said_by(create(iris, user, messages, stream=False))
+
+
 # -- after every cell ---------------------------------------------------------------------------------
 
 
@@ -612,6 +714,25 @@ def test_responses_cell(iris: Iris, engine_name: str, content: str, path: str) -
     """One ``responses`` cell (see the module docstring), then an unrelated write and run."""
     user = f"m-{engine_name}-responses-{content}-{path}"
     responses_cell(iris, content, path, user)
+    still_writes(iris, f"{user}-after")
+
+
+MESSAGES_CELLS = [
+    ("text", "none"),
+    ("image", "none"),
+    ("pdf", "none"),
+    ("text", "approved"),
+    ("tool_image", "none"),
+]
+"""``/v1/messages`` (Anthropic's Messages API) is a row of its own on the same core as ``v1``: the
+contents it takes and the client's tool path, with a tool's image inside a ``tool_result``."""
+
+
+@pytest.mark.parametrize(("content", "path"), MESSAGES_CELLS)
+def test_messages_cell(iris: Iris, engine_name: str, content: str, path: str) -> None:
+    """One ``/v1/messages`` cell, then an unrelated write and run."""
+    user = f"m-{engine_name}-messages-{content}-{path}"
+    messages_cell(iris, content, path, user)
     still_writes(iris, f"{user}-after")
 
 

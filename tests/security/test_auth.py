@@ -138,3 +138,13 @@ async def test_guest_cannot_administer(client: Client) -> None:
     )
     assert response.status_code == 403
     assert response.json()["code"] == "admin_required"
+
+
+async def test_the_token_may_come_as_x_api_key(client: Client) -> None:
+    """Anthropic's clients send their key as ``x-api-key``: the same token, checked the same way; a
+    malformed ``Authorization`` beside it is still refused."""
+    token = jwt.encode(_claims(), JWT_SECRET, algorithm="HS256")
+    assert (await client.get("/api/models", headers={"x-api-key": token})).status_code == 200
+    assert await _models_status(client, {"x-api-key": "not.a.jwt"}) == (401, "invalid_token")
+    both = {"x-api-key": token, "Authorization": "Basic YWxpY2U6cHc="}
+    assert await _models_status(client, both) == (401, "missing_token")

@@ -113,7 +113,8 @@ def _unknown_url(request: Request[Any, Any, Any]) -> str:
     """OpenAI's wording, and what Iris serves instead."""
     return (
         f"Unknown request URL: {request.method} {request.url.path}. Iris serves "
-        f"{SURFACE}/chat/completions, {SURFACE}/responses and {SURFACE}/models under {SURFACE}."
+        f"{SURFACE}/chat/completions, {SURFACE}/responses, {SURFACE}/messages and {SURFACE}/models "
+        f"under {SURFACE}."
     )
 
 

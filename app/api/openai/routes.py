@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
-from litestar import Controller, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 from litestar.response import Stream
@@ -22,6 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from iris.app.agui.events import AgUiEvent, RunError, RunFinished
 from iris.app.agui.sse import HEADERS
+from iris.app.api.anthropic.models import anthropic_model, anthropic_models, wants_anthropic
+from iris.app.api.anthropic.wire import AnthropicModel, AnthropicModels
 from iris.app.api.deps import RunContext
 from iris.app.api.openai.chunks import Answer, stream_chunks
 from iris.app.api.openai.convert import gateway_input
@@ -165,10 +167,17 @@ class OpenAIController(Controller):
 
     @get("/models", operation_id="ListOpenAIModels", operation_class=openai_documented(ok="ModelCards"))
     async def list_models(
-        self, principal: NamedDependency[Principal], model_repo: NamedDependency[ModelRepository]
-    ) -> ModelCards:
-        """The catalogue models the caller may use (``id`` = ``provider/modelId``)."""
-        return ModelCards(data=[_card(row) for row in await _usable(principal, model_repo)])
+        self,
+        request: Request[Any, Any, Any],
+        principal: NamedDependency[Principal],
+        model_repo: NamedDependency[ModelRepository],
+    ) -> ModelCards | AnthropicModels:
+        """The catalogue models the caller may use (``id`` = ``provider/modelId``); in Anthropic's list
+        shape for a request that carries ``anthropic-version`` or ``x-api-key``."""
+        rows = await _usable(principal, model_repo)
+        if wants_anthropic(request):
+            return anthropic_models(rows)
+        return ModelCards(data=[_card(row) for row in rows])
 
     @get(
         "/models/{model:path}",
@@ -177,15 +186,17 @@ class OpenAIController(Controller):
     )
     async def get_model(
         self,
+        request: Request[Any, Any, Any],
         model: FromPath[str],
         principal: NamedDependency[Principal],
         model_repo: NamedDependency[ModelRepository],
-    ) -> ModelCard:
-        """One model the caller may use; 404 ``model_not_found`` for any other."""
+    ) -> ModelCard | AnthropicModel:
+        """One model the caller may use (in Anthropic's shape for an Anthropic client); 404
+        ``model_not_found`` for any other."""
         ref = model.lstrip("/")
         for row in await _usable(principal, model_repo):
             if row.ref == ref:
-                return _card(row)
+                return anthropic_model(row) if wants_anthropic(request) else _card(row)
         raise NotFound(
             f"The model {ref!r} does not exist or you do not have access to it.", code="model_not_found"
         )

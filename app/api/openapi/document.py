@@ -17,6 +17,7 @@ from litestar.openapi.spec import OpenAPI, Reference
 
 from iris.app.agui.events import AgUiEvent
 from iris.app.agui.input import RunAgentInput
+from iris.app.api.anthropic.wire import ROOTS as ANTHROPIC_ROOTS
 from iris.app.api.openai.responses_wire import ROOTS as RESPONSES_ROOTS
 from iris.app.api.openai.responses_wire import SCHEMA_PROPERTIES as RESPONSES_PROPERTIES
 from iris.app.api.openai.wire import ROOTS as OPENAI_ROOTS
@@ -79,6 +80,9 @@ def components() -> dict[str, Any]:
     _, gateway = msgspec.json.schema_components(
         (*OPENAI_ROOTS, *RESPONSES_ROOTS), ref_template=_REF
     )  # OpenAI's nulls stay
+    _, messages = msgspec.json.schema_components(ANTHROPIC_ROOTS, ref_template=_REF)  # Anthropic's too
+    assert not messages.keys() & gateway.keys() - {JSON_VALUE}, messages.keys() & gateway.keys()
+    gateway = {**gateway, **messages}
     out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)

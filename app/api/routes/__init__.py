@@ -5,6 +5,7 @@ from __future__ import annotations
 from litestar import Router
 from litestar.types import ControllerRouterHandler
 
+from iris.app.api.anthropic.routes import MessagesController
 from iris.app.api.openai.responses_routes import ResponsesController
 from iris.app.api.openai.routes import OpenAIController
 from iris.app.api.routes.agents import AgentController, AgentPickerController
@@ -39,6 +40,7 @@ ROUTE_HANDLERS = [
     LlmController,
     OpenAIController,
     ResponsesController,
+    MessagesController,
     ChatPageController,
 ]
 

@@ -3,8 +3,9 @@
 Control (:func:`reasoning_control`): ``forwardedProps.enableThinking`` (the chat body's
 ``enableThinking``) turns it on or off, ``forwardedProps.reasoningEffort`` picks low/medium/high; the
 model's ``options`` may set defaults (``enableThinking``, ``reasoningEffort``) and a token budget
-(``thinkingBudget``). A model that cannot reason ignores the request, and the run says so once in
-``RUN_STARTED.metadata``.
+(``thinkingBudget``), which the request's own ``thinkingBudget`` (the Messages API's
+``thinking.budget_tokens``) overrides. A model that cannot reason ignores the request, and the run
+says so once in ``RUN_STARTED.metadata``.
 
 Stream (:class:`ReasoningStream`): each reasoning span becomes ``REASONING_START`` →
 ``REASONING_MESSAGE_START/CONTENT*/END`` → ``REASONING_END``, opaque vendor blocks become
@@ -87,7 +88,7 @@ def reasoning_control(
     if not caps.reasoning.supported:
         return ReasoningControl(ignored=f"{model_ref} cannot reason: reasoning was not requested")
     chosen: ReasoningEffort = effort or _option_effort(options)
-    budget = options.get("thinkingBudget")
+    budget = forwarded.get("thinkingBudget") or options.get("thinkingBudget")
     given = isinstance(budget, int) and not isinstance(budget, bool) and budget > 0
     budget_tokens = budget if given else BUDGET_BY_EFFORT[chosen]
     return ReasoningControl(request=ReasoningRequest(effort=chosen, budget_tokens=budget_tokens))

@@ -25,10 +25,15 @@ def declined_summary(name: str) -> str:
 
 
 def image_parts_of(output: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The stored images of a tool's output (what the model may see), oldest first."""
+    """The images of a tool's output (what the model may see), oldest first: stored ones, and those a
+    gateway client returned inline (``data``, held for its request only)."""
     if output.get("status") != "succeeded":
         return []
-    return [p for p in output.get("content") or () if p.get("type") == "image" and p.get("path")]
+    return [
+        p
+        for p in output.get("content") or ()
+        if p.get("type") == "image" and (p.get("path") or isinstance(p.get("data"), bytes))
+    ]
 
 
 def model_text(output: Mapping[str, Any]) -> str:
