@@ -416,12 +416,14 @@ def llm(iris: Iris, user: str, body: dict[str, Any]) -> Events:
     return events
 
 
+CLIENT_TOOLS = ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
+"""The test MCP server's tools, offered to the ``/v1`` rows as the client's own."""
 V1_TOOLS = [
     {
         "type": "function",
         "function": {"name": name, "description": name, "parameters": {"type": "object"}},
     }
-    for name in ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
+    for name in CLIENT_TOOLS
 ]
 
 
@@ -515,14 +517,13 @@ RESPONSES_CELLS = [
     ("text", "declined"),
 ]
 """The ``responses`` row's cells (content, path): the contents it reads, and the client's tool path."""
-CLIENT_TOOLS = ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
 RESPONSES_TOOLS = [
     {"type": "function", "name": name, "parameters": {"type": "object"}, "strict": False}
     for name in CLIENT_TOOLS
 ]
 MESSAGES_TOOLS = [
     {"name": name, "input_schema": {"type": "object"}}
-    for name in ("charts__wipe", "charts__broken", "charts__slow", "charts__many_images", "charts__chart")
+    for name in CLIENT_TOOLS
 ]
 
 
