@@ -19,6 +19,7 @@ from iris.app.agui.events import AgUiEvent
 from iris.app.agui.input import RunAgentInput
 from iris.app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from iris.app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
+from iris.app.api.openapi.ui_chunks import ui_chunk_schemas
 from iris.app.api.problems import Problem
 from iris.app.schemas.chat import LlmChatAnswer
 from iris.app.threads import THREAD_ID_PATTERN
@@ -75,7 +76,7 @@ def components() -> dict[str, Any]:
     for schema in outbound.values():
         _never_null(schema)  # every optional field of an answer is absent, never null
     _, gateway = msgspec.json.schema_components(OPENAI_ROOTS, ref_template=_REF)  # OpenAI's nulls stay
-    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
+    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway, **ui_chunk_schemas()}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
     for ruled, rules in COMPONENT_RULES.items():

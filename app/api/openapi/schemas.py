@@ -47,6 +47,7 @@ from iris.app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from iris.app.schemas.mcp import HttpServerCreate, McpServerUpdate, StdioServerCreate
 from iris.app.schemas.session_export import ExportMessage, SessionExport
 from iris.app.schemas.sessions import ActiveMessageIn, SessionUpdate
+from iris.app.schemas.ui_chat import UiChatRequest
 from iris.app.threads import CLIENT_ID_PATTERN, THREAD_ID_PATTERN
 from iris.providers.wire import WireStruct
 
@@ -268,6 +269,7 @@ REQUEST_BODIES: tuple[type[msgspec.Struct], ...] = (
     McpServerUpdate,
     SessionUpdate,
     ActiveMessageIn,
+    UiChatRequest,
 )
 """The other JSON request bodies: documented as msgspec states them (every ``Meta`` constraint, unknown
 fields refused), not as Litestar infers them."""
