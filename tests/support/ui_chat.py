@@ -59,7 +59,8 @@ def text_of(message: dict[str, Any]) -> str:
 
 def tool_part(message: dict[str, Any]) -> dict[str, Any]:
     (part,) = [p for p in message["parts"] if p["type"] == "dynamic-tool"]
-    return part
+    found: dict[str, Any] = part
+    return found
 
 
 def answered(message: dict[str, Any], approved: bool, reason: str | None = None) -> dict[str, Any]:

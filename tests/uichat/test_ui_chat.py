@@ -96,7 +96,8 @@ def test_a_file_as_a_data_url_is_stored_as_an_upload_of_the_chat(ai: Path, iris:
     (user, _) = flow(ai, iris, "bea", "messages", chat)["messages"]
     (file,) = [p for p in user["parts"] if p["type"] == "file"]
     assert (file["mediaType"], file["filename"]) == (FILES[kind][0], NAMES[kind])
-    assert f"/{chat}/uploads/" in file["url"] and "token=" in file["url"]  # an upload, signed now
+    assert f"/{chat}/uploads/" in file["url"]
+    assert "token=" in file["url"]
     assert fetched(iris, file["url"]).startswith(FILES[kind][1][:8])
 
 
@@ -193,7 +194,7 @@ def test_regenerate_answers_again_on_a_sibling_branch(ai: Path, iris: str) -> No
     assert again["errors"] == []
     assert again["message"]["id"] != first["message"]["id"]
     assert "You said: once" in text_of(again["message"])
-    (user, answer) = flow(ai, iris, "fay", "messages", chat)["messages"]
+    (_user, answer) = flow(ai, iris, "fay", "messages", chat)["messages"]
     assert answer["id"] == again["message"]["id"]  # the new branch is the active path
 
 
@@ -221,4 +222,4 @@ def test_refusals_come_before_the_stream_and_store_nothing(iris: str) -> None:
     theirs = httpx.post(url, headers=other, json={"id": chat, "messages": [user_message("bye")]})
     assert theirs.status_code == 200  # chat ids are the caller's own: this is another chat
     mine = httpx.get(f"{url}/{chat}/messages", headers=ann).json()
-    assert [p["text"] for m in mine for p in m["parts"] if p["type"] == "text"][0] == "hi"
+    assert next(p["text"] for m in mine for p in m["parts"] if p["type"] == "text") == "hi"

@@ -55,7 +55,7 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         if not run_ids:
             return {}
         stmt = select(Run.id, Run.external_id).where(Run.id.in_(list(run_ids)))
-        return dict((await self.session.execute(stmt)).all())
+        return {row.id: row.external_id for row in (await self.session.execute(stmt)).all()}
 
     async def external_id_taken(self, external_id: str) -> bool:
         """Whether a run with this client ``runId`` exists (any owner: run ids are global)."""
