@@ -11,11 +11,15 @@ import pytest
 
 from iris.app.asgi import create_app
 from iris.app.settings import Settings
+from tests.gateway.conftest import gateway
 from tests.support.http_server import serve_asgi
 from tests.support.mcp_servers import stdio_entry
 from tests.support.npm import npm_install
 from tests.support.ui_chat import FLOW, user_token
 from tests.support.waits import REQUEST_SECONDS
+
+
+__all__ = ["gateway"]
 
 
 @pytest.fixture(scope="module")
