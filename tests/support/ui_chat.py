@@ -72,3 +72,37 @@ def answered(message: dict[str, Any], approved: bool, reason: str | None = None)
             part = {**part, "state": "approval-responded", "approval": approval}
         parts.append(part)
     return {**message, "parts": parts}
+
+
+def ui_chunks(body: str) -> list[dict[str, Any]]:
+    """A UI message stream's chunks, its framing checked: ``data:`` frames only, ``[DONE]`` last, every
+    chunk a known type, ``start`` first and ``finish`` (or one ``error``) last."""
+    frames = body.split("\n\n")
+    assert frames[-1] == "", body[-200:]
+    assert frames[-2] == "data: [DONE]", frames[-3:]
+    chunks = []
+    for raw in frames[:-2]:
+        if raw.startswith(":"):
+            continue  # a ping
+        assert raw.startswith("data: "), raw
+        chunk = json.loads(raw.removeprefix("data: "))
+        assert chunk["type"] in CHUNK_TYPES or chunk["type"].startswith("data-"), chunk
+        chunks.append(chunk)
+    assert chunks[0]["type"] == "start", chunks[0]
+    assert chunks[-1]["type"] in ("finish", "error"), chunks[-1]
+    return chunks
+
+
+CHUNK_TYPES = {
+    "start",
+    "finish",
+    "abort",
+    "error",
+    "start-step",
+    "finish-step",
+    *(f"{kind}-{end}" for kind in ("text", "reasoning") for end in ("start", "delta", "end")),
+    *(f"tool-input-{end}" for end in ("start", "delta", "available", "error")),
+    *(f"tool-output-{end}" for end in ("available", "error", "denied")),
+    "tool-approval-request",
+    "file",
+}

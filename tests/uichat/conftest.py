@@ -18,7 +18,6 @@ from tests.support.npm import npm_install
 from tests.support.ui_chat import FLOW, user_token
 from tests.support.waits import REQUEST_SECONDS
 
-
 __all__ = ["gateway"]
 
 
