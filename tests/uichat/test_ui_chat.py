@@ -210,15 +210,15 @@ def test_refusals_come_before_the_stream_and_store_nothing(iris: str) -> None:
     lying = {**data_part("pdf"), "mediaType": "image/png"}
     refused = httpx.post(url, headers=ann, json={"id": chat, "messages": [user_message("hi", lying)]})
     assert refused.status_code == 422, refused.text
-    assert httpx.get(f"{url}/{chat}/messages", headers=ann).status_code == 404  # no session was made
+    assert httpx.get(f"{url}/{chat}/messages", headers=ann).json() == []  # no session was made
 
     made = httpx.post(url, headers=ann, json={"id": chat, "messages": [user_message("hi")], **MODEL})
     assert made.status_code == 200
     assert made.headers["x-vercel-ai-ui-message-stream"] == "v1"
     assert made.text.endswith("data: [DONE]\n\n")
     other = {"Authorization": f"Bearer {user_token('hal')}"}
-    for path in ("/messages", "/stream"):
-        assert httpx.get(f"{url}/{chat}{path}", headers=other).status_code == 404
+    assert httpx.get(f"{url}/{chat}/messages", headers=other).json() == []  # not theirs: none to them
+    assert httpx.get(f"{url}/{chat}/stream", headers=other).status_code == 204
     theirs = httpx.post(url, headers=other, json={"id": chat, "messages": [user_message("bye")]})
     assert theirs.status_code == 200  # chat ids are the caller's own: this is another chat
     mine = httpx.get(f"{url}/{chat}/messages", headers=ann).json()

@@ -22,6 +22,7 @@ from iris.app.api.history import read_history
 from iris.app.api.openapi import INLINE_MEDIA_CHECKS, RUN_CHECKS, documented
 from iris.app.api.ui_history import ui_messages
 from iris.app.errors import IrisError, NotFound
+from iris.app.persistence.models import ChatSession
 from iris.app.persistence.repositories import (
     AgentRepository,
     MessageRepository,
@@ -103,7 +104,7 @@ class UiChatController(Controller):
         operation_class=documented(
             ok=_STREAM,
             empty={204: "Nothing is running in this chat."},
-            problems={404: ["agent_not_found", "thread_not_found"], 422: ["invalid_thread_id"]},
+            problems={404: ["agent_not_found"], 422: ["invalid_thread_id"]},
         ),
     )
     async def resume(
@@ -119,9 +120,9 @@ class UiChatController(Controller):
         run_manager: NamedDependency[RunManager],
     ) -> Response[None] | Stream:
         """The running answer's stream from its start (``reconnectToStream``), from any process; 204 when
-        nothing runs."""
-        session = await owned_agent_session(agent_repo, session_repo, principal, slug, chatId)
-        run = await run_repo.active_for_session(session.id)
+        nothing runs (a chat not begun yet included: ``useChat`` resumes before its first message)."""
+        session = await _chat(agent_repo, session_repo, principal, slug, chatId)
+        run = None if session is None else await run_repo.active_for_session(session.id)
         if run is None:
             return Response(content=None, status_code=204)
         return follow_stream(
@@ -139,7 +140,7 @@ class UiChatController(Controller):
         operation_id="UiChatMessages",
         operation_class=documented(
             problems={
-                404: ["agent_not_found", "thread_not_found"],
+                404: ["agent_not_found"],
                 422: ["invalid_thread_id"],
                 503: ["storage_unavailable"],
             }
@@ -158,9 +159,11 @@ class UiChatController(Controller):
         upload_repo: NamedDependency[UploadRepository],
         run_repo: NamedDependency[RunRepository],
     ) -> list[UiMessageOut]:
-        """The chat's active path as ``UIMessage[]`` (URLs signed for this read), for ``useChat({messages})``.
-        A running answer is left out: resume its stream."""
-        session = await owned_agent_session(agent_repo, session_repo, principal, slug, chatId)
+        """The chat's active path as ``UIMessage[]`` (URLs signed for this read), for ``useChat({messages})``;
+        ``[]`` for a chat not begun yet. A running answer is left out: resume its stream."""
+        session = await _chat(agent_repo, session_repo, principal, slug, chatId)
+        if session is None:
+            return []
         page = await read_history(
             session,
             messages=message_repo,
@@ -176,6 +179,19 @@ class UiChatController(Controller):
         return ui_messages(
             page.rows, page.chat_messages(), run_ids, running=running.id if running is not None else None
         )
+
+
+async def _chat(
+    agents: AgentRepository, sessions: SessionRepository, principal: Principal, slug: str, chat_id: str
+) -> ChatSession | None:
+    """The caller's chat with this agent, or ``None`` when it has not begun (chats are made on first
+    use); 404 for an unknown agent."""
+    try:
+        return await owned_agent_session(agents, sessions, principal, slug, chat_id)
+    except NotFound as exc:
+        if exc.code == "thread_not_found":
+            return None
+        raise
 
 
 def _ui_field(exc: IrisError, last: int) -> IrisError:
