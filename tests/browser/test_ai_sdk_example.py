@@ -12,7 +12,7 @@ import uuid
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from iris.app.security.auth import issue_token
 from tests.browser.conftest import JWT_SECRET, Site
@@ -64,7 +64,7 @@ def send(page: Page, text: str, files: list[tuple[str, str, bytes]] = []) -> Non
     page.get_by_label("Message").fill(text)
     if files:
         page.get_by_label("Files").set_input_files(
-            [{"name": name, "mimeType": kind, "buffer": data} for name, kind, data in files]
+            [FilePayload(name=name, mimeType=kind, buffer=data) for name, kind, data in files]
         )
     page.get_by_role("button", name="Send").click()
 

@@ -23,6 +23,7 @@ from iris.app.agui.events import (
 )
 from iris.app.agui.input import RunAgentInput
 from iris.app.api.openai.wire import FileData
+from iris.app.api.openapi.ui_chunks import UiAssistantMessageIn, UiUserMessageIn
 from iris.app.catalogue.agents import SLUG
 from iris.app.runs import (
     AGENT_KEY,
@@ -204,6 +205,10 @@ SHARPER: dict[type[msgspec.Struct], dict[str, Any]] = {
     AgentCreate: {"slug": AgentSlug},
     ChatRequest: {"parts": list[ChatPart] | None, "sessionId": ThreadId | None},
     LlmChatRequest: {"parts": list[ChatPart] | None},
+    UiChatRequest: {
+        "id": ThreadId,
+        "messages": Annotated[list[UiUserMessageIn | UiAssistantMessageIn], msgspec.Meta(min_length=1)],
+    },
     LlmMessageIn: {"content": str | list[ChatPart]},
     SessionExport: {},
     ExportMessage: {

@@ -1,10 +1,12 @@
-"""The AI SDK's UI message stream chunks (protocol v1) as JSON Schema: what each ``data:`` line of
-``/api/agents/{slug}/ui-chat`` holds. Written from the chunk types the ``ai`` package's own schema
-(``uiMessageChunkSchema``) accepts, for the chunks Iris sends."""
+"""The AI SDK's shapes: its UI message stream chunks (protocol v1) as JSON Schema, what each ``data:``
+line of ``/api/agents/{slug}/ui-chat`` holds (written from the chunk types the ``ai`` package's own
+``uiMessageChunkSchema`` accepts, for the chunks Iris sends), and the ``UIMessage`` the request carries."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from iris.providers.wire import WireStruct
 
 UI_CHUNK = "UiMessageChunk"
 
@@ -70,3 +72,36 @@ def ui_chunk_schemas() -> dict[str, Any]:
         "discriminator": {"propertyName": "type"},
     }
     return out
+
+
+class UiTextPartIn(WireStruct, tag_field="type", tag="text", kw_only=True):
+    """Text the user wrote."""
+
+    text: str
+
+
+class UiFilePartIn(WireStruct, tag_field="type", tag="file", kw_only=True):
+    """A file: ``url`` is a ``data:`` URL (base64) or the signed URL of an upload of this chat."""
+
+    url: str
+    media_type: str
+    filename: str | None = None
+
+
+class UiUserMessageIn(WireStruct, tag_field="role", tag="user", kw_only=True):
+    """The new user message, as ``DefaultChatTransport`` sends it (the client's ``id`` is not kept)."""
+
+    id: str
+    parts: list[UiTextPartIn | UiFilePartIn]
+
+
+class UiAssistantMessageIn(WireStruct, tag_field="role", tag="assistant", kw_only=True):
+    """An answer sent back with approvals answered: each tool part in ``approval-responded`` state
+    (``approval: {id, approved, reason?}``) answers the interrupt ``approval.id``; other parts are the
+    client's copy and not read."""
+
+    id: str
+    parts: list[dict[str, Any]]
+
+
+UiMessageIn = UiUserMessageIn | UiAssistantMessageIn

@@ -59,12 +59,14 @@ class UiChatController(Controller):
             ok=_STREAM,
             problems={
                 **RUN_CHECKS,
-                404: (*RUN_CHECKS[404], "thread_not_found"),
+                **{k: v for k, v in INLINE_MEDIA_CHECKS.items() if k != 422},
                 422: (
                     *RUN_CHECKS[422],
                     *INLINE_MEDIA_CHECKS[422],
                     "invalid_thread_id",
                     "nothing_to_regenerate",
+                    "part_type_unsupported",
+                    "unsupported_media_type",
                 ),
             },
         ),

@@ -73,17 +73,22 @@ def ui_chat_run_input(slug: str, body: UiChatRequest) -> UiChatInput:
 
 
 def user_content(parts: object, field: str) -> list[dict[str, Any]]:
-    """A user ``UIMessage``'s parts as AG-UI 1.0 content parts (other part types are the client's)."""
+    """A user ``UIMessage``'s parts as AG-UI 1.0 content parts: text and files."""
     if not isinstance(parts, list):
         raise Unprocessable("A message needs 'parts'.", code="validation_failed", field=field)
     out: list[dict[str, Any]] = []
     for index, part in enumerate(parts):
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
             out.append({"type": "text", "text": part["text"]})
-        elif part.get("type") == "file":
+        elif kind == "file":
             out.append(file_part(part, f"{field}[{index}]"))
+        else:
+            raise Unprocessable(
+                f"Part type {kind!r} is not accepted in a user message: send text and file parts.",
+                code="part_type_unsupported",
+                field=f"{field}[{index}].type",
+            )
     return out
 
 
