@@ -173,6 +173,7 @@ def test_an_approval_is_answered_in_the_tool_part(ai: Path, iris: str, approved:
         assert "tool-output-denied" in types(done)
         assert part["state"] == "output-denied", part
         assert "The user declined this call" in said, said
+        assert "Their reason: Not now." in said, said  # the model was told why
     (_, answer) = flow(ai, iris, user, "messages", chat)["messages"]
     assert tool_part(answer)["state"] == part["state"]
 
