@@ -22,6 +22,8 @@ from tests.support.images import image_bytes
 from tests.support.npm import NODE_MODULES, ROOT
 from tests.support.waits import INSTALL_SECONDS
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 EXAMPLE = ROOT / "examples" / "ai-sdk-chat"
 
 
