@@ -36,6 +36,12 @@ js-setup:
 docs: setup-dev
     NO_MKDOCS_2_WARNING=1 {{venv}}/bin/mkdocs build --strict -d site
 
+# Bundle the useChat example (examples/ai-sdk-chat) and serve it on PORT; its README says how to open it.
+example-ai-sdk port="5173": js-setup
+    node_modules/.bin/esbuild examples/ai-sdk-chat/app.jsx --bundle --format=esm --jsx=automatic \
+      --define:process.env.NODE_ENV='"production"' --outfile=examples/ai-sdk-chat/dist/app.js
+    python3 -m http.server -d examples/ai-sdk-chat {{port}}
+
 # Apply migrations to the configured database (IRIS_DATABASE_URL, default ./.iris/iris.db).
 migrate: setup
     {{venv}}/bin/alembic upgrade head

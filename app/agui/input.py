@@ -189,8 +189,9 @@ def check_protocol_version(version: str | None) -> None:
         )
 
 
-def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
-    """Typed inbound messages, in order; unknown roles (reasoning, activity, …) are skipped."""
+def parse_messages(raw: list[dict[str, Any]], *, inline_images: bool = False) -> list[InboundMessage]:
+    """Typed inbound messages, in order; unknown roles (reasoning, activity, …) are skipped.
+    ``inline_images``: a surface that stores images sent as bytes (the AI SDK's) takes them inline."""
     out: list[InboundMessage] = []
     for index, message in enumerate(raw):
         field = f"messages[{index}]"
@@ -198,7 +199,11 @@ def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
         if role == "user":
             user = _convert(message, _UserMessage, field)
             out.append(
-                InboundUser(id=user.id, parts=_user_parts(user.content, f"{field}.content"), field=field)
+                InboundUser(
+                    id=user.id,
+                    parts=_user_parts(user.content, f"{field}.content", inline_images=inline_images),
+                    field=field,
+                )
             )
         elif role == "tool":
             tool = _convert(message, _ToolMessage, field)
@@ -221,7 +226,9 @@ def parse_messages(raw: list[dict[str, Any]]) -> list[InboundMessage]:
     return out
 
 
-def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | InboundAttachment, ...]:
+def _user_parts(
+    content: str | list[dict[str, Any]], field: str, *, inline_images: bool = False
+) -> tuple[str | InboundAttachment, ...]:
     if isinstance(content, str):
         return (content,)
     parts: list[str | InboundAttachment] = []
@@ -231,7 +238,7 @@ def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | 
         if kind == "text":
             parts.append(_convert(part, _TextPart, where).text)
         elif kind in ("image", "document", "audio"):
-            parts.append(_media(_convert(part, _ImagePart, where), where, kind))
+            parts.append(_media(_convert(part, _ImagePart, where), where, kind, inline_images=inline_images))
         elif kind == "binary":
             parts.append(_binary(_convert(part, _BinaryPart, where), where))
         elif kind == "image_url":
@@ -252,12 +259,14 @@ def _user_parts(content: str | list[dict[str, Any]], field: str) -> tuple[str | 
     return tuple(parts)
 
 
-def _media(part: _ImagePart, field: str, kind: AttachmentKind) -> InboundAttachment:
+def _media(
+    part: _ImagePart, field: str, kind: AttachmentKind, *, inline_images: bool = False
+) -> InboundAttachment:
     """An ``image``, ``document`` or ``audio`` part; ``metadata.filename`` is kept as its name."""
     source = part.source
     filename = part.metadata.get("filename") if isinstance(part.metadata, dict) else None
     if source.type == "data":
-        if kind == "image":
+        if kind == "image" and not inline_images:
             raise inline_data_unsupported(f"{field}.source")
         if source.mime_type is None:
             raise Unprocessable(

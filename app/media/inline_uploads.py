@@ -1,7 +1,8 @@
 """Documents and audio a run's request carries inline (an AG-UI ``document``/``audio`` part with a
-``data`` source, or a legacy ``binary`` part with ``data``): checked exactly as ``POST /api/files``
-checks an upload, then stored as an upload of the run's thread, so history, replay and later turns
-treat them like any uploaded file.
+``data`` source, or a legacy ``binary`` part with ``data``), and images where the surface takes them
+inline (the AI SDK's ``data:`` URLs, ``images=True``): checked exactly as ``POST /api/files`` checks an
+upload, then stored as an upload of the run's thread, so history, replay and later turns treat them
+like any uploaded file.
 
 The checks come first and store nothing: the base64 is refused by its length before it is decoded
 (then decoded and hashed in a worker thread, so a 45 MB payload never holds the event loop), the kind
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Literal
 
 import anyio
 from uuid_utils.compat import uuid7
@@ -27,8 +27,10 @@ from iris.app.agui.input import InboundAttachment
 from iris.app.errors import IrisError, Unprocessable
 from iris.app.media.base64_data import decode_base64_off_loop
 from iris.app.media.documents import PdfFacts
+from iris.app.media.images import inspect_image
 from iris.app.media.uploads import (
     SNIFF_BYTES,
+    Facts,
     clean_filename,
     derived_paths,
     inspect_bytes,
@@ -46,7 +48,7 @@ from iris.app.security.quotas import Db, admit_upload
 from iris.app.settings import Settings
 from iris.app.storage.base import Storage
 
-_NOUN = {"document": "PDF", "audio": "audio file"}
+_NOUN = {"document": "PDF", "audio": "audio file", "image": "image"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +62,10 @@ class InlineUploads:
     """One run intake's inline documents and audio: checked by :meth:`take`, then counted, stored and
     (when the run is not stored after all) removed again."""
 
-    def __init__(self, storage: Storage, limiter: anyio.CapacityLimiter, settings: Settings) -> None:
+    def __init__(
+        self, storage: Storage, limiter: anyio.CapacityLimiter, settings: Settings, *, images: bool = False
+    ) -> None:
+        self.images = images
         self._storage = storage
         self._limiter = limiter
         self._settings = settings
@@ -69,11 +74,15 @@ class InlineUploads:
 
     async def take(self, part: InboundAttachment, *, user_id: str, thread_id: str) -> Upload:
         """Check ``part``'s bytes as an upload's are; the upload row they will be (not added yet)."""
-        if part.data is None or part.kind == "image":
-            raise ValueError("only a document or audio part with data is taken inline")
-        kind: Literal["document", "audio"] = part.kind
+        if part.data is None or (part.kind == "image" and not self.images):
+            raise ValueError("only a part with data is taken inline (an image only where images are)")
+        kind = part.kind
         settings = self._settings
-        limit = settings.max_document_bytes if kind == "document" else settings.max_audio_bytes
+        limit = {
+            "document": settings.max_document_bytes,
+            "audio": settings.max_audio_bytes,
+            "image": settings.max_image_bytes,
+        }[kind]
         data = await decode_base64_off_loop(
             part.data,
             max_bytes=limit,
@@ -87,7 +96,10 @@ class InlineUploads:
             found = sniff(data[:SNIFF_BYTES])
             if found != kind:
                 raise _lying(declared, f"a {found} file", part.field)
-            facts = await inspect_bytes(data, kind, settings, self._limiter)
+            if kind == "image":
+                data, facts = await self._image(data)
+            else:
+                facts = await inspect_bytes(data, kind, settings, self._limiter)
         except IrisError as exc:
             exc.field = part.field
             raise
@@ -106,8 +118,8 @@ class InlineUploads:
             mime_type=facts.mime_type,
             name=clean_filename(part.filename or "", extension),
             size=len(data),
-            width=0,
-            height=0,
+            width=facts.width,
+            height=facts.height,
             sha256=sha256,
             pages=facts.pages,
             duration_seconds=facts.duration_seconds,
@@ -116,6 +128,15 @@ class InlineUploads:
         )
         self._pending.append(_Pending(upload=upload, data=data, pdf=facts.pdf))
         return upload
+
+    async def _image(self, data: bytes) -> tuple[bytes, Facts]:
+        """An image decoded as an upload's is (a PNG damaged only in optional chunks kept without them)."""
+        max_pixels = self._settings.max_image_pixels
+        image = await anyio.to_thread.run_sync(
+            lambda: inspect_image(data, max_pixels=max_pixels), limiter=self._limiter
+        )
+        kept = image.repaired if image.repaired is not None else data
+        return kept, Facts(mime_type=image.mime_type, width=image.width, height=image.height)
 
     async def admit(self, db: Db, principal: Principal) -> None:
         """Count each inline file against the caller's upload quotas, in the intake's transaction (a

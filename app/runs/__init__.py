@@ -50,6 +50,7 @@ from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.prepare import prepare_run
 from iris.app.runs.intake.tool_views import every_tool, server_out
 from iris.app.runs.intake.toolbox import Toolbox
+from iris.app.runs.intake.ui_chat_input import ui_chat_run_input
 from iris.app.runs.stateless.chat import (
     answer_stateless,
     stateless_plan,
@@ -124,4 +125,5 @@ __all__ = [
     "stream_stateless",
     "switch_line",
     "thread_of",
+    "ui_chat_run_input",
 ]

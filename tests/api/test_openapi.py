@@ -98,12 +98,31 @@ def test_the_walk_catches_an_untyped_schema(document: dict[str, Any]) -> None:
     assert len(list(untyped(document, loose, "x", set()))) == 2
 
 
+def test_the_ai_sdk_surface_streams_ui_message_chunks(document: dict[str, Any]) -> None:
+    """``/ui-chat`` answers the AI SDK's chunk union, discriminated by ``type``, one schema per chunk."""
+    streams = {
+        operation["operationId"]: operation["responses"]["200"]["content"]["text/event-stream"]["schema"]
+        for _, path, operation in operations(document)
+        if "/ui-chat" in path
+        and "200" in operation["responses"]
+        and "text/event-stream" in operation["responses"]["200"].get("content", {})
+    }
+    assert streams == {
+        name: {"$ref": "#/components/schemas/UiMessageChunk"} for name in ("UiChat", "UiChatStream")
+    }
+    union = document["components"]["schemas"]["UiMessageChunk"]
+    kinds = [resolve(document, s)["properties"]["type"]["const"] for s in union["oneOf"]]
+    for kind in ("start", "text-delta", "tool-approval-request", "file", "data-usage", "finish", "error"):
+        assert kind in kinds
+
+
 def test_every_stream_is_the_agui_event_union(document: dict[str, Any]) -> None:
     streams = {
         operation["operationId"]: operation["responses"]["200"]["content"]["text/event-stream"]["schema"]
         for _, path, operation in operations(document)
         if "text/event-stream" in operation["responses"].get("200", {}).get("content", {})
         and not path.startswith("/v1/")  # the OpenAI gateway streams OpenAI's chunks (below)
+        and "/ui-chat" not in path  # the AI SDK's surface streams its chunks (below)
     }
     assert set(streams) == {"RunAgent", "ResumeRun", "RunEvents", "Chat", "ChatStream", "StatelessChat"}
     assert all(schema == {"$ref": "#/components/schemas/AgUiEvent"} for schema in streams.values())
@@ -176,6 +195,7 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
         "runId",
         "threadId",
         "sessionId",
+        "chatId",
         "name",
         "model",
         "responseId",
@@ -209,7 +229,8 @@ def _url(path: str, operation: dict[str, Any]) -> str:
         "modelId": str(uuid.uuid4()),
         "model": "a/b",
     }
-    ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "name": "n", "responseId": "resp_x"}
+    ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "chatId": "c", "name": "n"}
+    ids["responseId"] = "resp_x"
     url = path.format_map({**values, **ids})
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query" and p["required"]]
     return url + ("?" + "&".join(f"{name}=x" for name in query) if query else "")

@@ -78,6 +78,8 @@ class Site:
     iris: IrisProcess
     allowed_origin: str
     denied_origin: str
+    pages: Path
+    """What both static origins serve."""
 
     @property
     def base(self) -> str:
@@ -159,7 +161,7 @@ def site(
             )
             assert created.status_code == 201, created.text
             offer_sync(iris.base_url, admin, "local/slow")
-            yield Site(iris=iris, allowed_origin=allowed, denied_origin=denied)
+            yield Site(iris=iris, allowed_origin=allowed, denied_origin=denied, pages=pages)
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,11 @@
 
 Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (the chat surface,
 ``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``) and ``v1``
-(``POST /v1/chat/completions``), with ``responses`` (``POST /v1/responses``) and ``messages``
-(``POST /v1/messages``, Anthropic's Messages API) rows of a few cells each (:data:`RESPONSES_CELLS`,
-:data:`MESSAGES_CELLS`). Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made
+(``POST /v1/chat/completions``); and rows of a few cells each: ``responses`` (``POST /v1/responses``,
+:data:`RESPONSES_CELLS`), ``messages`` (``POST /v1/messages``, Anthropic's Messages API,
+:data:`MESSAGES_CELLS`) and ``uichat`` (the AI SDK's ``POST /api/agents/default/ui-chat``,
+``test_ui_chat_cell``: text, image, pdf by none, approved, declined). Contents: ``text``; an
+``image``, a ``pdf`` or ``audio`` (a WAV made
 with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
 ``approved``, ``declined``, ``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris
 (on a socket, with the test MCP server over stdio) per engine for the whole module; every cell on a
@@ -73,6 +75,7 @@ from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.mcp_servers import free_port, stdio_entry
 from tests.support.responses_types import conforming_events, conforming_response
+from tests.support.ui_chat import ui_chunks
 
 SURFACES = ("agui", "chat", "llm", "v1")
 CONTENTS = ("text", "image", "pdf", "audio", "tool_image")
@@ -521,10 +524,7 @@ RESPONSES_TOOLS = [
     {"type": "function", "name": name, "parameters": {"type": "object"}, "strict": False}
     for name in CLIENT_TOOLS
 ]
-MESSAGES_TOOLS = [
-    {"name": name, "input_schema": {"type": "object"}}
-    for name in CLIENT_TOOLS
-]
+MESSAGES_TOOLS = [{"name": name, "input_schema": {"type": "object"}} for name in CLIENT_TOOLS]
 
 
 def responses_user(content: str, text: str) -> dict[str, Any]:
@@ -734,6 +734,67 @@ def test_messages_cell(iris: Iris, engine_name: str, content: str, path: str) ->
     """One ``/v1/messages`` cell, then an unrelated write and run."""
     user = f"m-{engine_name}-messages-{content}-{path}"
     messages_cell(iris, content, path, user)
+    still_writes(iris, f"{user}-after")
+
+
+# -- the AI SDK's surface: a row of its own, few cells ----------------------------------------------------
+
+
+def ui_post(iris: Iris, user: str, chat: str, message: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``useChat`` request; its checked chunks."""
+    body = {"id": chat, "messages": [message], "modelId": MODEL}
+    response = iris.post("/api/agents/default/ui-chat", user, json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    return ui_chunks(response.text)
+
+
+@pytest.mark.parametrize("path", ["none", "approved", "declined"])
+@pytest.mark.parametrize("content", ["text", "image", "pdf"])
+def test_ui_chat_cell(iris: Iris, engine_name: str, content: str, path: str) -> None:
+    """The cell on ``/ui-chat``: the file by its signed upload URL, an approval answered in the tool
+    part, the answer's chunks and the ``UIMessage`` history; then an unrelated write and run."""
+    user, chat, marker = (
+        f"m-{engine_name}-uichat-{content}-{path}",
+        str(uuid.uuid4()),
+        f"uichat-{content}-{path}",
+    )
+    file = upload(iris, user, chat, content)
+    parts: list[dict[str, Any]] = [{"type": "text", "text": instruction(content, path, marker)}]
+    if file is not None:
+        shown = file["parts"]["chat"]
+        url = shown.get("image") or shown.get("document")
+        parts.append(
+            {"type": "file", "mediaType": FILES[content][2], "url": url, "filename": FILES[content][0]}
+        )
+    chunks = ui_post(iris, user, chat, {"id": "m1", "role": "user", "parts": parts})
+    if path in ASKS:
+        (asked,) = [c for c in chunks if c["type"] == "tool-approval-request"]
+        approval = {"id": asked["approvalId"], "approved": path == "approved"}
+        tool = {"type": "dynamic-tool", "toolName": "charts__wipe", "toolCallId": asked["toolCallId"]}
+        answered = {**tool, "state": "approval-responded", "input": {}, "approval": approval}
+        message = {"id": chunks[0]["messageId"], "role": "assistant", "parts": [answered]}
+        chunks = ui_post(iris, user, chat, message)
+    said = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    kinds = [c["type"] for c in chunks]
+    assert kinds[-1] == "finish", kinds
+    wiped = (iris.marks / f"wiped-{marker}").exists()
+    if path == "none":
+        assert SEEN.get(content, "You said:") in said, said
+    elif path == "approved":
+        assert "tool-output-available" in kinds, kinds
+        assert wiped
+    else:
+        assert "tool-output-denied" in kinds, kinds
+        assert "The user declined this call" in said, said
+        assert not wiped
+    history = iris.get(f"/api/agents/default/ui-chat/{chat}/messages", user)
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    if file is not None:
+        assert FILES[content][0] in json.dumps(history[0])
+    if path in ASKS:
+        (call,) = [p for p in history[1]["parts"] if p["type"] == "dynamic-tool"]
+        assert call["state"] == ("output-available" if path == "approved" else "output-denied"), call
     still_writes(iris, f"{user}-after")
 
 

@@ -22,6 +22,7 @@ from iris.app.api.openai.responses_wire import ROOTS as RESPONSES_ROOTS
 from iris.app.api.openai.responses_wire import SCHEMA_PROPERTIES as RESPONSES_PROPERTIES
 from iris.app.api.openai.wire import ROOTS as OPENAI_ROOTS
 from iris.app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, REQUEST_BODIES, SHARPER
+from iris.app.api.openapi.ui_chunks import ui_chunk_schemas
 from iris.app.api.problems import Problem
 from iris.app.schemas.chat import LlmChatAnswer
 from iris.app.threads import THREAD_ID_PATTERN
@@ -83,7 +84,7 @@ def components() -> dict[str, Any]:
     _, messages = msgspec.json.schema_components(ANTHROPIC_ROOTS, ref_template=_REF)  # Anthropic's too
     assert not messages.keys() & gateway.keys() - {JSON_VALUE}, messages.keys() & gateway.keys()
     gateway = {**gateway, **messages}
-    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway}
+    out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway, **ui_chunk_schemas()}
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
     for ruled, rules in COMPONENT_RULES.items():

@@ -23,6 +23,7 @@ from iris.app.agui.events import (
 )
 from iris.app.agui.input import RunAgentInput
 from iris.app.api.openai.wire import FileData
+from iris.app.api.openapi.ui_chunks import UiAssistantMessageIn, UiUserMessageIn
 from iris.app.catalogue.agents import SLUG
 from iris.app.runs import (
     AGENT_KEY,
@@ -47,6 +48,7 @@ from iris.app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from iris.app.schemas.mcp import HttpServerCreate, McpServerUpdate, StdioServerCreate
 from iris.app.schemas.session_export import ExportMessage, SessionExport
 from iris.app.schemas.sessions import ActiveMessageIn, SessionUpdate
+from iris.app.schemas.ui_chat import UiChatRequest
 from iris.app.threads import CLIENT_ID_PATTERN, THREAD_ID_PATTERN
 from iris.providers.wire import WireStruct
 
@@ -203,6 +205,10 @@ SHARPER: dict[type[msgspec.Struct], dict[str, Any]] = {
     AgentCreate: {"slug": AgentSlug},
     ChatRequest: {"parts": list[ChatPart] | None, "sessionId": ThreadId | None},
     LlmChatRequest: {"parts": list[ChatPart] | None},
+    UiChatRequest: {
+        "id": ThreadId,
+        "messages": Annotated[list[UiUserMessageIn | UiAssistantMessageIn], msgspec.Meta(min_length=1)],
+    },
     LlmMessageIn: {"content": str | list[ChatPart]},
     SessionExport: {},
     ExportMessage: {
@@ -268,6 +274,7 @@ REQUEST_BODIES: tuple[type[msgspec.Struct], ...] = (
     McpServerUpdate,
     SessionUpdate,
     ActiveMessageIn,
+    UiChatRequest,
 )
 """The other JSON request bodies: documented as msgspec states them (every ``Meta`` constraint, unknown
 fields refused), not as Litestar infers them."""

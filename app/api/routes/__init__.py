@@ -20,6 +20,7 @@ from iris.app.api.routes.providers import ProviderController
 from iris.app.api.routes.runs import RunController
 from iris.app.api.routes.sessions import SearchController, SessionController
 from iris.app.api.routes.storage import StorageController
+from iris.app.api.routes.ui_chat import UiChatController
 from iris.app.api.routes.web import ChatPageController
 from iris.app.settings import Settings
 
@@ -47,10 +48,11 @@ ROUTE_HANDLERS = [
 
 def route_handlers(settings: Settings) -> list[ControllerRouterHandler]:
     """Every controller. ``/agent/runs`` takes larger bodies than the rest (``IRIS_MAX_RUN_REQUEST_BYTES``):
-    AG-UI clients send documents and audio inline, as base64, and resend the conversation each turn."""
+    AG-UI clients send documents and audio inline, as base64, and resend the conversation each turn; the
+    AI SDK's ``useChat`` sends its files as ``data:`` URLs."""
     runs = Router(
         path="/",
-        route_handlers=[RunController],
+        route_handlers=[RunController, UiChatController],
         request_max_body_size=max(settings.max_request_bytes, settings.max_run_request_bytes),
     )
     return [*ROUTE_HANDLERS, runs]

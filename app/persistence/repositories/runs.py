@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -49,6 +49,13 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
             started_at=now,
             heartbeat_at=now,
         )
+
+    async def external_ids(self, run_ids: Collection[UUID]) -> dict[UUID, str]:
+        """The client ``runId`` of each of these runs."""
+        if not run_ids:
+            return {}
+        stmt = select(Run.id, Run.external_id).where(Run.id.in_(list(run_ids)))
+        return {row.id: row.external_id for row in (await self.session.execute(stmt)).all()}
 
     async def external_id_taken(self, external_id: str) -> bool:
         """Whether a run with this client ``runId`` exists (any owner: run ids are global)."""

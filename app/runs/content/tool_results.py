@@ -19,9 +19,11 @@ from iris.providers.messages import Part
 FAILED = "the tool failed"
 
 
-def declined_summary(name: str) -> str:
-    """A call the user declined, as the model and the user read it: not a failure of the tool."""
-    return f"The user declined this call; {name} was not run."
+def declined_summary(name: str, reason: str | None = None) -> str:
+    """A call the user declined, as the model and the user read it: not a failure of the tool; the
+    user's reason when they gave one."""
+    said = f"The user declined this call; {name} was not run."
+    return f"{said} Their reason: {reason}" if reason else said
 
 
 def image_parts_of(output: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -19,6 +19,8 @@ from litestar.types import Send
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from iris.app.agui.sse import HEADERS, Frame, FrameSource, LastChunk, relay
+from iris.app.agui.ui_stream import HEADERS as UI_HEADERS
+from iris.app.agui.ui_stream import UiChunks, ui_relay
 from iris.app.errors import Unprocessable
 from iris.app.media.inline_uploads import InlineUploads
 from iris.app.persistence.db import holds_write_turn, session_scope
@@ -41,15 +43,16 @@ class Intake:
     (the flush and commit then overlap the vendor's latency instead of preceding it); the event store
     writes nothing before that commit, and a commit that fails ends the run with one ``RUN_ERROR``
     (:class:`~iris.app.runs.store.event_store.IntakeNotStored`) and nothing stored. The run's inline documents
-    and audio (``inline``) are stored as objects just before the hand-over; a refusal or a failed
+    and audio (and images, where ``inline_images``: the AI SDK's surface) (``inline``) are stored as
+    objects just before the hand-over; a refusal or a failed
     commit removes them again.
     """
 
-    def __init__(self, manager: RunManager, settings: Settings) -> None:
+    def __init__(self, manager: RunManager, settings: Settings, *, inline_images: bool = False) -> None:
         services = manager.services
         self.session: AsyncSession = services.alchemy.create_session_maker()()
         self.repos = Repositories(self.session, services.catalogue)
-        self.inline = InlineUploads(services.storage, services.media.limiter, settings)
+        self.inline = InlineUploads(services.storage, services.media.limiter, settings, images=inline_images)
         self._handed_over = False
         self._commit: asyncio.Future[None] | None = None
         self._rows: IntakeRows | None = None
@@ -97,9 +100,12 @@ async def _commit(session: AsyncSession, rows: IntakeRows | None, inline: Inline
         await session.close()
 
 
-async def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float) -> Stream:
+async def start_stream(
+    plan: RunPlan, intake: Intake, manager: RunManager, *, ping_seconds: float, ui: UiChunks | None = None
+) -> Stream:
     """Start the run at once — its intake commits meanwhile — and stream it to this caller (409
-    ``run_in_progress`` when this process is running the thread already).
+    ``run_in_progress`` when this process is running the thread already): as AG-UI events, or as the AI
+    SDK's UI message stream translated by ``ui``.
 
     An intake that has already written (a quota's count, an inline upload's row) holds SQLite's write
     turn, which no transaction may carry past the hand-over (docs/adr/0001-sqlite-write-turn.md): its
@@ -110,7 +116,11 @@ async def start_stream(plan: RunPlan, intake: Intake, manager: RunManager, *, pi
     intake.hand_over()
     if now:
         intake.start_commit()
-    body = relay(subscription, ping_seconds=ping_seconds, on_close=partial(channel.unsubscribe, subscription))
+    on_close = partial(channel.unsubscribe, subscription)
+    if ui is not None:
+        chunks = ui_relay(subscription, chunks=ui, ping_seconds=ping_seconds, on_close=on_close)
+        return sse(observed(chunks, manager.services.telemetry), UI_HEADERS)
+    body = relay(subscription, ping_seconds=ping_seconds, on_close=on_close)
     return sse(observed(body, manager.services.telemetry))
 
 
@@ -123,10 +133,12 @@ def follow_stream(
     after: int,
     ping_seconds: float,
     snapshot: bytes | None = None,
+    ui: UiChunks | None = None,
 ) -> Stream:
     """A run's events after ``after``, then live ones until its terminal event: from memory on the
-    process running it, from the event log anywhere else. ``snapshot`` (an event's JSON) goes out
-    right after ``RUN_STARTED``, without an ``id:``, when the stream replays the run from its start."""
+    process running it, from the event log anywhere else (translated by ``ui`` for the AI SDK).
+    ``snapshot`` (an event's JSON) goes out right after ``RUN_STARTED``, without an ``id:``, when the
+    stream replays the run from its start."""
     channel = manager.channel(run_id)
     source: FrameSource
     on_close: Callable[[], None]
@@ -141,8 +153,12 @@ def follow_stream(
         traceparent = partial(_logged_traceparent, alchemy, run_pk)
     if snapshot is not None and after == 0:
         source = AfterStart(source, snapshot)
+    follows = (run_id, traceparent)
+    if ui is not None:
+        chunks = ui_relay(source, chunks=ui, ping_seconds=ping_seconds, on_close=on_close)
+        return sse(observed(chunks, manager.services.telemetry, follows=follows), UI_HEADERS)
     body = relay(source, ping_seconds=ping_seconds, on_close=on_close)
-    return sse(observed(body, manager.services.telemetry, follows=(run_id, traceparent)))
+    return sse(observed(body, manager.services.telemetry, follows=follows))
 
 
 class AfterStart:
@@ -192,8 +208,8 @@ def resume_point(last_event_id: str | None, after: int | None) -> int:
     return point
 
 
-def sse(body: AsyncIterator[bytes]) -> Stream:
-    return EventStream(body, media_type="text/event-stream", headers=HEADERS)
+def sse(body: AsyncIterator[bytes], headers: dict[str, str] = HEADERS) -> Stream:
+    return EventStream(body, media_type="text/event-stream", headers=headers)
 
 
 class EventStream(Stream):

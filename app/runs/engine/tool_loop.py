@@ -183,7 +183,7 @@ class ToolLoop:
             tool_call_id=decision.tool_call_id,
             tool_name=decision.tool_name,
             status="cancelled",
-            result_summary=declined_summary(decision.tool_name),
+            result_summary=declined_summary(decision.tool_name, decision.reason),
             result=None,
             duration_ms=0,
         )

@@ -25,8 +25,12 @@ from iris.app.errors import Unprocessable
 TOOL_CALL_KEY = "iris/toolCall"
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "Resolve to run the tool, cancel to skip it; a resolved payload may edit the arguments.",
-    "properties": {"arguments": {"type": "object", "description": "arguments to run the tool with instead"}},
+    "description": "Resolve to run the tool, cancel to skip it; a resolved payload may edit the arguments, "
+    "a cancelled one say why.",
+    "properties": {
+        "arguments": {"type": "object", "description": "arguments to run the tool with instead"},
+        "reason": {"type": "string", "description": "why the user declined (told to the model)"},
+    },
     "additionalProperties": False,
 }
 
@@ -53,6 +57,8 @@ class ResumeDecision:
     tool_name: str
     arguments: str
     status: Literal["resolved", "cancelled"]
+    reason: str | None = None
+    """Why the user declined, when a cancelled entry's payload says (``{"reason": "…"}``)."""
 
 
 def match_resume(
@@ -86,10 +92,17 @@ def match_resume(
                 tool_name=str(call.get("name", "")),
                 arguments=_arguments(entry, str(call.get("arguments", ""))),
                 status=entry.status,
+                reason=_reason(entry),
             )
         )
     known = {d.interrupt_id for d in decisions}
     return decisions, [entry.interrupt_id for entry in entries if entry.interrupt_id not in known]
+
+
+def _reason(entry: ResumeEntryIn) -> str | None:
+    payload = entry.payload
+    reason = payload.get("reason") if entry.status == "cancelled" and isinstance(payload, dict) else None
+    return reason.strip() or None if isinstance(reason, str) else None
 
 
 def _arguments(entry: ResumeEntryIn, original: str) -> str:

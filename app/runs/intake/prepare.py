@@ -74,7 +74,7 @@ async def prepare_run(
     intake's session without writing them: the intake's commit does, while the model is asked.
     ``inline`` takes the documents and audio sent as bytes: checked with the messages, counted and
     stored only once the run is accepted (their rows join the intake's transaction)."""
-    ids = _checked_ids(body)
+    ids = _checked_ids(body, inline_images=inline is not None and inline.images)
     thread = await _thread_line(body, ids, principal, repos, rewind)
     offer = await _offer(body, ids, thread, repos, registry, settings, toolbox)
     new_rows = await new_messages(
@@ -161,12 +161,12 @@ class _Offer:
     frontend_tools: tuple[ToolSpec, ...]
 
 
-def _checked_ids(body: RunAgentInput) -> _Ids:
+def _checked_ids(body: RunAgentInput, *, inline_images: bool = False) -> _Ids:
     """The protocol version, the thread's and the run's ids and the messages' shapes and ids."""
     check_protocol_version(body.protocol_version)
     thread_id = check_thread_id(body.thread_id)
     run_id = _client_id(body.run_id, "runId")
-    inbound = parse_messages(body.messages)
+    inbound = parse_messages(body.messages, inline_images=inline_images)
     for message in inbound:
         _client_id(message.id, f"{getattr(message, 'field', 'messages')}.id")
     forwarded = body.forwarded_props if isinstance(body.forwarded_props, dict) else {}
