@@ -40,6 +40,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from iris.app.mcp.config import MissingVariable, ServerConfig
+from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_question
 from iris.app.mcp.results import tool_result
 from iris.app.telemetry import trace_headers
 from iris.tools import ToolFailed, ToolHints, ToolResult
@@ -81,8 +82,11 @@ class ServerConnection:
         *,
         tools_ttl_seconds: float,
         log_dir: Path | None = None,
+        ask_ttl_seconds: float = 3600.0,
     ) -> None:
         self.config = config
+        self._ask_ttl = ask_ttl_seconds
+        self._asked: list[AskedCall] = []
         self._environ = environ
         self._ttl = tools_ttl_seconds
         self._log_dir = log_dir
@@ -119,35 +123,64 @@ class ServerConnection:
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
         """One call within the server's call timeout; anything but an answer is a :class:`ToolFailed`
-        with a reason the model can read."""
+        with a reason the model can read. A call whose server asks the user a question raises
+        :class:`iris.app.mcp.elicitation.InputRequired` and keeps waiting, in its own task, for the
+        answer (:mod:`iris.app.mcp.elicitation`); the time the user takes is not the server's."""
         name = self.config.name
-        timeout = self.config.call_timeout_seconds
         client = await self._ensure()
+        asked = AskedCall(name, f"{name}__{tool}", self._ask_ttl)
+        asked.start(self._call(client, asked, tool, arguments))
+        return await asked.next(self.config.call_timeout_seconds)
+
+    async def _call(
+        self, client: Client, asked: AskedCall, tool: str, arguments: Mapping[str, Any]
+    ) -> ToolResult:
+        """The call itself, unbounded here (:meth:`AskedCall.next` bounds it and cancels it, which the
+        SDK tells the server): a question may keep it open for as long as the user may answer."""
+        name = self.config.name
         self._in_flight += 1
+        self._asked.append(asked)
         try:
-            # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
-            async with asyncio.timeout(timeout + 5):
-                result = await client.call_tool(
-                    tool, dict(arguments), read_timeout_seconds=timeout, meta=trace_meta()
-                )
+            result = await client.call_tool(tool, dict(arguments), meta=trace_meta())
         except MCPError as exc:
-            if exc.code == mt.REQUEST_TIMEOUT:
-                raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s (cancelled)") from None
             if exc.code == mt.CONNECTION_CLOSED:
                 self._break(f"closed the connection during a call to {tool}")
                 raise ToolFailed(
                     f"the MCP server {name} closed the connection; it is being restarted"
                 ) from None
             raise ToolFailed(f"the MCP server {name} refused the call: {exc}") from None
-        except TimeoutError:
-            self._break(f"a call to {tool} never came back")
-            raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s") from None
         except (OSError, httpx2.HTTPError, ValidationError, RuntimeError) as exc:
             self._break(f"{type(exc).__name__}: {exc}")
             raise ToolFailed(f"the MCP server {name} failed: {type(exc).__name__}") from None
         finally:
             self._in_flight -= 1
+            self._asked.remove(asked)
         return tool_result(result, f"{name}__{tool}")
+
+    async def _elicit(self, context: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        """A server's question (either revision): put to the user through the run of the call that
+        asked it; a question no call here can be found for is answered ``cancel``."""
+        asked = current_call(self._asked)
+        if asked is None:
+            log.warning("mcp %s: a question with no single call in flight was cancelled", self.config.name)
+            return mt.ElicitResult(action="cancel")
+        question: Question
+        if isinstance(params, mt.ElicitRequestURLParams):
+            question = new_question(
+                asked,
+                mode="url",
+                message=params.message,
+                url=params.url,
+                elicitation_id=params.elicitation_id,
+            )
+        else:
+            question = new_question(
+                asked, mode="form", message=params.message, schema=dict(params.requested_schema)
+            )
+        given = await asked.ask(question)
+        if given.action == "accept" and question.mode == "form":
+            return mt.ElicitResult(action="accept", content=given.content or {})
+        return mt.ElicitResult(action=given.action)
 
     def cached_tools(self) -> list[McpTool]:
         """The tools it listed last, without connecting."""
@@ -298,12 +331,20 @@ class ServerConnection:
                 event_hooks={"request": [carry_trace_context]},
             )
             stack.push_async_callback(http.aclose)
-            return Client(streamable_http_client(config.url, http_client=http), message_handler=on_message)
+            return Client(
+                streamable_http_client(config.url, http_client=http),
+                message_handler=on_message,
+                elicitation_callback=self._elicit,
+            )
         assert config.command is not None
         params = StdioServerParameters(
             command=config.command, args=list(config.args), env=config.expanded_env(self._environ)
         )
-        return Client(stdio_client(params, errlog=self._errlog(stack)), message_handler=on_message)
+        return Client(
+            stdio_client(params, errlog=self._errlog(stack)),
+            message_handler=on_message,
+            elicitation_callback=self._elicit,
+        )
 
     async def _relist_soon(self) -> None:
         client = self._client

@@ -4,8 +4,8 @@
 Run as ``python tests/support/mcp_server.py`` (stdio) or ``... --http --port N`` (Streamable HTTP on
 127.0.0.1; with ``REQUIRE_TOKEN`` set, every request must carry ``Authorization: Bearer <it>``).
 ``MARK_DIR`` is where it leaves files the tests wait on: ``pid`` at start, ``{marker}.started`` and
-``{marker}.cancelled`` around a slow call. ``trace_context`` answers with the W3C trace context its
-call arrived with.
+``{marker}.cancelled`` around a slow call, ``asked.{action}`` when ``ask_contact``'s question is
+answered. ``trace_context`` answers with the W3C trace context its call arrived with.
 """
 
 from __future__ import annotations
@@ -19,11 +19,14 @@ import os
 import sys
 import wave
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import mcp_types as mt
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "mcp-chart-server"))
 from chart_server import READ_ONLY, draw_chart, mcp
@@ -78,6 +81,27 @@ def trace_context(ctx: Context) -> str:
             "headers": {name: headers.get(name) for name in ("traceparent", "tracestate")},
         }
     )
+
+
+class Contact(BaseModel):
+    """The form ``ask_contact`` asks the user to fill in."""
+
+    name: str
+    subscribe: bool = False
+
+
+def _contact_question() -> Elicit[Contact]:
+    return Elicit("Who should the report go to?", Contact)
+
+
+@mcp.tool(annotations=READ_ONLY)
+def ask_contact(contact: Annotated[ElicitationResult[Contact], Resolve(_contact_question)]) -> str:
+    """Ask the user for a contact mid-call (elicitation: ``elicitation/create`` on 2025-11-25, an
+    ``input_required`` result on 2026-07-28) and answer with what they said."""
+    _mark(f"asked.{contact.action}")
+    if isinstance(contact, AcceptedElicitation):
+        return f"sending to {contact.data.name} (subscribe: {contact.data.subscribe})"
+    return f"the user chose {contact.action}"
 
 
 def _wav() -> bytes:
