@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 from iris.app.asgi import create_app
+from iris.app.security.auth import issue_token
 from iris.app.settings import Settings
+from tests.conftest import JWT_SECRET
+from tests.support.http_server import serve_asgi
 from tests.support.mcp_servers import http_server, wait_for
 from tests.support.npm import npm_install
-from tests.support.runs import of_type, run, run_input, user_message
+from tests.support.runs import chat, of_type, run, run_input, user_message
+from tests.support.waits import SUBPROCESS_SECONDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)]
 Client = AsyncTestClient[Litestar]
@@ -130,6 +136,20 @@ async def test_a_form_question_over_streamable_http_accepted(
     assert await wait_for(marks / "asked.accept")
 
 
+async def test_a_question_answered_on_the_chat_surface(
+    client: Client, admin: dict[str, str], alice: dict[str, str], contact_url: str, marks: Path
+) -> None:
+    await register(client, admin, {"name": "forms", "transport": "http", "url": contact_url})
+    events = await chat(client, alice, {"content": "use tool forms__ask_contact {}"})
+    (interrupt,) = events[-1]["outcome"]["interrupts"]
+    assert interrupt["reason"] == "input_required"
+    entry = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"content": {"name": "Grace"}}}
+    answered = await chat(client, alice, {"sessionId": events[0]["threadId"], "resume": [entry]})
+    (result,) = of_type(answered, "TOOL_CALL_RESULT")
+    assert result["content"] == "sending to Grace (subscribe: False)"
+    assert await wait_for(marks / "asked.accept")
+
+
 @pytest.mark.parametrize(
     ("status", "payload", "action"),
     [("resolved", {"action": "decline"}, "decline"), ("cancelled", None, "cancel")],
@@ -212,3 +232,47 @@ async def test_the_reference_servers_url_question_over_stdio(client: Client, ali
     assert "responseSchema" not in interrupt
     output = await resumed(client, alice, thread, interrupt, "resolved")
     assert "User completed the URL elicitation flow" in output["content"][0]["text"], output
+
+
+AGUI_FLOW = Path(__file__).with_name("agui_elicitation.cjs")
+
+
+def test_the_ag_ui_reference_client_answers_a_question(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory, contact_url: str
+) -> None:
+    where = npm_install(tmp_path_factory, "@ag-ui/client", "@ag-ui/client")
+    shutil.copy(AGUI_FLOW, where / AGUI_FLOW.name)
+    token = issue_token(JWT_SECRET, "alice")
+    admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
+    with serve_asgi(create_app(settings, environ={}), lifespan="on") as base:
+        body = {"name": "forms", "transport": "http", "url": contact_url, "approval": "never"}
+        assert httpx.post(f"{base}/api/mcp-servers", json=body, headers=admin).status_code == 201
+        tools = {"tools": ["mcp:forms/*"]}
+        assert httpx.patch(f"{base}/api/agents/default", json=tools, headers=admin).status_code == 200
+        answer = {"content": {"name": "Ada", "subscribe": True}}
+        result = subprocess.run(
+            [
+                "node",
+                AGUI_FLOW.name,
+                f"{base}/agent/runs",
+                token,
+                str(uuid.uuid4()),
+                "use tool forms__ask_contact {}",
+                json.dumps(answer),
+            ],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=SUBPROCESS_SECONDS,
+            check=False,
+        )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "error" not in report, report
+    assert report["warnings"] == []
+    assert report["firstOutcome"]["type"] == "interrupt"
+    (interrupt,) = report["interrupts"]
+    assert (interrupt["reason"], interrupt["message"]) == ("input_required", "Who should the report go to?")
+    assert interrupt["responseSchema"]["required"] == ["name"]
+    assert report["result"] == "sending to Ada (subscribe: True)"
+    assert report["second"][-1] == "RUN_FINISHED"
+    assert report["pendingAfter"] == []
