@@ -27,7 +27,6 @@ import logging
 import time
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -41,9 +40,10 @@ from pydantic import ValidationError
 
 from iris.app.mcp.config import MissingVariable, ServerConfig
 from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_question
+from iris.app.mcp.listing import McpPrompt, McpTool, listed_prompt, listed_tool, prompt_text
 from iris.app.mcp.results import tool_result
 from iris.app.telemetry import trace_headers
-from iris.tools import ToolFailed, ToolHints, ToolResult
+from iris.tools import ToolFailed, ToolResult
 
 log = logging.getLogger("iris.mcp")
 
@@ -52,23 +52,6 @@ EAGER_RETRIES = 5
 """Failed connects retried in the background before waiting for the next use to try again."""
 HEARTBEAT_SECONDS = 30.0
 LIST_PAGES = 20
-
-
-@dataclass(frozen=True, slots=True)
-class McpTool:
-    """A tool a server listed; the model knows it as ``{server}__{name}``."""
-
-    server: str
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    hints: ToolHints
-    unavailable: str | None = None
-    """Why Iris cannot call it (it is listed, never offered to a model); None when it can."""
-
-    @property
-    def qualified_name(self) -> str:
-        return f"{self.server}__{self.name}"
 
 
 class ServerConnection:
@@ -181,6 +164,37 @@ class ServerConnection:
         if given.action == "accept" and question.mode == "form":
             return mt.ElicitResult(action="accept", content=given.content or {})
         return mt.ElicitResult(action=given.action)
+
+    async def prompts(self) -> list[McpPrompt]:
+        """The prompts the server lists now (none when it has no prompts capability)."""
+        client = await self._ensure()
+        if client.server_capabilities.prompts is None:
+            return []
+        found: list[McpPrompt] = []
+        cursor: str | None = None
+        async with asyncio.timeout(self.config.connect_timeout_seconds):
+            for _ in range(LIST_PAGES):
+                page = await client.list_prompts(cursor=cursor)
+                found += [listed_prompt(self.config.name, prompt) for prompt in page.prompts]
+                if (cursor := page.next_cursor) is None:
+                    break
+        return found
+
+    async def prompt(self, name: str, arguments: Mapping[str, str]) -> str:
+        """One prompt's messages as text (``prompts/get``, within the call timeout); a
+        :class:`ToolFailed` when the server refuses it."""
+        client = await self._ensure()
+        try:
+            async with asyncio.timeout(self.config.call_timeout_seconds):
+                return prompt_text(await client.get_prompt(name, dict(arguments)))
+        except MCPError as exc:
+            raise ToolFailed(
+                f"the MCP server {self.config.name} refused the prompt {name!r}: {exc}"
+            ) from None
+        except TimeoutError:
+            raise ToolFailed(
+                f"the MCP server {self.config.name} did not give the prompt {name!r} in time"
+            ) from None
 
     def cached_tools(self) -> list[McpTool]:
         """The tools it listed last, without connecting."""
@@ -371,7 +385,7 @@ class ServerConnection:
         cursor: str | None = None
         for _ in range(LIST_PAGES):
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            found += [_tool(self.config.name, tool) for tool in page.tools]
+            found += [listed_tool(self.config.name, tool) for tool in page.tools]
             cursor = page.next_cursor
             if cursor is None:
                 break
@@ -404,39 +418,6 @@ async def carry_trace_context(request: httpx2.Request) -> None:
     for name in TRACE_CONTEXT:
         if isinstance(value := meta.get(name), str):
             request.headers[name] = value
-
-
-def _tool(server: str, tool: mt.Tool) -> McpTool:
-    notes = tool.annotations
-    schema = tool.input_schema if tool.input_schema.get("type") == "object" else {"type": "object"}
-    return McpTool(
-        server=server,
-        name=tool.name,
-        description=(tool.description or tool.title or tool.name).strip(),
-        parameters=schema,
-        hints=ToolHints(
-            read_only=notes.read_only_hint,
-            destructive=notes.destructive_hint,
-            idempotent=notes.idempotent_hint,
-            open_world=notes.open_world_hint,
-        )
-        if notes is not None
-        else ToolHints(),
-        unavailable=_unavailable(tool),
-    )
-
-
-TASK_ONLY = (
-    'it runs only as an MCP task (execution.taskSupport "required"), and Iris\'s MCP client does not'
-    " run tasks"
-)
-
-
-def _unavailable(tool: mt.Tool) -> str | None:
-    """Why a listed tool cannot be called by Iris: one that answers only as a task (SEP-1686) refuses a
-    plain ``tools/call`` (-32601), and Iris does not run tasks."""
-    execution = tool.execution
-    return TASK_ONLY if execution is not None and execution.task_support == "required" else None
 
 
 def _describe(exc: BaseException) -> str:

@@ -126,6 +126,33 @@ class McpServerOut(WireStruct, omit_defaults=True):
     env: dict[str, str] | None = None
 
 
+class PromptArgumentOut(WireStruct, omit_defaults=True):
+    """One argument of a prompt (a string)."""
+
+    name: str
+    required: bool
+    description: str | None = None
+
+
+class PromptOut(WireStruct, omit_defaults=True):
+    """A prompt of one of the agent's MCP servers; a run starts from it with
+    ``forwardedProps.prompt = {name, arguments}`` (the chat body's ``prompt``)."""
+
+    name: str
+    server: str
+    arguments: list[PromptArgumentOut]
+    title: str | None = None
+    description: str | None = None
+
+
+class PromptList(WireStruct, omit_defaults=True):
+    """``GET /api/agents/{slug}/prompts``: the prompts, and the servers whose prompts could not be
+    listed now (by name, with the reason)."""
+
+    prompts: list[PromptOut]
+    failed: dict[str, str] | None = None
+
+
 class McpServerList(WireStruct):
     """``GET /api/mcp-servers``."""
 

@@ -6,7 +6,7 @@ from litestar import Router
 from litestar.types import ControllerRouterHandler
 
 from iris.app.api.openai.routes import OpenAIController
-from iris.app.api.routes.agents import AgentController, AgentPickerController
+from iris.app.api.routes.agents import AgentController, AgentPickerController, AgentPromptController
 from iris.app.api.routes.auth import AuthController
 from iris.app.api.routes.chat import ChatController
 from iris.app.api.routes.files import FileController
@@ -30,6 +30,7 @@ ROUTE_HANDLERS = [
     ToolController,
     AgentController,
     AgentPickerController,
+    AgentPromptController,
     FileController,
     StorageController,
     ChatController,

@@ -24,7 +24,8 @@ from iris.tools.names import mcp_tool_name, parse_tool_ref
 from iris.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from iris.app.mcp.connection import McpTool, ServerConnection
+    from iris.app.mcp.connection import ServerConnection
+    from iris.app.mcp.listing import McpPrompt, McpTool
 
 Invoke = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolResult]]
 
@@ -103,6 +104,29 @@ class Toolbox:
                     run_tool = mcp_run_tool(connection, mcp_tool)
                     out.setdefault(run_tool.name, run_tool)
         return tuple(out.values())
+
+    async def agent_servers(
+        self, names: Sequence[str], servers: McpServerRepository
+    ) -> list[ServerConnection]:
+        """The connections of the enabled MCP servers an agent's tool names name (not connected yet)."""
+        wanted = {ref.server for ref in map(parse_tool_ref, names) if ref.server is not None}
+        rows = await servers.enabled_named(wanted) if wanted else []
+        return [await self.pool.connection(ServerConfig.from_row(row)) for row in rows]
+
+    async def agent_prompts(
+        self, names: Sequence[str], servers: McpServerRepository
+    ) -> tuple[list[McpPrompt], dict[str, str]]:
+        """The prompts of an agent's MCP servers, and why a server's could not be listed (by name)."""
+        connections = await self.agent_servers(names, servers)
+        listed = await asyncio.gather(*(c.prompts() for c in connections), return_exceptions=True)
+        prompts: list[McpPrompt] = []
+        failed: dict[str, str] = {}
+        for connection, found in zip(connections, listed, strict=True):
+            if isinstance(found, BaseException):
+                failed[connection.config.name] = str(found) or type(found).__name__
+            else:
+                prompts += found
+        return prompts, failed
 
     def listed_tools(self, server: str) -> list[str]:
         """The ``{server}__{tool}`` names a server listed last in this process (none: not listed yet)."""

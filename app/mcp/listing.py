@@ -1,0 +1,116 @@
+"""What a server lists, as Iris keeps it: its tools (:class:`McpTool`, with why Iris cannot call one).
+
+Made from the SDK's types by the connection (:mod:`iris.app.mcp.connection`), which is the only importer
+of the SDK; this module imports its types only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as mt
+
+from iris.tools import ToolHints
+
+
+@dataclass(frozen=True, slots=True)
+class McpTool:
+    """A tool a server listed; the model knows it as ``{server}__{name}``."""
+
+    server: str
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    hints: ToolHints
+    unavailable: str | None = None
+    """Why Iris cannot call it (it is listed, never offered to a model); None when it can."""
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.server}__{self.name}"
+
+
+def listed_tool(server: str, tool: mt.Tool) -> McpTool:
+    notes = tool.annotations
+    schema = tool.input_schema if tool.input_schema.get("type") == "object" else {"type": "object"}
+    return McpTool(
+        server=server,
+        name=tool.name,
+        description=(tool.description or tool.title or tool.name).strip(),
+        parameters=schema,
+        hints=ToolHints(
+            read_only=notes.read_only_hint,
+            destructive=notes.destructive_hint,
+            idempotent=notes.idempotent_hint,
+            open_world=notes.open_world_hint,
+        )
+        if notes is not None
+        else ToolHints(),
+        unavailable=_unavailable(tool),
+    )
+
+
+TASK_ONLY = (
+    'it runs only as an MCP task (execution.taskSupport "required"), and Iris\'s MCP client does not'
+    " run tasks"
+)
+
+
+def _unavailable(tool: mt.Tool) -> str | None:
+    """Why a listed tool cannot be called by Iris: one that answers only as a task (SEP-1686) refuses a
+    plain ``tools/call`` (-32601), and Iris does not run tasks."""
+    execution = tool.execution
+    return TASK_ONLY if execution is not None and execution.task_support == "required" else None
+
+
+@dataclass(frozen=True, slots=True)
+class McpPromptArgument:
+    """One argument a prompt takes (its value is a string)."""
+
+    name: str
+    description: str | None
+    required: bool
+
+
+@dataclass(frozen=True, slots=True)
+class McpPrompt:
+    """A prompt a server listed; runs and the API know it as ``{server}__{name}``."""
+
+    server: str
+    name: str
+    title: str | None
+    description: str | None
+    arguments: tuple[McpPromptArgument, ...]
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.server}__{self.name}"
+
+
+def listed_prompt(server: str, prompt: mt.Prompt) -> McpPrompt:
+    return McpPrompt(
+        server=server,
+        name=prompt.name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=tuple(
+            McpPromptArgument(name=a.name, description=a.description, required=bool(a.required))
+            for a in prompt.arguments or ()
+        ),
+    )
+
+
+def prompt_text(result: mt.GetPromptResult) -> str:
+    """A prompt's messages as the text of one user message: each message's text, an embedded text
+    resource's text, and a note for any other block (images, audio, links are not taken)."""
+    texts: list[str] = []
+    for message in result.messages:
+        block = message.content
+        if isinstance(block, mt.TextContent):
+            texts.append(block.text)
+        elif isinstance(block, mt.EmbeddedResource) and isinstance(block.resource, mt.TextResourceContents):
+            texts.append(block.resource.text)
+        else:
+            texts.append(f"[a {block.type} block of the prompt was left out]")
+    return "\n\n".join(text for text in texts if text)
