@@ -52,6 +52,8 @@ EAGER_RETRIES = 5
 """Failed connects retried in the background before waiting for the next use to try again."""
 HEARTBEAT_SECONDS = 30.0
 LIST_PAGES = 20
+STATELESS_REVISION = "2026-07-28"
+"""The first protocol revision without sessions (revisions are dates, so they compare as strings)."""
 
 
 class ServerConnection:
@@ -83,6 +85,7 @@ class ServerConnection:
         self._in_flight = 0
         self._tools: list[McpTool] = []
         self._listed_at: float | None = None
+        self._listed_ttl = tools_ttl_seconds
         self._stale = False
         self._failures = 0
         self._retry_at = 0.0
@@ -97,7 +100,11 @@ class ServerConnection:
         be reached, the last list it gave (possibly none): a run then still starts."""
         try:
             client = await self._ensure()
-            if self._stale or self._listed_at is None or time.monotonic() - self._listed_at > self._ttl:
+            if (
+                self._stale
+                or self._listed_at is None
+                or time.monotonic() - self._listed_at > self._listed_ttl
+            ):
                 async with asyncio.timeout(self.config.connect_timeout_seconds):
                     await self._list(client)
         except (ToolFailed, TimeoutError, MCPError, ValidationError) as exc:
@@ -288,6 +295,8 @@ class ServerConnection:
                 log.info("mcp %s: connected, %d tools", self.config.name, len(self._tools))
                 if not attempt.done():
                     attempt.set_result(client)
+                if client.protocol_version >= STATELESS_REVISION:
+                    stack.callback(asyncio.get_running_loop().create_task(self._listen(client)).cancel)
                 await self._stay(client)
         except MissingVariable as exc:
             self.error = str(exc)
@@ -360,6 +369,17 @@ class ServerConnection:
             elicitation_callback=self._elicit,
         )
 
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 has no session to carry ``notifications/tools/list_changed``: a
+        ``subscriptions/listen`` stream does, for as long as the connection lives."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _ in events:
+                    self._stale = True
+                    await self._relist_soon()
+        except Exception as exc:  # a server without subscriptions: the TTL alone refreshes the list
+            log.info("mcp %s: no tools/list_changed subscription: %s", self.config.name, _describe(exc))
+
     async def _relist_soon(self) -> None:
         client = self._client
         if client is None:
@@ -381,14 +401,20 @@ class ServerConnection:
         return handle
 
     async def _list(self, client: Client) -> None:
+        """Every page of ``tools/list``; the list is trusted for the server's ``ttlMs`` (the shortest of
+        its pages') on 2026-07-28, where every list carries one, else for ``tools_ttl_seconds``."""
         found: list[McpTool] = []
         cursor: str | None = None
+        ttl_ms: list[int] = []
         for _ in range(LIST_PAGES):
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
             found += [listed_tool(self.config.name, tool) for tool in page.tools]
+            ttl_ms.append(page.ttl_ms)
             cursor = page.next_cursor
             if cursor is None:
                 break
+        stateless = client.protocol_version >= STATELESS_REVISION
+        self._listed_ttl = min(ttl_ms) / 1000 if stateless and ttl_ms else self._ttl
         self._tools, self._listed_at, self._stale = found, time.monotonic(), False
 
 

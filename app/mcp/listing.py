@@ -25,6 +25,10 @@ class McpTool:
     hints: ToolHints
     unavailable: str | None = None
     """Why Iris cannot call it (it is listed, never offered to a model); None when it can."""
+    title: str | None = None
+    """Its display name (``title``, else ``annotations.title``), for people, never the model."""
+    icons: tuple[dict[str, Any], ...] = ()
+    """Its icons as the server lists them (``src``, ``mimeType``, ``sizes``, ``theme``)."""
 
     @property
     def qualified_name(self) -> str:
@@ -48,6 +52,8 @@ def listed_tool(server: str, tool: mt.Tool) -> McpTool:
         if notes is not None
         else ToolHints(),
         unavailable=_unavailable(tool),
+        title=tool.title or (notes.title if notes is not None else None),
+        icons=tuple(icon.model_dump(by_alias=True, exclude_none=True) for icon in tool.icons or ()),
     )
 
 

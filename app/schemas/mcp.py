@@ -88,7 +88,8 @@ class ToolOut(WireStruct, omit_defaults=True):
     ``plugin:{module}``, ``mcp:{server}``), its argument schema, the approval rule that applies and
     whether a call asks first (``needsApproval``: the rule read with the tool's hints). ``available``:
     whether Iris can call it at all; one that is not (an MCP tool that runs only as a task) is never
-    offered to a model, and ``unavailableReason`` says why."""
+    offered to a model, and ``unavailableReason`` says why. ``title`` and ``icons``: how an MCP tool
+    shows itself to people (its display name; icons with ``src``, ``mimeType``, ``sizes``, ``theme``)."""
 
     name: str
     source: str
@@ -100,6 +101,8 @@ class ToolOut(WireStruct, omit_defaults=True):
     available: bool
     unavailable_reason: str | None = None
     hints: dict[str, bool] | None = None
+    title: str | None = None
+    icons: list[dict[str, Any]] | None = None
 
 
 class McpServerOut(WireStruct, omit_defaults=True):

@@ -1,6 +1,7 @@
 """The prompts of an agent's MCP servers: ``GET /api/agents/{slug}/prompts`` lists them (the reference
 ``server-everything`` over stdio), and a run starts from one (``forwardedProps.prompt`` on
-``/agent/runs``, ``prompt`` on the chat surface): the prompt's messages are recorded as the user's."""
+``/agent/runs``, ``prompt`` on the chat surface): the prompt's messages are recorded as the user's.
+``GET /api/tools`` shows the server's tool titles."""
 
 from __future__ import annotations
 
@@ -111,3 +112,10 @@ async def test_the_chat_surface_starts_from_a_prompt(client: Client, alice: dict
         },
     )
     assert both[-1]["outcome"]["type"] == "success"
+
+
+@pytest.mark.usefixtures("everything")
+async def test_api_tools_shows_the_servers_titles(client: Client, admin: dict[str, str]) -> None:
+    listed = (await client.get("/api/tools", headers=admin)).json()["tools"]
+    tools = {tool["name"]: tool for tool in listed}
+    assert tools["everything__trigger-elicitation-request"]["title"] == "Trigger Elicitation Request Tool"

@@ -26,6 +26,8 @@ def tool_out(tool: RunTool) -> ToolOut:
         available=tool.unavailable is None,
         unavailable_reason=tool.unavailable,
         hints=hints or None,
+        title=tool.title,
+        icons=[dict(icon) for icon in tool.icons] or None,
     )
 
 

@@ -45,6 +45,9 @@ class RunTool:
     invoke: Invoke
     unavailable: str | None = None
     """Why it cannot be called (shown by ``GET /api/tools``; never offered to a model)."""
+    title: str | None = None
+    icons: tuple[dict[str, Any], ...] = ()
+    """Its display name and icons (an MCP tool's, for people: ``GET /api/tools``, the page)."""
 
     @property
     def needs_approval(self) -> bool:
@@ -157,4 +160,6 @@ def mcp_run_tool(connection: ServerConnection, tool: McpTool) -> RunTool:
         timeout_seconds=timeout + 10,  # the connection bounds the call itself, and cancels it remotely
         invoke=invoke,
         unavailable=tool.unavailable,
+        title=tool.title,
+        icons=tool.icons,
     )
