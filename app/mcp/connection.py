@@ -92,6 +92,7 @@ class ServerConnection:
         self.state = "idle"
         self.error: str | None = None
         self.connected_at: dt.datetime | None = None
+        self.protocol_version: str | None = None
 
     # -- what runs and the admin API use --------------------------------------------------------------
 
@@ -208,8 +209,11 @@ class ServerConnection:
         return list(self._tools)
 
     def health(self) -> dict[str, Any]:
-        """``state`` (idle, connecting, connected, down), the last ``error``, tool count, next retry."""
+        """``state`` (idle, connecting, connected, down), the last ``error``, tool count, next retry, and
+        the protocol revision the connection negotiated (the last one, while down)."""
         out: dict[str, Any] = {"state": self.state, "tools": len(self._tools)}
+        if self.protocol_version is not None:
+            out["protocolVersion"] = self.protocol_version
         if self.error:
             out["error"] = self.error
         if self.connected_at is not None:
@@ -289,6 +293,7 @@ class ServerConnection:
                     client = await stack.enter_async_context(self._client_for(stack))
                     await self._list(client)
                 self._client, connected = client, True
+                self.protocol_version = client.protocol_version
                 self.state, self.error = "connected", None
                 self.connected_at = dt.datetime.now(dt.UTC)
                 self._failures = 0

@@ -74,13 +74,15 @@ class McpServerUpdate(RequestStruct, kw_only=True):
 class McpHealth(WireStruct, omit_defaults=True):
     """The server as this process sees it: ``idle`` (not used yet), ``connecting``, ``connected`` or
     ``down`` (``error`` says why; ``retryInSeconds`` when the next try is); ``tools``, how many it listed,
-    is always sent (0 included)."""
+    is always sent (0 included). ``protocolVersion``: the MCP revision the connection negotiated
+    (``2025-11-25`` and older: session-based; ``2026-07-28``: stateless)."""
 
     state: Literal["idle", "connecting", "connected", "down", "disabled"]
     tools: int
     error: str | None = None
     connected_at: str | None = None
     retry_in_seconds: float | None = None
+    protocol_version: str | None = None
 
 
 class ToolOut(WireStruct, omit_defaults=True):

@@ -134,6 +134,14 @@ async def test_a_form_question_over_streamable_http_accepted(
     assert output["status"] == "succeeded", output
     assert output["content"] == [{"type": "text", "text": "sending to Ada (subscribe: True)"}]
     assert await wait_for(marks / "asked.accept")
+    assert await revision(client, admin, "forms") == "2026-07-28"  # stateless: an input_required result
+
+
+async def revision(client: Client, admin: dict[str, str], name: str) -> str:
+    """The protocol revision ``GET /api/mcp-servers`` says the server negotiated."""
+    servers = (await client.get("/api/mcp-servers", headers=admin)).json()["servers"]
+    (server,) = [s for s in servers if s["name"] == name]
+    return str(server["health"]["protocolVersion"])
 
 
 async def test_a_question_answered_on_the_chat_surface(
@@ -206,7 +214,9 @@ async def everything(client: Client, admin: dict[str, str], everything_entry: Pa
 
 
 @pytest.mark.usefixtures("everything")
-async def test_the_reference_servers_form_question_over_stdio(client: Client, alice: dict[str, str]) -> None:
+async def test_the_reference_servers_form_question_over_stdio(
+    client: Client, admin: dict[str, str], alice: dict[str, str]
+) -> None:
     thread = str(uuid.uuid4())
     interrupt = await asked(client, alice, thread, "everything__trigger-elicitation-request", {})
     assert interrupt["message"] == "Please provide inputs for the following fields:"
@@ -216,6 +226,7 @@ async def test_the_reference_servers_form_question_over_stdio(client: Client, al
     text = "\n".join(part["text"] for part in output["content"])
     assert "User provided the requested information" in text, text
     assert "Ada Lovelace" in text
+    assert await revision(client, admin, "everything") == "2025-11-25"  # session-based: elicitation/create
 
     other = str(uuid.uuid4())
     again = await asked(client, alice, other, "everything__trigger-elicitation-request", {})
