@@ -42,6 +42,7 @@ from iris.app.mcp.config import MissingVariable, ServerConfig
 from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_question
 from iris.app.mcp.listing import McpPrompt, McpTool, listed_prompt, listed_tool, prompt_text
 from iris.app.mcp.results import tool_result
+from iris.app.mcp.tasks import run_task
 from iris.app.telemetry import trace_headers
 from iris.tools import ToolFailed, ToolResult
 
@@ -132,7 +133,11 @@ class ServerConnection:
         self._in_flight += 1
         self._asked.append(asked)
         try:
-            result = await client.call_tool(tool, dict(arguments), meta=trace_meta())
+            if any(listed.task for listed in self._tools if listed.name == tool):
+                timeout = self.config.call_timeout_seconds
+                result = await run_task(client, tool, arguments, request_seconds=timeout)
+            else:
+                result = await client.call_tool(tool, dict(arguments), meta=trace_meta())
         except MCPError as exc:
             if exc.code == mt.CONNECTION_CLOSED:
                 self._break(f"closed the connection during a call to {tool}")
@@ -411,14 +416,14 @@ class ServerConnection:
         found: list[McpTool] = []
         cursor: str | None = None
         ttl_ms: list[int] = []
+        stateless = client.protocol_version >= STATELESS_REVISION
         for _ in range(LIST_PAGES):
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            found += [listed_tool(self.config.name, tool) for tool in page.tools]
+            found += [listed_tool(self.config.name, tool, tasks=not stateless) for tool in page.tools]
             ttl_ms.append(page.ttl_ms)
             cursor = page.next_cursor
             if cursor is None:
                 break
-        stateless = client.protocol_version >= STATELESS_REVISION
         self._listed_ttl = min(ttl_ms) / 1000 if stateless and ttl_ms else self._ttl
         self._tools, self._listed_at, self._stale = found, time.monotonic(), False
 

@@ -25,6 +25,8 @@ class McpTool:
     hints: ToolHints
     unavailable: str | None = None
     """Why Iris cannot call it (it is listed, never offered to a model); None when it can."""
+    task: bool = False
+    """Whether it runs only as a task (:mod:`iris.app.mcp.tasks`)."""
     title: str | None = None
     """Its display name (``title``, else ``annotations.title``), for people, never the model."""
     icons: tuple[dict[str, Any], ...] = ()
@@ -35,7 +37,9 @@ class McpTool:
         return f"{self.server}__{self.name}"
 
 
-def listed_tool(server: str, tool: mt.Tool) -> McpTool:
+def listed_tool(server: str, tool: mt.Tool, *, tasks: bool = False) -> McpTool:
+    """The tool as Iris keeps it; ``tasks``: whether this connection runs tasks (2025-11-25), else a
+    task-only tool is unavailable."""
     notes = tool.annotations
     schema = tool.input_schema if tool.input_schema.get("type") == "object" else {"type": "object"}
     return McpTool(
@@ -51,23 +55,22 @@ def listed_tool(server: str, tool: mt.Tool) -> McpTool:
         )
         if notes is not None
         else ToolHints(),
-        unavailable=_unavailable(tool),
+        unavailable=TASK_ONLY if _task_only(tool) and not tasks else None,
+        task=_task_only(tool),
         title=tool.title or (notes.title if notes is not None else None),
         icons=tuple(icon.model_dump(by_alias=True, exclude_none=True) for icon in tool.icons or ()),
     )
 
 
 TASK_ONLY = (
-    'it runs only as an MCP task (execution.taskSupport "required"), and Iris\'s MCP client does not'
-    " run tasks"
+    'it runs only as an MCP task (execution.taskSupport "required"), and Iris runs tasks only on the'
+    " 2025-11-25 revision"
 )
 
 
-def _unavailable(tool: mt.Tool) -> str | None:
-    """Why a listed tool cannot be called by Iris: one that answers only as a task (SEP-1686) refuses a
-    plain ``tools/call`` (-32601), and Iris does not run tasks."""
-    execution = tool.execution
-    return TASK_ONLY if execution is not None and execution.task_support == "required" else None
+def _task_only(tool: mt.Tool) -> bool:
+    """Whether it answers only as a task (SEP-1686): a plain ``tools/call`` of it is refused (-32601)."""
+    return tool.execution is not None and tool.execution.task_support == "required"
 
 
 @dataclass(frozen=True, slots=True)
