@@ -22,13 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import json
 import logging
 import time
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, TextIO
 
 import httpx2
 import mcp_types as mt
@@ -43,7 +42,7 @@ from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_ques
 from iris.app.mcp.listing import McpPrompt, McpTool, listed_prompt, listed_tool, prompt_text
 from iris.app.mcp.results import tool_result
 from iris.app.mcp.tasks import run_task
-from iris.app.telemetry import trace_headers
+from iris.app.mcp.tracing import carry_trace_context, trace_meta
 from iris.tools import ToolFailed, ToolResult
 
 log = logging.getLogger("iris.mcp")
@@ -426,34 +425,6 @@ class ServerConnection:
                 break
         self._listed_ttl = min(ttl_ms) / 1000 if stateless and ttl_ms else self._ttl
         self._tools, self._listed_at, self._stale = found, time.monotonic(), False
-
-
-def trace_meta() -> mt.RequestParamsMeta | None:
-    """The current span's W3C trace context for a request's ``_meta``; none outside a span."""
-    headers = trace_headers()
-    return cast("mt.RequestParamsMeta", headers) if headers else None  # an open map: any keys
-
-
-TRACE_CONTEXT = ("traceparent", "tracestate")
-
-
-async def carry_trace_context(request: httpx2.Request) -> None:
-    """A Streamable HTTP request whose JSON-RPC message carries trace context in ``params._meta``
-    also carries it as headers. Only a body that names ``traceparent`` is parsed (a tool call in a
-    traced run), so other requests cost a byte search."""
-    try:
-        body = request.content
-    except httpx2.RequestNotRead:  # a streamed body: not a JSON-RPC message the SDK sends
-        return
-    if b'"traceparent"' not in body:
-        return
-    try:
-        meta = json.loads(body)["params"]["_meta"]
-    except (ValueError, KeyError, TypeError):
-        return
-    for name in TRACE_CONTEXT:
-        if isinstance(value := meta.get(name), str):
-            request.headers[name] = value
 
 
 def _describe(exc: BaseException) -> str:
