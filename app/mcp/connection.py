@@ -332,8 +332,8 @@ class ServerConnection:
                 async with asyncio.timeout(HEARTBEAT_SECONDS):
                     await self._broken.wait()
                     return
-            if self._in_flight:
-                continue
+            if self._in_flight > sum(call.asking for call in self._asked):
+                continue  # a call is busy at the server (one waiting for the user is not)
             try:
                 async with asyncio.timeout(self.config.connect_timeout_seconds):
                     await self._list(client)

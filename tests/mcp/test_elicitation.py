@@ -8,7 +8,9 @@ reference ``server-everything`` over stdio (2025-11-25: ``elicitation/create``).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -26,7 +28,7 @@ from iris.app.security.auth import issue_token
 from iris.app.settings import Settings
 from tests.conftest import JWT_SECRET
 from tests.support.http_server import serve_asgi
-from tests.support.mcp_servers import http_server, wait_for
+from tests.support.mcp_servers import http_server, stdio_entry, wait_for
 from tests.support.npm import npm_install
 from tests.support.runs import chat, of_type, run, run_input, user_message
 from tests.support.waits import SUBPROCESS_SECONDS
@@ -287,3 +289,17 @@ def test_the_ag_ui_reference_client_answers_a_question(
     assert report["result"] == "sending to Ada (subscribe: True)"
     assert report["second"][-1] == "RUN_FINISHED"
     assert report["pendingAfter"] == []
+
+
+async def test_a_server_that_dies_while_asking_gives_a_clear_failed_result(
+    client: Client, admin: dict[str, str], alice: dict[str, str], marks: Path
+) -> None:
+    """The server dies while its question waits for the user: the answer finds no server, and the
+    resumed call fails saying so (no hang); the run ends normally."""
+    await register(client, admin, {**stdio_entry("dying", marks), "connectTimeoutSeconds": CONNECT})
+    thread = str(uuid.uuid4())
+    interrupt = await asked(client, alice, thread, "dying__ask_contact", {})
+    os.kill(int(await wait_for(marks / "pid")), signal.SIGKILL)
+    output = await resumed(client, alice, thread, interrupt, "resolved", {"content": {"name": "Ada"}})
+    assert output["status"] == "failed"
+    assert "closed the connection" in output["error"], output
