@@ -85,6 +85,16 @@ class McpHealth(WireStruct, omit_defaults=True):
     protocol_version: str | None = None
 
 
+class IconOut(WireStruct, omit_defaults=True):
+    """An icon an MCP server gives a tool: an ``https:`` or ``data:`` URI, as the server sent it (an SVG
+    may hold script: show it as an image, never inline)."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: list[str] | None = None
+    theme: str | None = None
+
+
 class ToolOut(WireStruct, omit_defaults=True):
     """A tool an admin can give an agent: its name as agents list it, where it comes from (``builtin``,
     ``plugin:{module}``, ``mcp:{server}``), its argument schema, the approval rule that applies and
@@ -104,7 +114,7 @@ class ToolOut(WireStruct, omit_defaults=True):
     unavailable_reason: str | None = None
     hints: dict[str, bool] | None = None
     title: str | None = None
-    icons: list[dict[str, Any]] | None = None
+    icons: list[IconOut] | None = None
 
 
 class McpServerOut(WireStruct, omit_defaults=True):
