@@ -38,7 +38,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from iris.app.mcp.config import MissingVariable, ServerConfig
-from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_question
+from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_question, visit_pages
 from iris.app.mcp.listing import McpPrompt, McpTool, listed_prompt, listed_tool, prompt_text
 from iris.app.mcp.results import tool_result
 from iris.app.mcp.tasks import run_task
@@ -132,11 +132,13 @@ class ServerConnection:
         self._in_flight += 1
         self._asked.append(asked)
         try:
-            if any(listed.task for listed in self._tools if listed.name == tool):
-                timeout = self.config.call_timeout_seconds
-                result = await run_task(client, tool, arguments, request_seconds=timeout)
-            else:
-                result = await client.call_tool(tool, dict(arguments), meta=trace_meta())
+            while True:
+                try:
+                    result = await self._call_once(client, tool, arguments)
+                    break
+                except MCPError as exc:  # -32042: pages to visit first, then the call again
+                    if exc.code != mt.URL_ELICITATION_REQUIRED or not await visit_pages(asked, exc.data):
+                        raise
         except MCPError as exc:
             if exc.code == mt.CONNECTION_CLOSED:
                 self._break(f"closed the connection during a call to {tool}")
@@ -151,6 +153,11 @@ class ServerConnection:
             self._in_flight -= 1
             self._asked.remove(asked)
         return tool_result(result, f"{name}__{tool}")
+
+    async def _call_once(self, client: Client, tool: str, arguments: Mapping[str, Any]) -> mt.CallToolResult:
+        if any(listed.task for listed in self._tools if listed.name == tool):
+            return await run_task(client, tool, arguments, request_seconds=self.config.call_timeout_seconds)
+        return await client.call_tool(tool, dict(arguments), meta=trace_meta())
 
     async def _elicit(self, context: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
         """A server's question (either revision): put to the user through the run of the call that

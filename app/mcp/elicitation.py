@@ -182,6 +182,28 @@ async def answer(question_id: str, given: Answer, timeout_seconds: float) -> Too
     return result
 
 
+async def visit_pages(call: AskedCall, data: Any) -> bool:
+    """A call refused with -32042 (URL elicitation required, 2025-11-25): put each page in ``data``
+    (``{"elicitations": [{url, message, elicitationId}]}``) to the user in turn; whether the user
+    accepted them all (then the call is made again, as the spec says)."""
+    pages = data.get("elicitations") if isinstance(data, Mapping) else None
+    if not isinstance(pages, list) or not pages:
+        return False
+    for page in pages:
+        if not isinstance(page, Mapping) or not isinstance(page.get("url"), str):
+            return False
+        question = new_question(
+            call,
+            mode="url",
+            message=str(page.get("message") or "Open this page to continue."),
+            url=page["url"],
+            elicitation_id=page.get("elicitationId"),
+        )
+        if (await call.ask(question)).action != "accept":
+            return False
+    return True
+
+
 def answer_from(status: str, payload: Any) -> Answer:
     """A resume entry as an elicitation answer: ``cancelled`` is ``cancel``; ``resolved`` is
     ``payload.action`` (``accept`` when absent, or ``decline``) with ``payload.content`` (the form)."""

@@ -303,3 +303,24 @@ async def test_a_server_that_dies_while_asking_gives_a_clear_failed_result(
     output = await resumed(client, alice, thread, interrupt, "resolved", {"content": {"name": "Ada"}})
     assert output["status"] == "failed"
     assert "closed the connection" in output["error"], output
+
+
+@pytest.mark.usefixtures("everything")
+async def test_the_reference_servers_url_required_error_over_stdio(
+    client: Client, alice: dict[str, str]
+) -> None:
+    """-32042 (URL elicitation required): the page is put to the user, and once they are done the call is
+    made again; the reference server then asks through ``elicitation/create`` as well."""
+    thread = str(uuid.uuid4())
+    page = "https://example.com/sign-in"
+    arguments = {"url": page, "errorPath": True, "elicitationId": "e-42"}
+    first = await asked(client, alice, thread, "everything__trigger-url-elicitation", arguments)
+    assert (
+        first["metadata"]["iris/elicitation"]["url"] == "https://modelcontextprotocol.io"
+    )  # its prerequisite
+    entry = {"interruptId": first["id"], "status": "resolved"}
+    again = await run(client, alice, run_input(thread, resume=[entry]))
+    (second,) = again[-1]["outcome"]["interrupts"]  # the retried call asks in turn
+    assert (second["reason"], second["metadata"]["iris/elicitation"]["url"]) == ("input_required", page)
+    output = await resumed(client, alice, thread, second, "resolved")
+    assert "User completed the URL elicitation flow" in output["content"][0]["text"], output
