@@ -103,7 +103,10 @@ def build_toolbox(
     return Toolbox(
         tool_registry or ToolRegistry(ToolPluginContext(environ=outside)),
         McpPool(
-            outside, tools_ttl_seconds=settings.mcp_tools_ttl_seconds, log_dir=settings.data_path / "mcp"
+            outside,
+            tools_ttl_seconds=settings.mcp_tools_ttl_seconds,
+            log_dir=settings.data_path / "mcp",
+            ask_ttl_seconds=settings.interrupt_ttl_seconds,
         ),
     )
 

@@ -8,10 +8,13 @@ reconnect, not an edit, and no secret is ever stored or shown expanded.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Literal, TextIO
 
 from iris.app.persistence.models import McpServer
 from iris.tools import Approval
@@ -109,3 +112,15 @@ class ServerConfig:
 
 def _approval(value: str) -> Approval:
     return value if value in ("always", "never") else "destructive"  # type: ignore[return-value]
+
+
+def stderr_log(log_dir: Path | None, server: str, stack: AsyncExitStack) -> TextIO:
+    """Where a stdio server's stderr goes: a log file per server under ``log_dir``, else nowhere; the
+    handle is closed by ``stack``."""
+    if log_dir is None:
+        handle = open(os.devnull, "w")  # noqa: SIM115 -- closed by the stack
+    else:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handle = (log_dir / f"{server}.stderr.log").open("a")
+    stack.callback(handle.close)
+    return handle

@@ -9,12 +9,7 @@ is down or closes the connection gives the caller a :class:`tools.ToolFailed` (t
 tool error) and is reconnected after a backoff (0.5 s doubling to 30 s); an idle connection re-lists
 the tools every 30 s, so a crash is noticed before the next call.
 
-A call carries the W3C trace context of its ``execute_tool`` span (when tracing is on) in the request's
-``params._meta`` (``traceparent``, ``tracestate``: the MCP convention, SEP-414, which the SDK's servers
-read), over either transport; over Streamable HTTP also as the request's headers, for the proxies and
-HTTP instrumentation in front of a server. The SDK sends from the connection's own task, not the
-caller's, so the headers are copied from the message's ``_meta`` as the request leaves
-(:func:`carry_trace_context`), not read from the current span there.
+A call carries the W3C trace context of its ``execute_tool`` span (:mod:`iris.app.mcp.tracing`).
 """
 
 from __future__ import annotations
@@ -27,9 +22,8 @@ import logging
 import time
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, cast
 
 import httpx2
 import mcp_types as mt
@@ -40,10 +34,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import LOG_LEVEL_META_KEY
 from pydantic import ValidationError
 
-from iris.app.mcp.config import MissingVariable, ServerConfig
+from iris.app.mcp.config import MissingVariable, ServerConfig, stderr_log
+from iris.app.mcp.elicitation import AskedCall, Question, current_call, new_question, visit_pages
+from iris.app.mcp.listing import McpPrompt, McpTool, listed_tool
+from iris.app.mcp.prompts import LIST_PAGES, get_prompt, list_prompts
 from iris.app.mcp.results import tool_result
-from iris.app.telemetry import trace_headers
-from iris.tools import LogHook, ProgressHook, ToolFailed, ToolHints, ToolResult
+from iris.app.mcp.tasks import run_task
+from iris.app.mcp.tracing import carry_trace_context, trace_meta
+from iris.tools import LogHook, ProgressHook, ToolFailed, ToolResult
 
 log = logging.getLogger("iris.mcp")
 
@@ -51,24 +49,8 @@ MAX_BACKOFF_SECONDS = 30.0
 EAGER_RETRIES = 5
 """Failed connects retried in the background before waiting for the next use to try again."""
 HEARTBEAT_SECONDS = 30.0
-LIST_PAGES = 20
-
-
-@dataclass(frozen=True, slots=True)
-class McpTool:
-    """A tool a server listed; the model knows it as ``{server}__{name}``."""
-
-    server: str
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    hints: ToolHints
-    unavailable: str | None = None
-    """Why Iris cannot call it (it is listed, never offered to a model); None when it can."""
-
-    @property
-    def qualified_name(self) -> str:
-        return f"{self.server}__{self.name}"
+STATELESS_REVISION = "2026-07-28"
+"""The first protocol revision without sessions (revisions are dates, so they compare as strings)."""
 
 
 class ServerConnection:
@@ -82,8 +64,11 @@ class ServerConnection:
         *,
         tools_ttl_seconds: float,
         log_dir: Path | None = None,
+        ask_ttl_seconds: float = 3600.0,
     ) -> None:
         self.config = config
+        self._ask_ttl = ask_ttl_seconds
+        self._asked: list[AskedCall] = []
         self._environ = environ
         self._ttl = tools_ttl_seconds
         self._log_dir = log_dir
@@ -98,21 +83,25 @@ class ServerConnection:
         self._log_hooks: list[LogHook] = []
         self._tools: list[McpTool] = []
         self._listed_at: float | None = None
+        self._listed_ttl = tools_ttl_seconds
         self._stale = False
         self._failures = 0
         self._retry_at = 0.0
         self.state = "idle"
         self.error: str | None = None
         self.connected_at: dt.datetime | None = None
-
-    # -- what runs and the admin API use --------------------------------------------------------------
+        self.protocol_version: str | None = None
 
     async def tools(self) -> list[McpTool]:
         """Its tools, connecting (bounded) or re-listing when the list is stale; when the server cannot
         be reached, the last list it gave (possibly none): a run then still starts."""
         try:
             client = await self._ensure()
-            if self._stale or self._listed_at is None or time.monotonic() - self._listed_at > self._ttl:
+            if (
+                self._stale
+                or self._listed_at is None
+                or time.monotonic() - self._listed_at > self._listed_ttl
+            ):
                 async with asyncio.timeout(self.config.connect_timeout_seconds):
                     await self._list(client)
         except (ToolFailed, TimeoutError, MCPError, ValidationError) as exc:
@@ -131,34 +120,48 @@ class ServerConnection:
         with a reason the model can read. ``progress``: the request carries a progress token and the
         server's ``notifications/progress`` for it go there; ``log``: the call asks for log lines
         (``info`` and up) and those the server sends while it is the only call in flight go there
-        (a log line names no request, so with several calls at once none can be told whose it is)."""
+        (a log line names no request, so with several calls at once none can be told whose it is).
+        A call whose server asks the user a question raises
+        :class:`iris.app.mcp.elicitation.InputRequired` and keeps waiting, in its own task, for the
+        answer (:mod:`iris.app.mcp.elicitation`); the time the user takes is not the server's."""
         name = self.config.name
-        timeout = self.config.call_timeout_seconds
         client = await self._ensure()
+        asked = AskedCall(name, f"{name}__{tool}", self._ask_ttl)
+        asked.start(self._call(client, asked, tool, arguments, progress=progress, log=log))
+        return await asked.next(self.config.call_timeout_seconds)
+
+    async def _call(
+        self,
+        client: Client,
+        asked: AskedCall,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        progress: ProgressHook | None,
+        log: LogHook | None,
+    ) -> ToolResult:
+        """The call itself, unbounded here (:meth:`AskedCall.next` bounds it and cancels it, which the
+        SDK tells the server): a question may keep it open for as long as the user may answer."""
+        name = self.config.name
         self._in_flight += 1
         if log is not None:
             self._log_hooks.append(log)
-        meta = trace_meta()
-        if log is not None:
-            meta = cast("mt.RequestParamsMeta", {**(meta or {}), LOG_LEVEL_META_KEY: "info"})
+        self._asked.append(asked)
         try:
-            # The SDK's own timeout sends the server a cancel; ours is the backstop for a wedged transport.
-            async with asyncio.timeout(timeout + 5):
-                result = await client.call_tool(
-                    tool, dict(arguments), read_timeout_seconds=timeout, progress_callback=progress, meta=meta
-                )
+            while True:
+                try:
+                    result = await self._call_once(client, tool, arguments, progress, log is not None)
+                    break
+                except MCPError as exc:  # -32042: pages to visit first, then the call again
+                    if exc.code != mt.URL_ELICITATION_REQUIRED or not await visit_pages(asked, exc.data):
+                        raise
         except MCPError as exc:
-            if exc.code == mt.REQUEST_TIMEOUT:
-                raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s (cancelled)") from None
             if exc.code == mt.CONNECTION_CLOSED:
                 self._break(f"closed the connection during a call to {tool}")
                 raise ToolFailed(
                     f"the MCP server {name} closed the connection; it is being restarted"
                 ) from None
             raise ToolFailed(f"the MCP server {name} refused the call: {exc}") from None
-        except TimeoutError:
-            self._break(f"a call to {tool} never came back")
-            raise ToolFailed(f"{name}__{tool} did not answer within {timeout:g} s") from None
         except (OSError, httpx2.HTTPError, ValidationError, RuntimeError) as exc:
             self._break(f"{type(exc).__name__}: {exc}")
             raise ToolFailed(f"the MCP server {name} failed: {type(exc).__name__}") from None
@@ -166,15 +169,71 @@ class ServerConnection:
             self._in_flight -= 1
             if log is not None:
                 self._log_hooks.remove(log)
+            self._asked.remove(asked)
         return tool_result(result, f"{name}__{tool}")
+
+    async def _call_once(
+        self,
+        client: Client,
+        tool: str,
+        arguments: Mapping[str, Any],
+        progress: ProgressHook | None,
+        logs: bool,
+    ) -> mt.CallToolResult:
+        """One ``tools/call`` (or a task, for a tool that runs only as one), carrying the trace context,
+        a progress token when ``progress`` is given, and a request for log lines when ``logs``."""
+        if any(listed.task for listed in self._tools if listed.name == tool):
+            return await run_task(client, tool, arguments, request_seconds=self.config.call_timeout_seconds)
+        meta = trace_meta()
+        if logs:
+            meta = cast("mt.RequestParamsMeta", {**(meta or {}), LOG_LEVEL_META_KEY: "info"})
+        return await client.call_tool(tool, dict(arguments), progress_callback=progress, meta=meta)
+
+    async def _elicit(self, context: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        """A server's question (either revision): put to the user through the run of the call that
+        asked it; a question no call here can be found for is answered ``cancel``."""
+        asked = current_call(self._asked)
+        if asked is None:
+            log.warning("mcp %s: a question with no single call in flight was cancelled", self.config.name)
+            return mt.ElicitResult(action="cancel")
+        question: Question
+        if isinstance(params, mt.ElicitRequestURLParams):
+            question = new_question(
+                asked,
+                mode="url",
+                message=params.message,
+                url=params.url,
+                elicitation_id=params.elicitation_id,
+            )
+        else:
+            question = new_question(
+                asked, mode="form", message=params.message, schema=dict(params.requested_schema)
+            )
+        given = await asked.ask(question)
+        if given.action == "accept" and question.mode == "form":
+            return mt.ElicitResult(action="accept", content=given.content or {})
+        return mt.ElicitResult(action=given.action)
+
+    async def prompts(self) -> list[McpPrompt]:
+        """The prompts the server lists now (:func:`iris.app.mcp.prompts.list_prompts`)."""
+        client = await self._ensure()
+        return await list_prompts(client, self.config.name, self.config.connect_timeout_seconds)
+
+    async def prompt(self, name: str, arguments: Mapping[str, str]) -> str:
+        """One prompt's messages as text, within the call timeout (a :class:`ToolFailed` if refused)."""
+        client = await self._ensure()
+        return await get_prompt(client, self.config.name, name, arguments, self.config.call_timeout_seconds)
 
     def cached_tools(self) -> list[McpTool]:
         """The tools it listed last, without connecting."""
         return list(self._tools)
 
     def health(self) -> dict[str, Any]:
-        """``state`` (idle, connecting, connected, down), the last ``error``, tool count, next retry."""
+        """``state`` (idle, connecting, connected, down), the last ``error``, tool count, next retry, and
+        the protocol revision the connection negotiated (the last one, while down)."""
         out: dict[str, Any] = {"state": self.state, "tools": len(self._tools)}
+        if self.protocol_version is not None:
+            out["protocolVersion"] = self.protocol_version
         if self.error:
             out["error"] = self.error
         if self.connected_at is not None:
@@ -254,12 +313,15 @@ class ServerConnection:
                     client = await stack.enter_async_context(self._client_for(stack))
                     await self._list(client)
                 self._client, connected = client, True
+                self.protocol_version = client.protocol_version
                 self.state, self.error = "connected", None
                 self.connected_at = dt.datetime.now(dt.UTC)
                 self._failures = 0
                 log.info("mcp %s: connected, %d tools", self.config.name, len(self._tools))
                 if not attempt.done():
                     attempt.set_result(client)
+                if client.protocol_version >= STATELESS_REVISION:
+                    stack.callback(asyncio.get_running_loop().create_task(self._listen(client)).cancel)
                 await self._stay(client)
         except MissingVariable as exc:
             self.error = str(exc)
@@ -286,8 +348,8 @@ class ServerConnection:
                 async with asyncio.timeout(HEARTBEAT_SECONDS):
                     await self._broken.wait()
                     return
-            if self._in_flight:
-                continue
+            if self._in_flight > sum(call.asking for call in self._asked):
+                continue  # a call is busy at the server (one waiting for the user is not)
             try:
                 async with asyncio.timeout(self.config.connect_timeout_seconds):
                     await self._list(client)
@@ -327,16 +389,29 @@ class ServerConnection:
                 streamable_http_client(config.url, http_client=http),
                 message_handler=on_message,
                 logging_callback=on_log,
+                elicitation_callback=self._elicit,
             )
         assert config.command is not None
         params = StdioServerParameters(
             command=config.command, args=list(config.args), env=config.expanded_env(self._environ)
         )
         return Client(
-            stdio_client(params, errlog=self._errlog(stack)),
+            stdio_client(params, errlog=stderr_log(self._log_dir, config.name, stack)),
             message_handler=on_message,
             logging_callback=on_log,
+            elicitation_callback=self._elicit,
         )
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 has no session to carry ``notifications/tools/list_changed``: a
+        ``subscriptions/listen`` stream does, for as long as the connection lives."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _ in events:
+                    self._stale = True
+                    await self._relist_soon()
+        except Exception as exc:  # a server without subscriptions: the TTL alone refreshes the list
+            log.info("mcp %s: no tools/list_changed subscription: %s", self.config.name, _describe(exc))
 
     async def _relist_soon(self) -> None:
         client = self._client
@@ -348,87 +423,22 @@ class ServerConnection:
         except Exception as exc:
             log.info("mcp %s: re-listing after tools/list_changed failed: %s", self.config.name, exc)
 
-    def _errlog(self, stack: AsyncExitStack) -> TextIO:
-        """Where a stdio server's stderr goes: a log file per server, else nowhere."""
-        if self._log_dir is None:
-            handle = open("/dev/null", "w")  # noqa: SIM115 -- closed by the stack
-        else:
-            self._log_dir.mkdir(parents=True, exist_ok=True)
-            handle = (self._log_dir / f"{self.config.name}.stderr.log").open("a")
-        stack.callback(handle.close)
-        return handle
-
     async def _list(self, client: Client) -> None:
+        """Every page of ``tools/list``; the list is trusted for the server's ``ttlMs`` (the shortest of
+        its pages') on 2026-07-28, where every list carries one, else for ``tools_ttl_seconds``."""
         found: list[McpTool] = []
         cursor: str | None = None
+        ttl_ms: list[int] = []
+        stateless = client.protocol_version >= STATELESS_REVISION
         for _ in range(LIST_PAGES):
             page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            found += [_tool(self.config.name, tool) for tool in page.tools]
+            found += [listed_tool(self.config.name, tool, tasks=not stateless) for tool in page.tools]
+            ttl_ms.append(page.ttl_ms)
             cursor = page.next_cursor
             if cursor is None:
                 break
+        self._listed_ttl = min(ttl_ms) / 1000 if stateless and ttl_ms else self._ttl
         self._tools, self._listed_at, self._stale = found, time.monotonic(), False
-
-
-def trace_meta() -> mt.RequestParamsMeta | None:
-    """The current span's W3C trace context for a request's ``_meta``; none outside a span."""
-    headers = trace_headers()
-    return cast("mt.RequestParamsMeta", headers) if headers else None  # an open map: any keys
-
-
-TRACE_CONTEXT = ("traceparent", "tracestate")
-
-
-async def carry_trace_context(request: httpx2.Request) -> None:
-    """A Streamable HTTP request whose JSON-RPC message carries trace context in ``params._meta``
-    also carries it as headers. Only a body that names ``traceparent`` is parsed (a tool call in a
-    traced run), so other requests cost a byte search."""
-    try:
-        body = request.content
-    except httpx2.RequestNotRead:  # a streamed body: not a JSON-RPC message the SDK sends
-        return
-    if b'"traceparent"' not in body:
-        return
-    try:
-        meta = json.loads(body)["params"]["_meta"]
-    except (ValueError, KeyError, TypeError):
-        return
-    for name in TRACE_CONTEXT:
-        if isinstance(value := meta.get(name), str):
-            request.headers[name] = value
-
-
-def _tool(server: str, tool: mt.Tool) -> McpTool:
-    notes = tool.annotations
-    schema = tool.input_schema if tool.input_schema.get("type") == "object" else {"type": "object"}
-    return McpTool(
-        server=server,
-        name=tool.name,
-        description=(tool.description or tool.title or tool.name).strip(),
-        parameters=schema,
-        hints=ToolHints(
-            read_only=notes.read_only_hint,
-            destructive=notes.destructive_hint,
-            idempotent=notes.idempotent_hint,
-            open_world=notes.open_world_hint,
-        )
-        if notes is not None
-        else ToolHints(),
-        unavailable=_unavailable(tool),
-    )
-
-
-TASK_ONLY = (
-    'it runs only as an MCP task (execution.taskSupport "required"), and Iris\'s MCP client does not'
-    " run tasks"
-)
-
-
-def _unavailable(tool: mt.Tool) -> str | None:
-    """Why a listed tool cannot be called by Iris: one that answers only as a task (SEP-1686) refuses a
-    plain ``tools/call`` (-32601), and Iris does not run tasks."""
-    execution = tool.execution
-    return TASK_ONLY if execution is not None and execution.task_support == "required" else None
 
 
 def _describe(exc: BaseException) -> str:

@@ -68,13 +68,20 @@ def _import_connection(into: Future[ModuleType]) -> None:
 
 
 class McpPool:
-    """Connections by server name. ``environ`` is where ``${VAR}`` in headers and env are read."""
+    """Connections by server name. ``environ`` is where ``${VAR}`` in headers and env are read;
+    ``ask_ttl_seconds``: how long a server's question to the user waits (the interrupt TTL)."""
 
     def __init__(
-        self, environ: Mapping[str, str], *, tools_ttl_seconds: float, log_dir: Path | None = None
+        self,
+        environ: Mapping[str, str],
+        *,
+        tools_ttl_seconds: float,
+        log_dir: Path | None = None,
+        ask_ttl_seconds: float = 3600.0,
     ) -> None:
         self._environ = environ
         self._ttl = tools_ttl_seconds
+        self._ask_ttl = ask_ttl_seconds
         self._log_dir = log_dir
         self._connections: dict[str, ServerConnection] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -91,7 +98,11 @@ class McpPool:
         if current is not None:
             self._retire(current)
         fresh: ServerConnection = module.ServerConnection(
-            config, self._environ, tools_ttl_seconds=self._ttl, log_dir=self._log_dir
+            config,
+            self._environ,
+            tools_ttl_seconds=self._ttl,
+            log_dir=self._log_dir,
+            ask_ttl_seconds=self._ask_ttl,
         )
         self._connections[config.name] = fresh
         return fresh

@@ -14,11 +14,20 @@ from iris.app.schemas.history import TextPartOut
 from iris.providers.wire import RequestStruct, WireStruct
 
 
+class PromptIn(RequestStruct, kw_only=True):
+    """One of the agent's MCP prompts: ``{server}__{prompt}`` and its (string) arguments."""
+
+    name: str
+    arguments: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class ChatRequest(RequestStruct, kw_only=True):
     """``POST /api/agents/{slug}/chat``. ``content`` (a string) is what old clients send instead of
     ``parts``; ``enableThinking`` asks for the model's reasoning (a model that cannot reason ignores it).
     ``resume`` answers the session's open approval interrupts, as on ``/agent/runs/resume`` (one entry
-    per interrupt: ``resolved`` runs the tool, ``cancelled`` skips it); it needs no new message."""
+    per interrupt: ``resolved`` runs the tool, ``cancelled`` skips it); it needs no new message.
+    ``prompt`` starts from one of the agent's MCP prompts (``GET /api/agents/{slug}/prompts``): its
+    messages become the user's message (after ``content``, when both are given)."""
 
     session_id: str | None = None
     parts: list[dict[str, Any]] | None = None
@@ -29,6 +38,7 @@ class ChatRequest(RequestStruct, kw_only=True):
     edit_message_id: str | None = None
     regenerate: bool = False
     resume: list[ResumeEntryIn] | None = None
+    prompt: PromptIn | None = None
 
 
 class SessionOut(WireStruct, omit_defaults=True, kw_only=True):

@@ -74,13 +74,25 @@ class McpServerUpdate(RequestStruct, kw_only=True):
 class McpHealth(WireStruct, omit_defaults=True):
     """The server as this process sees it: ``idle`` (not used yet), ``connecting``, ``connected`` or
     ``down`` (``error`` says why; ``retryInSeconds`` when the next try is); ``tools``, how many it listed,
-    is always sent (0 included)."""
+    is always sent (0 included). ``protocolVersion``: the MCP revision the connection negotiated
+    (``2025-11-25`` and older: session-based; ``2026-07-28``: stateless)."""
 
     state: Literal["idle", "connecting", "connected", "down", "disabled"]
     tools: int
     error: str | None = None
     connected_at: str | None = None
     retry_in_seconds: float | None = None
+    protocol_version: str | None = None
+
+
+class IconOut(WireStruct, omit_defaults=True):
+    """An icon an MCP server gives a tool: an ``https:`` or ``data:`` URI, as the server sent it (an SVG
+    may hold script: show it as an image, never inline)."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: list[str] | None = None
+    theme: str | None = None
 
 
 class ToolOut(WireStruct, omit_defaults=True):
@@ -88,7 +100,8 @@ class ToolOut(WireStruct, omit_defaults=True):
     ``plugin:{module}``, ``mcp:{server}``), its argument schema, the approval rule that applies and
     whether a call asks first (``needsApproval``: the rule read with the tool's hints). ``available``:
     whether Iris can call it at all; one that is not (an MCP tool that runs only as a task) is never
-    offered to a model, and ``unavailableReason`` says why."""
+    offered to a model, and ``unavailableReason`` says why. ``title`` and ``icons``: how an MCP tool
+    shows itself to people (its display name; icons with ``src``, ``mimeType``, ``sizes``, ``theme``)."""
 
     name: str
     source: str
@@ -100,6 +113,8 @@ class ToolOut(WireStruct, omit_defaults=True):
     available: bool
     unavailable_reason: str | None = None
     hints: dict[str, bool] | None = None
+    title: str | None = None
+    icons: list[IconOut] | None = None
 
 
 class McpServerOut(WireStruct, omit_defaults=True):
@@ -124,6 +139,33 @@ class McpServerOut(WireStruct, omit_defaults=True):
     command: str | None = None
     args: list[str] | None = None
     env: dict[str, str] | None = None
+
+
+class PromptArgumentOut(WireStruct, omit_defaults=True):
+    """One argument of a prompt (a string)."""
+
+    name: str
+    required: bool
+    description: str | None = None
+
+
+class PromptOut(WireStruct, omit_defaults=True):
+    """A prompt of one of the agent's MCP servers; a run starts from it with
+    ``forwardedProps.prompt = {name, arguments}`` (the chat body's ``prompt``)."""
+
+    name: str
+    server: str
+    arguments: list[PromptArgumentOut]
+    title: str | None = None
+    description: str | None = None
+
+
+class PromptList(WireStruct, omit_defaults=True):
+    """``GET /api/agents/{slug}/prompts``: the prompts, and the servers whose prompts could not be
+    listed now (by name, with the reason)."""
+
+    prompts: list[PromptOut]
+    failed: dict[str, str] | None = None
 
 
 class McpServerList(WireStruct):

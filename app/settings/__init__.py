@@ -126,8 +126,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     interrupt_ttl_seconds: int = 3600
     """How long an approval interrupt can be answered (IRIS_INTERRUPT_TTL_SECONDS)."""
     mcp_tools_ttl_seconds: float = 300.0
-    """How long an MCP server's tool list is trusted before it is fetched again; the server's
-    ``tools/list_changed`` refreshes it at once (IRIS_MCP_TOOLS_TTL_SECONDS)."""
+    """How long an MCP server's tool list is trusted before it is fetched again, unless the server says
+    (``ttlMs``, 2026-07-28); the server's ``tools/list_changed`` refreshes it at once
+    (IRIS_MCP_TOOLS_TTL_SECONDS)."""
     tool_result_max_text_bytes: int = 100_000
     """Largest text (all text parts, UTF-8) one tool result may give the model; a larger result is a
     tool error the model reads (IRIS_TOOL_RESULT_MAX_TEXT_BYTES)."""

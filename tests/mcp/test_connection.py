@@ -190,3 +190,30 @@ def test_expand_takes_defaults_and_refuses_unset_variables() -> None:
     assert expand("${A:-fallback}/${B}", {"B": "b"}, kind="env", key="h") == "fallback/b"
     with pytest.raises(ValueError, match=r"header X names \$\{NOPE\}"):
         expand("${NOPE}", {}, kind="headers", key="X")
+
+
+async def test_the_tool_list_is_trusted_for_the_servers_ttl_and_refreshed_when_it_changes(
+    marks: Path,
+) -> None:
+    """2026-07-28 over Streamable HTTP: ``ttlMs`` (10 min here) keeps a list although Iris's own TTL is
+    0, and ``tools/list_changed`` (through ``subscriptions/listen``) refreshes it at once."""
+    with http_server(marks, env={"TOOLS_TTL_MS": "600000"}) as url:
+        config = ServerConfig(
+            name="test", transport="http", url=url, connect_timeout_seconds=CONNECT, version="1"
+        )
+        connection = ServerConnection(config, {}, tools_ttl_seconds=0)
+        try:
+            first = {tool.name: tool for tool in await connection.tools()}
+            assert (first["labelled"].title, first["labelled"].icons[0]["mimeType"]) == (
+                "A labelled tool",
+                "image/svg+xml",
+            )
+            await connection.call("grow", {"name": "quiet", "announce": False})
+            assert "quiet" not in {tool.name for tool in await connection.tools()}  # still trusted
+            await connection.call("grow", {"name": "loud"})
+            async with asyncio.timeout(CONNECT):
+                while "loud" not in {tool.name for tool in connection.cached_tools()}:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
+            assert "quiet" in {tool.name for tool in connection.cached_tools()}
+        finally:
+            await connection.close()

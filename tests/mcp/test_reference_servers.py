@@ -1,8 +1,8 @@
 """Iris against MCP servers nobody here wrote: the reference ``@modelcontextprotocol/server-everything`` (from
 package.json, over stdio and over Streamable HTTP) and ``mcp-server-time`` (a Python package, over stdio).
-Registration, discovery (a task-only tool listed as unavailable and never offered), a plain call through a
-run, and the reference server's image (a PNG with a bad CRC on its optional ``iCCP`` chunk) reaching the
-model, the AG-UI stream and history, and accepted by ``/v1`` from the ``openai`` SDK as a data URL."""
+Registration, discovery, a plain call and a task-only tool's call (run as a task) through a run, and the
+reference server's image (a PNG with a bad CRC on its optional ``iCCP`` chunk) reaching the model, the
+AG-UI stream and history, and accepted by ``/v1`` from the ``openai`` SDK as a data URL."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import base64
 import json
 import shutil
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -24,8 +25,11 @@ from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
 from iris.app.asgi import create_app
+from iris.app.mcp.config import ServerConfig
+from iris.app.mcp.connection import ServerConnection
 from iris.app.media.png_chunks import checked_png
 from iris.app.settings import Settings
+from iris.tools import ToolFailed
 from tests.support.mcp_servers import free_port, serving
 from tests.support.npm import npm_install
 from tests.support.runs import answer_text, of_type, run, run_input, user_message
@@ -87,9 +91,7 @@ async def test_the_reference_server_over_each_transport(
     assert {"everything__echo", "everything__get-tiny-image"} <= tools.keys()
     assert all(tool["source"] == "mcp:everything" for tool in tools.values())
     assert tools["everything__echo"]["available"] is True
-    task_only = tools[f"everything__{TASK_ONLY}"]
-    assert task_only["available"] is False
-    assert "task" in task_only["unavailableReason"]
+    assert tools[f"everything__{TASK_ONLY}"]["available"] is True  # run as a task on 2025-11-25
     health = (await client.get("/api/mcp-servers/everything", headers=admin)).json()["health"]
     assert health["state"] == "connected", health
 
@@ -101,11 +103,14 @@ async def test_the_reference_server_over_each_transport(
     )
     assert echoed[-1]["outcome"]["type"] == "success"
 
-    # Never offered, so the model cannot call it, and nobody is asked to approve a call that would fail.
-    refused = await run(client, alice, ask(str(uuid.uuid4()), f"everything__{TASK_ONLY}", {"topic": "MCP"}))
-    assert of_type(refused, "TOOL_CALL_START") == []
-    assert f"I have no tool called everything__{TASK_ONLY}." in answer_text(refused)
-    assert refused[-1]["outcome"]["type"] == "success"  # not an approval interrupt
+    # A task-only tool (not read-only: approved first): created, polled to its end (~4 s), result fetched.
+    thread = str(uuid.uuid4())
+    asked = await run(client, alice, ask(thread, f"everything__{TASK_ONLY}", {"topic": "MCP"}))
+    (approval,) = asked[-1]["outcome"]["interrupts"]
+    resume = [{"interruptId": approval["id"], "status": "resolved"}]
+    output = tool_output(await run(client, alice, run_input(thread, resume=resume)))
+    assert output["status"] == "succeeded", output
+    assert output["content"][0]["text"].startswith("# Research Report: MCP")
 
 
 async def test_the_reference_servers_image_reaches_the_stream_the_model_and_history(
@@ -221,3 +226,30 @@ def _node() -> str:
     if node is None:
         pytest.skip("node is not installed: the reference MCP server needs it")
     return node
+
+
+async def test_a_task_is_bounded_by_the_servers_call_timeout(
+    engine_name: str, everything_entry: Path
+) -> None:
+    """The research task takes about 4 s; with a 1 s call timeout the call fails in time, and the task is
+    cancelled (``tasks/cancel``) rather than left running."""
+    config = ServerConfig(
+        name="everything",
+        transport="stdio",
+        command=_node(),
+        args=(str(everything_entry), "stdio"),
+        connect_timeout_seconds=CONNECT,
+        call_timeout_seconds=1,
+        version="1",
+    )
+    connection = ServerConnection(config, {}, tools_ttl_seconds=300)
+    try:
+        assert any(tool.task for tool in await connection.tools())
+        started = time.monotonic()
+        with pytest.raises(ToolFailed, match="did not answer within 1 s"):
+            await connection.call(TASK_ONLY, {"topic": "MCP"})
+        assert time.monotonic() - started < 3
+        echoed = await connection.call("echo", {"message": "still here"})  # the connection is unharmed
+        assert echoed.summary
+    finally:
+        await connection.close()

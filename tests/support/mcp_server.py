@@ -4,8 +4,10 @@
 Run as ``python tests/support/mcp_server.py`` (stdio) or ``... --http --port N`` (Streamable HTTP on
 127.0.0.1; with ``REQUIRE_TOKEN`` set, every request must carry ``Authorization: Bearer <it>``).
 ``MARK_DIR`` is where it leaves files the tests wait on: ``pid`` at start, ``{marker}.started`` and
-``{marker}.cancelled`` around a slow call. ``trace_context`` answers with the W3C trace context its
-call arrived with.
+``{marker}.cancelled`` around a slow call, ``asked.{action}`` when ``ask_contact``'s question is
+answered. ``trace_context`` answers with the W3C trace context its call arrived with. ``grow`` adds a
+tool (and, asked to, says so to ``subscriptions/listen``); with ``TOOLS_TTL_MS`` set, ``tools/list`` says
+its list may be trusted that long. ``labelled`` has a title and an icon.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ import os
 import sys
 import wave
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import mcp_types as mt
+from mcp.server.caching import CacheHint
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "mcp-chart-server"))
 from chart_server import READ_ONLY, draw_chart, mcp
@@ -78,6 +84,45 @@ def trace_context(ctx: Context) -> str:
             "headers": {name: headers.get(name) for name in ("traceparent", "tracestate")},
         }
     )
+
+
+class Contact(BaseModel):
+    """The form ``ask_contact`` asks the user to fill in."""
+
+    name: str
+    subscribe: bool = False
+
+
+def _contact_question() -> Elicit[Contact]:
+    return Elicit("Who should the report go to?", Contact)
+
+
+@mcp.tool(annotations=READ_ONLY)
+def ask_contact(contact: Annotated[ElicitationResult[Contact], Resolve(_contact_question)]) -> str:
+    """Ask the user for a contact mid-call (elicitation: ``elicitation/create`` on 2025-11-25, an
+    ``input_required`` result on 2026-07-28) and answer with what they said."""
+    _mark(f"asked.{contact.action}")
+    if isinstance(contact, AcceptedElicitation):
+        return f"sending to {contact.data.name} (subscribe: {contact.data.subscribe})"
+    return f"the user chose {contact.action}"
+
+
+ICON = mt.Icon(src="data:image/svg+xml;base64,PHN2Zy8+", mime_type="image/svg+xml", sizes=["any"])
+
+
+@mcp.tool(annotations=READ_ONLY, title="A labelled tool", icons=[ICON])
+def labelled() -> str:
+    """A tool with a display name and an icon."""
+    return "labelled"
+
+
+@mcp.tool(annotations=READ_ONLY)
+async def grow(name: str, ctx: Context, announce: bool = True) -> str:
+    """Add a tool called ``name`` (it answers its own name); ``announce`` publishes tools/list_changed."""
+    mcp.add_tool(lambda: name, name=name, description=f"grown: {name}", annotations=READ_ONLY)
+    if announce:
+        await ctx.notify_tools_changed()
+    return f"grew {name}"
 
 
 def _wav() -> bytes:
@@ -147,6 +192,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     _mark("pid")
+    if ttl := os.environ.get("TOOLS_TTL_MS"):
+        mcp._lowlevel_server.cache_hints["tools/list"] = CacheHint(ttl_ms=int(ttl))
     if not args.http:
         mcp.run()
         return

@@ -73,6 +73,8 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "model_not_found",
         "model_not_in_agent",
         "no_new_message",
+        "prompt_failed",
+        "prompt_not_found",
         "request_too_large",
     ),
     429: ("quota_exceeded",),

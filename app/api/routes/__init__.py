@@ -8,7 +8,7 @@ from litestar.types import ControllerRouterHandler
 from iris.app.api.anthropic.routes import MessagesController
 from iris.app.api.openai.responses_routes import ResponsesController
 from iris.app.api.openai.routes import OpenAIController
-from iris.app.api.routes.agents import AgentController, AgentPickerController
+from iris.app.api.routes.agents import AgentController, AgentPickerController, AgentPromptController
 from iris.app.api.routes.auth import AuthController
 from iris.app.api.routes.chat import ChatController
 from iris.app.api.routes.files import FileController
@@ -33,6 +33,7 @@ ROUTE_HANDLERS = [
     ToolController,
     AgentController,
     AgentPickerController,
+    AgentPromptController,
     FileController,
     StorageController,
     ChatController,

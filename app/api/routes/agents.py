@@ -26,7 +26,8 @@ from iris.app.catalogue.agents import (
 from iris.app.catalogue.views import picker_models
 from iris.app.errors import Conflict, Forbidden, NotFound
 from iris.app.persistence.models import Agent, ModelRow
-from iris.app.persistence.repositories import AgentRepository, ModelRepository
+from iris.app.persistence.repositories import AgentRepository, McpServerRepository, ModelRepository
+from iris.app.runs import Toolbox
 from iris.app.schemas.agents import (
     AgentCreate,
     AgentList,
@@ -37,6 +38,7 @@ from iris.app.schemas.agents import (
     AgentVersionOut,
 )
 from iris.app.schemas.catalogue import AgentModels
+from iris.app.schemas.mcp import PromptArgumentOut, PromptList, PromptOut
 from iris.app.security.auth import Principal
 from iris.app.settings import Settings
 from iris.providers.registry import ProviderRegistry
@@ -219,6 +221,51 @@ class AgentPickerController(Controller):
         default = models.get(row.default_model_id) if row.default_model_id else None
         await registry.ready({model.provider for model in offered})
         return picker_models(offered, default, registry)
+
+
+class AgentPromptController(Controller):
+    """``/api/agents/{slug}/prompts``: the prompts of the agent's MCP servers, for whoever may use it."""
+
+    path = "/api/agents/{slug:str}/prompts"
+    tags = ["Agents"]
+    security = [{"BearerToken": []}]
+    signature_types = [Principal, AgentRepository, McpServerRepository, Toolbox]
+
+    @get(
+        "/",
+        operation_id="ListAgentPrompts",
+        operation_class=documented(problems={403: ["agent_not_for_guests"], 404: ["agent_not_found"]}),
+    )
+    async def list_prompts(
+        self,
+        slug: FromPath[str],
+        principal: NamedDependency[Principal],
+        agent_repo: NamedDependency[AgentRepository],
+        mcp_repo: NamedDependency[McpServerRepository],
+        toolbox: NamedDependency[Toolbox],
+    ) -> PromptList:
+        """Every prompt the agent's MCP servers list now, as ``{server}__{prompt}`` with its arguments
+        (servers are connected, each within its connect timeout; one that cannot answer is in ``failed``)."""
+        row = await _found(agent_repo, slug, principal)
+        if principal.is_guest and not row.guest_access:
+            raise Forbidden("Guests may not use this agent; sign in.", code="agent_not_for_guests")
+        prompts, failed = await toolbox.agent_prompts(row.tools, mcp_repo)
+        return PromptList(
+            prompts=[
+                PromptOut(
+                    name=p.qualified_name,
+                    server=p.server,
+                    title=p.title,
+                    description=p.description,
+                    arguments=[
+                        PromptArgumentOut(name=a.name, required=a.required, description=a.description)
+                        for a in p.arguments
+                    ],
+                )
+                for p in prompts
+            ],
+            failed=failed or None,
+        )
 
 
 async def _found(agents: AgentRepository, slug: str, principal: Principal) -> Agent:

@@ -1,4 +1,5 @@
-"""A tool call's arguments checked against the tool's JSON Schema before anything else happens.
+"""A tool call's arguments checked against the tool's JSON Schema before anything else happens, and the
+call itself (:func:`call_tool`), bounded by the tool's timeout.
 
 Every tool source (plugin tools, the built-ins, MCP servers) declares its arguments as a JSON Schema; a
 call the model makes is checked against it first, before the user is asked to approve it and before
@@ -9,7 +10,9 @@ server's broken or remote-referencing schema) checks nothing: the tool itself ju
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +21,11 @@ import jsonschema.exceptions
 import jsonschema.validators
 import referencing.exceptions
 
-from iris.tools import ToolFailed
+from iris.app.mcp.elicitation import InputRequired
+from iris.app.runs.intake.toolbox import RunTool
+from iris.tools import ToolContext, ToolFailed, ToolResult
+
+log = logging.getLogger("iris.runs")
 
 
 def parse_arguments(arguments: str, schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,3 +67,28 @@ def schema_problem(value: Mapping[str, Any], schema: Mapping[str, Any]) -> str |
         return None
     where = "/".join(str(step) for step in error.absolute_path)
     return f"{error.message} (at {where})" if where else error.message
+
+
+def runnable(tool: RunTool, arguments: str) -> bool:
+    """Whether a call's arguments are ones the tool's schema accepts: only such a call is put to the
+    user for approval; any other is run straight away, to fail as an error the model reads."""
+    return argument_problem(arguments, tool.parameters) is None
+
+
+async def call_tool(tool: RunTool, arguments: str, context: ToolContext) -> ToolResult:
+    """The model's JSON arguments (an object its schema accepts) to the tool, within its timeout;
+    what it raises is a :class:`ToolFailed`."""
+    parsed = parse_arguments(arguments, tool.parameters)
+    try:
+        async with asyncio.timeout(tool.timeout_seconds):
+            answer = await tool.invoke(parsed, context)
+    except (ToolFailed, InputRequired):
+        raise
+    except TimeoutError:
+        raise ToolFailed(f"it did not answer within {tool.timeout_seconds:g} s") from None
+    except Exception as exc:  # a plugin's bug is the tool's failure, not the run's
+        log.warning("tool %s raised", tool.name, exc_info=True)
+        raise ToolFailed(f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(answer, ToolResult):
+        raise ToolFailed(f"it returned {type(answer).__name__}, not a ToolResult")
+    return answer

@@ -23,6 +23,8 @@ import uuid_utils
 
 from iris.app.agui.events import Interrupt, InterruptOutcome, Outcome, SuccessOutcome, ToolCallResult
 from iris.app.errors import IrisError
+from iris.app.mcp import elicitation
+from iris.app.mcp.elicitation import InputRequired
 from iris.app.media.pipeline import image_budget
 from iris.app.media.tool_media import ResultTooLarge, canonical_parts, check_limits
 from iris.app.persistence.db import session_scope
@@ -39,8 +41,8 @@ from iris.app.runs.content.tool_results import (
 from iris.app.runs.engine.model_turn import Builder, Turn
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.engine.tool_activity import ToolActivity, await_reporting
-from iris.app.runs.engine.tool_arguments import argument_problem, parse_arguments
-from iris.app.runs.intake.interrupts import ResumeDecision, approval_interrupt
+from iris.app.runs.engine.tool_arguments import call_tool, runnable
+from iris.app.runs.intake.interrupts import ResumeDecision, approval_interrupt, question_interrupt
 from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.toolbox import RunTool
 from iris.app.runs.store.event_store import EventSink
@@ -122,9 +124,15 @@ class ToolLoop:
             images = await self._deliver(msgspec.to_builtins(output), sent)
             return Message(role="tool", parts=(result_part(msgspec.to_builtins(output), images),))
 
+        asked: list[Interrupt] = []
         for decision in plan.resume:
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
-            extra.append(await told(output))
+            if isinstance(output, Interrupt):
+                asked.append(output)  # the server asked again: the user answers before the model goes on
+            else:
+                extra.append(await told(output))
+        if asked:
+            return InterruptOutcome(interrupts=asked)
         # The tools stay offered on every turn (vendors refuse a history of tool calls without them);
         # calls made in the last allowed turn are answered "budget spent" and the run ends.
         options = msgspec.structs.replace(
@@ -163,7 +171,10 @@ class ToolLoop:
                 await self._refuse(call_id, name, f"this run has used all {turns} of its model turns")
             else:
                 output = await self._execute(tool, call_id, name, turn.arguments(call_id), calls.context)
-                calls.extra.append(await calls.told(output))
+                if isinstance(output, Interrupt):
+                    approvals.append(output)  # an MCP server asked the user a question mid-call
+                else:
+                    calls.extra.append(await calls.told(output))
         if approvals:
             return InterruptOutcome(interrupts=approvals)
         if pending:
@@ -172,8 +183,19 @@ class ToolLoop:
 
     async def _resume(
         self, tool: RunTool | None, decision: ResumeDecision, context: ToolContext
-    ) -> ToolAgentOutput:
-        """Act on one answered interrupt: run the approved call, or tell the model it was declined."""
+    ) -> ToolAgentOutput | Interrupt:
+        """Act on one answered interrupt: give a server's question its answer and wait for the call, run
+        the approved call, or tell the model it was declined."""
+        if decision.answer is not None:
+            given, wait = decision.answer, tool.timeout_seconds if tool is not None else 60.0
+            return await self._execute(
+                tool,
+                decision.tool_call_id,
+                decision.tool_name,
+                decision.arguments,
+                context,
+                lambda: elicitation.answer(decision.interrupt_id, given, wait),
+            )
         if decision.status == "resolved":
             return await self._execute(
                 tool, decision.tool_call_id, decision.tool_name, decision.arguments, context
@@ -204,17 +226,28 @@ class ToolLoop:
         await self._emit_result(output, f"error: {reason}")
 
     async def _execute(
-        self, tool: RunTool | None, call_id: str, name: str, arguments: str, context: ToolContext
-    ) -> ToolAgentOutput:
+        self,
+        tool: RunTool | None,
+        call_id: str,
+        name: str,
+        arguments: str,
+        context: ToolContext,
+        answered: Callable[[], Awaitable[ToolResult]] | None = None,
+    ) -> ToolAgentOutput | Interrupt:
         """Run one call inside its ``execute_tool {tool}`` span; a failure is the model's to read. The
         run's intake is committed first (a resumed run calls its approved tools before any model turn):
         a tool may write through a session of its own (its media, ``delete_attachment``), which must
-        come after the run's own rows and must not wait for a transaction of this run."""
+        come after the run's own rows and must not wait for a transaction of this run. A call that asks
+        the user a question is the question's interrupt (the call waits; ``answered`` resumes it)."""
         self.store.commit_intake()
         activity = ToolActivity(call_id, name)
         reporting = replace(context, progress=activity.report, log=activity.log)
         with self.telemetry.tool(name, call_id, known=tool is not None) as span:
-            output = await self._outcome(tool, call_id, name, arguments, reporting, activity)
+            try:
+                output = await self._outcome(tool, call_id, name, arguments, reporting, activity, answered)
+            except InputRequired as asked:
+                span.outcome("input_required", arguments=arguments, result="")
+                return question_interrupt(call_id, name, arguments, asked.question)
             content = _event_text(output)
             span.outcome(output.status, arguments=arguments, result=content, error=output.error)
         if (last := activity.finish(output.status)) is not None:
@@ -230,6 +263,7 @@ class ToolLoop:
         arguments: str,
         context: ToolContext,
         activity: ToolActivity,
+        answered: Callable[[], Awaitable[ToolResult]] | None = None,
     ) -> ToolAgentOutput:
         """Run one call, bounded by the tool's timeout; any failure (bad arguments, a tool that raises
         or times out, a server that is down, a result over the limits) is a failed output the model
@@ -237,11 +271,14 @@ class ToolLoop:
         started = time.perf_counter()
         content: list[dict[str, Any]] | None = None
         try:
-            if tool is None:
+            if answered is not None:
+                answer = await self._cancellable(answered(), call_id, name, started, activity)
+            elif tool is None:
                 raise ToolFailed(f"no tool called {name!r} is available")
-            answer = await self._cancellable(
-                _call(tool, arguments, context), call_id, name, started, activity
-            )
+            else:
+                answer = await self._cancellable(
+                    call_tool(tool, arguments, context), call_id, name, started, activity
+                )
             check_limits(answer.content, self.services.media.limits)
             content = await canonical_parts(
                 answer.content,
@@ -360,31 +397,6 @@ class ToolLoop:
 
     def _expiry(self) -> dt.datetime:
         return dt.datetime.now(dt.UTC) + dt.timedelta(seconds=self.services.interrupt_ttl_seconds)
-
-
-def runnable(tool: RunTool, arguments: str) -> bool:
-    """Whether a call's arguments are ones the tool's schema accepts: only such a call is put to the
-    user for approval; any other is run straight away, to fail as an error the model reads."""
-    return argument_problem(arguments, tool.parameters) is None
-
-
-async def _call(tool: RunTool, arguments: str, context: ToolContext) -> ToolResult:
-    """The model's JSON arguments (an object its schema accepts) to the tool, within its timeout;
-    what it raises is a :class:`ToolFailed`."""
-    parsed = parse_arguments(arguments, tool.parameters)
-    try:
-        async with asyncio.timeout(tool.timeout_seconds):
-            answer = await tool.invoke(parsed, context)
-    except ToolFailed:
-        raise
-    except TimeoutError:
-        raise ToolFailed(f"it did not answer within {tool.timeout_seconds:g} s") from None
-    except Exception as exc:  # a plugin's bug is the tool's failure, not the run's
-        log.warning("tool %s raised", tool.name, exc_info=True)
-        raise ToolFailed(f"{type(exc).__name__}: {exc}") from None
-    if not isinstance(answer, ToolResult):
-        raise ToolFailed(f"it returned {type(answer).__name__}, not a ToolResult")
-    return answer
 
 
 def _error_text(answer: ToolResult) -> str:

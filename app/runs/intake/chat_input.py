@@ -40,9 +40,10 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
         if body.regenerate
         else None
     )
+    prompt_only = body.prompt is not None and not body.parts and not body.content
     messages = (
         []
-        if body.regenerate or resuming_only
+        if body.regenerate or resuming_only or prompt_only
         else [{"id": str(uuid.uuid4()), "role": "user", "content": message_content(body.parts, body.content)}]
     )
     forwarded: dict[str, Any] = {"agent": slug}
@@ -52,6 +53,8 @@ def chat_run_input(slug: str, body: ChatRequest) -> tuple[RunAgentInput, Rewind 
         forwarded["enableTools"] = body.enable_tools
     if body.enable_thinking is not None:
         forwarded["enableThinking"] = body.enable_thinking
+    if body.prompt is not None:
+        forwarded["prompt"] = {"name": body.prompt.name, "arguments": body.prompt.arguments}
     run_input = RunAgentInput(
         thread_id=body.session_id or str(uuid.uuid4()),
         run_id=str(uuid.uuid4()),

@@ -1,10 +1,12 @@
-"""Approval interrupts: a run stops to ask before a tool with side effects, and a later run resumes.
+"""Interrupts: a run stops to ask before a tool with side effects (``tool_approval``), or because an MCP
+tool asked the user a question mid-call (``input_required``), and a later run resumes.
 
 The interrupted run ends with ``RUN_FINISHED`` outcome ``interrupt``; the event store keeps its
 interrupts on the run row. A resuming run (``/agent/runs/resume``, or ``/agent/runs`` with ``resume``)
 must answer every one of them: ``resolved`` runs the tool (with edited arguments if the payload gives
 ``arguments``), ``cancelled`` skips it and the model is told. An interrupt without an answer is never
-acted on: the request is refused before the stream, as is one that has expired.
+acted on: the request is refused before the stream, as is one that has expired. An ``input_required``
+answer is checked against the server's form before the stream (:func:`question_answer`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import uuid_utils
 from iris.app.agui.events import Interrupt
 from iris.app.agui.input import ResumeEntryIn
 from iris.app.errors import Unprocessable
+from iris.app.mcp.elicitation import ELICITATION_KEY, Answer, Question, answer_from, form_problem
 
 TOOL_CALL_KEY = "iris/toolCall"
 APPROVAL_SCHEMA: dict[str, Any] = {
@@ -48,9 +51,27 @@ def approval_interrupt(call_id: str, tool_name: str, arguments: str, *, expires_
     )
 
 
+def question_interrupt(call_id: str, tool_name: str, arguments: str, question: Question) -> Interrupt:
+    """The interrupt that puts an MCP server's question to the user: its form's schema as the
+    ``responseSchema`` (form mode), or the page to visit in ``metadata["iris/elicitation"].url``."""
+    details: dict[str, Any] = {"server": question.server, "mode": question.mode}
+    if question.url is not None:
+        details["url"] = question.url
+    return Interrupt(
+        id=question.id,
+        reason="input_required",
+        message=question.message,
+        tool_call_id=call_id,
+        response_schema=question.schema,
+        expires_at=question.expires_at.isoformat(timespec="seconds"),
+        metadata={TOOL_CALL_KEY: {"name": tool_name, "arguments": arguments}, ELICITATION_KEY: details},
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ResumeDecision:
-    """What the user said about one interrupted tool call."""
+    """What the user said about one interrupted tool call: ``answer`` is set for an ``input_required``
+    interrupt (the answer to the server's question)."""
 
     interrupt_id: str
     tool_call_id: str
@@ -59,6 +80,7 @@ class ResumeDecision:
     status: Literal["resolved", "cancelled"]
     reason: str | None = None
     """Why the user declined, when a cancelled entry's payload says (``{"reason": "…"}``)."""
+    answer: Answer | None = None
 
 
 def match_resume(
@@ -90,9 +112,12 @@ def match_resume(
                 interrupt_id=interrupt.id,
                 tool_call_id=interrupt.tool_call_id or "",
                 tool_name=str(call.get("name", "")),
-                arguments=_arguments(entry, str(call.get("arguments", ""))),
+                arguments=_arguments(entry, str(call.get("arguments", "")))
+                if interrupt.reason != "input_required"
+                else str(call.get("arguments", "")),
                 status=entry.status,
                 reason=_reason(entry),
+                answer=question_answer(interrupt, entry) if interrupt.reason == "input_required" else None,
             )
         )
     known = {d.interrupt_id for d in decisions}
@@ -117,3 +142,23 @@ def _arguments(entry: ResumeEntryIn, original: str) -> str:
             "A resolved payload's 'arguments' must be an object.", code="validation_failed", field="resume"
         )
     return json.dumps(edited, separators=(",", ":"))
+
+
+def question_answer(interrupt: Interrupt, entry: ResumeEntryIn) -> Answer:
+    """A resume entry as the answer to a server's question: ``cancelled`` is ``cancel``; ``resolved``
+    is ``payload.action`` (``accept`` when absent, or ``decline``) with ``payload.content`` (the form's
+    fields, checked against its schema)."""
+    try:
+        given = answer_from(entry.status, entry.payload)
+    except ValueError as exc:
+        raise Unprocessable(str(exc), code="validation_failed", field="resume") from None
+    if given.action == "accept":
+        problem = form_problem(interrupt.response_schema, given.content)
+        if problem is not None:
+            raise Unprocessable(
+                f"The answer to interrupt {interrupt.id} does not fit its form: {problem}.",
+                code="validation_failed",
+                field="resume",
+                extra={"interruptId": interrupt.id},
+            )
+    return given

@@ -34,6 +34,7 @@ from iris.app.runs.intake.interrupts import ResumeDecision
 from iris.app.runs.intake.knobs import NO_OPTIONS
 from iris.app.runs.intake.new_input import estimate_images, new_messages, resume_decisions
 from iris.app.runs.intake.plan import Repositories, Rewind, RunPlan
+from iris.app.runs.intake.prompts import prompt_message
 from iris.app.runs.intake.resolution import (
     RunAgent,
     RunnableModel,
@@ -77,8 +78,9 @@ async def prepare_run(
     ids = _checked_ids(body, inline_images=inline is not None and inline.images)
     thread = await _thread_line(body, ids, principal, repos, rewind)
     offer = await _offer(body, ids, thread, repos, registry, settings, toolbox)
+    prompted = await prompt_message(ids.forwarded, thread.agent.config.tools, toolbox, repos.mcp_servers)
     new_rows = await new_messages(
-        [m for m in ids.inbound if m.id not in thread.known],
+        [m for m in ids.inbound if m.id not in thread.known] + ([prompted] if prompted else []),
         thread.history,
         principal=principal,
         thread_id=ids.thread_id,

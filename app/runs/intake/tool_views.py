@@ -10,7 +10,7 @@ import msgspec
 from iris.app.mcp.config import MissingVariable, ServerConfig
 from iris.app.persistence.models import McpServer
 from iris.app.runs.intake.toolbox import RunTool, Toolbox, mcp_run_tool
-from iris.app.schemas.mcp import McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
+from iris.app.schemas.mcp import IconOut, McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
 
 
 def tool_out(tool: RunTool) -> ToolOut:
@@ -26,6 +26,8 @@ def tool_out(tool: RunTool) -> ToolOut:
         available=tool.unavailable is None,
         unavailable_reason=tool.unavailable,
         hints=hints or None,
+        title=tool.title,
+        icons=[msgspec.convert(icon, IconOut) for icon in tool.icons] or None,
     )
 
 

@@ -24,7 +24,8 @@ from iris.tools.names import mcp_tool_name, parse_tool_ref
 from iris.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from iris.app.mcp.connection import McpTool, ServerConnection
+    from iris.app.mcp.connection import ServerConnection
+    from iris.app.mcp.listing import McpPrompt, McpTool
 
 Invoke = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolResult]]
 
@@ -44,6 +45,9 @@ class RunTool:
     invoke: Invoke
     unavailable: str | None = None
     """Why it cannot be called (shown by ``GET /api/tools``; never offered to a model)."""
+    title: str | None = None
+    icons: tuple[dict[str, Any], ...] = ()
+    """Its display name and icons (an MCP tool's, for people: ``GET /api/tools``, the page)."""
 
     @property
     def needs_approval(self) -> bool:
@@ -104,6 +108,29 @@ class Toolbox:
                     out.setdefault(run_tool.name, run_tool)
         return tuple(out.values())
 
+    async def agent_servers(
+        self, names: Sequence[str], servers: McpServerRepository
+    ) -> list[ServerConnection]:
+        """The connections of the enabled MCP servers an agent's tool names name (not connected yet)."""
+        wanted = {ref.server for ref in map(parse_tool_ref, names) if ref.server is not None}
+        rows = await servers.enabled_named(wanted) if wanted else []
+        return [await self.pool.connection(ServerConfig.from_row(row)) for row in rows]
+
+    async def agent_prompts(
+        self, names: Sequence[str], servers: McpServerRepository
+    ) -> tuple[list[McpPrompt], dict[str, str]]:
+        """The prompts of an agent's MCP servers, and why a server's could not be listed (by name)."""
+        connections = await self.agent_servers(names, servers)
+        listed = await asyncio.gather(*(c.prompts() for c in connections), return_exceptions=True)
+        prompts: list[McpPrompt] = []
+        failed: dict[str, str] = {}
+        for connection, found in zip(connections, listed, strict=True):
+            if isinstance(found, BaseException):
+                failed[connection.config.name] = str(found) or type(found).__name__
+            else:
+                prompts += found
+        return prompts, failed
+
     def listed_tools(self, server: str) -> list[str]:
         """The ``{server}__{tool}`` names a server listed last in this process (none: not listed yet)."""
         connection = self.pool.known(server)
@@ -133,4 +160,6 @@ def mcp_run_tool(connection: ServerConnection, tool: McpTool) -> RunTool:
         timeout_seconds=timeout + 10,  # the connection bounds the call itself, and cancels it remotely
         invoke=invoke,
         unavailable=tool.unavailable,
+        title=tool.title,
+        icons=tool.icons,
     )
