@@ -8,7 +8,7 @@ an interrupt (:class:`InputRequired` carries the :class:`Question`). The resumin
 user's :class:`Answer` to the waiting call (:func:`answer`) and waits for what the call does next: its
 result, or another question. A question nobody answers within the interrupt TTL is answered
 ``cancel``; one whose call is not in this process (another process made it, or this one restarted) is
-reported as lost. See ADR 0091.
+reported as lost. See ADR 0077.
 
 This module imports nothing from the MCP SDK: the run engine imports it, and the SDK is loaded only with
 the first connection (:mod:`iris.app.mcp.pool`).
