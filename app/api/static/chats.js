@@ -1,0 +1,134 @@
+// @ts-check
+/** The agent's models and upload limits, and the chats (sessions) list: opening, starting and re-reading a chat. */
+import { ApiError, json, uuid4 } from "./api.js";
+import { renderAttachments, resetComposer } from "./composer.js";
+import { clearError, showError } from "./feedback.js";
+import { reattach, showInterrupt } from "./live.js";
+import { $, base, currentModel, el, keys, limits, reads, slug, state, stored, ui, visionOn } from "./page.js";
+import { SessionList } from "./sessions.js";
+import { renderHistory } from "./transcript.js";
+
+/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
+/** @typedef {import("./api.js").AgentModel} AgentModel */
+/** @typedef {import("./api.js").ChatMessage} ChatMessage */
+/** @typedef {import("./api.js").ChatPart} ChatPart */
+/** @typedef {import("./api.js").SessionOut} SessionOut */
+/** @typedef {import("./api.js").UploadLimits} UploadLimits */
+/** @typedef {import("./api.js").UploadOut} UploadOut */
+/** @typedef {"image" | "document" | "audio"} Kind */
+/** @typedef {import("./tools.js").ToolView} ToolView */
+/** @typedef {{usage?: string, tool?: ToolView}} Extras */
+/** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
+/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
+/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
+
+export async function loadLimits() {
+  try {
+    const answer = await json("/agent/capabilities");
+    const found = answer.custom && answer.custom["iris/uploadLimits"];
+    if (found) Object.assign(limits, found);
+  } catch {
+    // The stand-ins above hold until the server answers; uploads are checked there anyway.
+  }
+  modelChanged();
+}
+
+// -- models -----------------------------------------------------------------------------------------
+
+export async function loadModels() {
+  try {
+    const answer = await json(`${base}/models`);
+    state.models = answer.models;
+    ui.model.replaceChildren(
+      ...state.models.map((m) => el("option", { value: m.id }, [`${m.name} (${m.type})`])),
+    );
+    if (answer.defaultModelId) ui.model.value = answer.defaultModelId;
+    $("agent-name").textContent = slug;
+  } catch (error) {
+    showError(error);
+  }
+  modelChanged();
+}
+
+export function modelChanged() {
+  const model = currentModel();
+  const on = visionOn();
+  ui.attachLabel.hidden = !on;
+  ui.visionHint.textContent = on ? "" : `${model ? model.name : "This model"} reads text only: files cannot be attached.`;
+  const accepted = limits.acceptedTypes.filter((t) => reads(t.startsWith("image/") ? "image" : t === "application/pdf" ? "document" : "audio"));
+  ui.file.accept = accepted.join(",");
+  const kinds = /** @type {Kind[]} */ (["image", "document", "audio"]).filter((k) => reads(k));
+  ui.attachText.textContent = kinds.length === 1 && kinds[0] === "image" ? "Attach images" : "Attach files";
+  ui.thinkLabel.hidden = !(model && model.reasoning);
+  if (ui.thinkLabel.hidden) ui.think.checked = false;
+  renderAttachments();
+}
+ui.model.addEventListener("change", modelChanged);
+
+// -- sessions ---------------------------------------------------------------------------------------
+
+export const sessionList = new SessionList({
+  list: ui.sessions,
+  more: /** @type {HTMLButtonElement} */ ($("more-sessions")),
+  archived: /** @type {HTMLButtonElement} */ ($("archived-sessions")),
+  importFile: /** @type {HTMLInputElement} */ ($("import-file")),
+  base,
+  current: () => state.sessionId,
+  open: (id) => openSession(id, { reattach: true }),
+  deleted: (id) => {
+    if (id === state.sessionId) newChat();
+  },
+  error: showError,
+});
+
+export async function loadSessions() {
+  await sessionList.load();
+}
+
+export function newChat() {
+  state.sessionId = uuid4(); // uploads need a thread before the first message; the chat creates it
+  state.history = [];
+  stored.set(keys.session(), null);
+  resetComposer();
+  ui.approval.hidden = true;
+  renderHistory();
+}
+
+/**
+ * @param {string} id
+ * @param {{reattach: boolean}} options
+ */
+export async function openSession(id, options) {
+  clearError();
+  state.sessionId = id;
+  resetComposer();
+  try {
+    const answer = await json(`${base}/sessions/${id}/messages`);
+    state.history = answer.messages;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "thread_not_found") {
+      newChat();
+      return;
+    }
+    showError(error);
+    return;
+  }
+  stored.set(keys.session(), id);
+  renderHistory();
+  showInterrupt(stored.get(keys.interrupt(id)));
+  await loadSessions();
+  if (options.reattach) await reattach(id);
+}
+
+export async function refresh() {
+  if (!state.sessionId) return;
+  try {
+    const answer = await json(`${base}/sessions/${state.sessionId}/messages`);
+    state.history = answer.messages;
+    stored.set(keys.session(), state.sessionId);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === "thread_not_found")) showError(error);
+  }
+  renderHistory();
+  await loadSessions();
+}
