@@ -1,78 +1,109 @@
 // @ts-check
-/** Signing in: as a guest or with a pasted token; signing out. */
-import { clearAgents, loadAgents } from "./agents.js";
-import { json, setToken } from "./api.js";
-import { loadSessions, newChat, openSession } from "./chats.js";
-import { clearError, showError } from "./feedback.js";
-import { $, keys, slug, stored, ui } from "./page.js";
+/** Signing in: as a guest or with a pasted token (Enter submits it); signing out. The token is kept
+ * across tabs and restarts until it expires; then the page says so and asks again. Another tab signing
+ * in or out is followed here. */
+import { clearAgents, loadAgents, offerAgents } from "./agents.js";
+import { ApiError, claimsOf, expired, json, setToken, token } from "./api.js";
+import { loadLimits, loadModels, loadSessions, newChat, openSession } from "./chats.js";
+import { EXPIRED, clearError, showError } from "./feedback.js";
+import { $, base, keys, slug, stored, ui } from "./page.js";
 
-/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
-/** @typedef {import("./api.js").AgentModel} AgentModel */
-/** @typedef {import("./api.js").ChatMessage} ChatMessage */
-/** @typedef {import("./api.js").ChatPart} ChatPart */
-/** @typedef {import("./api.js").SessionOut} SessionOut */
-/** @typedef {import("./api.js").UploadLimits} UploadLimits */
-/** @typedef {import("./api.js").UploadOut} UploadOut */
-/** @typedef {"image" | "document" | "audio"} Kind */
-/** @typedef {import("./tools.js").ToolView} ToolView */
-/** @typedef {{usage?: string, tool?: ToolView}} Extras */
-/** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
-/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
-/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
+/** @type {number | undefined} */
+let expiryTimer;
 
-// -- sign-in ----------------------------------------------------------------------------------------
-
-export function signedOut() {
+/** Show the sign-in controls (and only them), with why when there is a reason. @param {string} [why] */
+export function signedOut(why) {
   setToken(null);
+  clearTimeout(expiryTimer);
   clearAgents();
   ui.signin.hidden = false;
   ui.account.hidden = true;
+  ui.who.textContent = "";
+  ui.sessions.replaceChildren();
+  if (why) ui.error.textContent = why;
 }
 
-/** @param {string} value */
-export async function signedIn(value) {
+/** Sign out when the token's ``exp`` comes (the next request would be refused anyway). @param {string} value */
+function watchExpiry(value) {
+  clearTimeout(expiryTimer);
+  const claims = claimsOf(value);
+  if (!claims || typeof claims.exp !== "number") return;
+  const wait = Math.min(claims.exp * 1000 - Date.now(), 2 ** 31 - 1);
+  expiryTimer = window.setTimeout(() => signedOut(EXPIRED), Math.max(wait, 0));
+}
+
+/**
+ * Use a token: checked with the server first, so a bad or expired one never shows as signed in.
+ * @param {string} value
+ * @param {"guest" | "token" | "stored"} how where it came from (a pasted one is told apart when refused)
+ */
+export async function signedIn(value, how) {
+  if (expired(value)) {
+    signedOut(how === "token" ? "That token has expired: paste a current one." : EXPIRED);
+    return;
+  }
   setToken(value);
+  try {
+    await json(`${base}/sessions?limit=1`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      signedOut(how === "token" ? `${error.detail} (${error.code})` : EXPIRED);
+      return;
+    }
+    if (!(error instanceof ApiError && error.code === "agent_not_found")) showError(error);
+  }
+  watchExpiry(value);
+  await loadModels();
+  await loadLimits();
   ui.signin.hidden = true;
   ui.who.textContent = describeToken(value);
-  await loadAgents(slug);
+  const agent = await loadAgents(slug);
+  ui.account.hidden = false; // shown once the page is ready to chat (a re-attached answer may still run)
+  if (!agent) {
+    offerAgents(slug);
+    return;
+  }
   await loadSessions();
   const remembered = stored.get(keys.session());
-  ui.account.hidden = false; // shown once the page is ready to chat (a re-attached answer may still run)
   if (remembered) await openSession(remembered, { reattach: true });
   else newChat();
 }
 
 /** @param {string} value */
 export function describeToken(value) {
-  try {
-    const claims = JSON.parse(atob(value.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
-    return claims.is_anonymous ? "Signed in as a guest" : `Signed in as ${claims.sub}`;
-  } catch {
-    return "Signed in";
-  }
+  const claims = claimsOf(value);
+  if (!claims) return "Signed in";
+  return claims.is_anonymous ? "Signed in as a guest" : `Signed in as ${claims.sub}`;
 }
 
 $("guest").addEventListener("click", async () => {
   clearError();
   try {
     const answer = await json("/api/auth/guest", { method: "POST" });
-    await signedIn(answer.accessToken);
+    await signedIn(answer.accessToken, "guest");
   } catch (error) {
     showError(error);
   }
 });
 
-$("use-token").addEventListener("click", async () => {
+$("token-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
   clearError();
   const value = ui.tokenInput.value.trim();
   if (!value) return;
   ui.tokenInput.value = "";
-  await signedIn(value);
+  await signedIn(value, "token");
 });
 
 $("signout").addEventListener("click", () => {
   stored.set(keys.session(), null);
   signedOut();
-  ui.sessions.replaceChildren();
   newChat();
+});
+
+// Another tab signed in or out: follow it.
+window.addEventListener("storage", (event) => {
+  if (event.key !== "iris.token" || event.newValue === event.oldValue) return;
+  if (!event.newValue) signedOut();
+  else if (event.newValue !== token() || ui.account.hidden) signedIn(event.newValue, "stored");
 });

@@ -1,9 +1,9 @@
 // @ts-check
 /** The agent's models and upload limits, and the chats (sessions) list: opening, starting and re-reading a chat. */
 import { ApiError, json, uuid4 } from "./api.js";
-import { renderAttachments, resetComposer } from "./composer.js";
+import { attachmentsUnreadable, renderAttachments, resetComposer } from "./composer.js";
 import { clearError, showError } from "./feedback.js";
-import { reattach, showInterrupt } from "./live.js";
+import { reattach, showInterrupt } from "./runs.js";
 import { $, base, currentModel, el, keys, limits, reads, slug, state, stored, ui, visionOn } from "./page.js";
 import { SessionList } from "./sessions.js";
 import { renderHistory } from "./transcript.js";
@@ -35,6 +35,35 @@ export async function loadLimits() {
 
 // -- models -----------------------------------------------------------------------------------------
 
+/** The agent's default model: a new chat starts on it. */
+let defaultModelId = "";
+
+/** Show a chat's model in the picker (the session's own when the agent still offers it). @param {string | null | undefined} modelId */
+function pickModel(modelId) {
+  const offered = state.models.some((m) => m.id === modelId);
+  ui.model.value = offered && modelId ? modelId : defaultModelId;
+  modelChanged();
+}
+
+/** The chat's model is stored with its session (every device reopening it sees it), once it has one. */
+async function rememberModel() {
+  if (!state.sessionId || !state.history.length || !ui.model.value) return;
+  try {
+    await json(`${base}/sessions/${encodeURIComponent(state.sessionId)}`, {
+      method: "PATCH",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ modelId: ui.model.value }),
+    });
+  } catch (error) {
+    showError(error);
+  }
+}
+
+/** The tab says which chat it shows. */
+function showTitle() {
+  document.title = `${state.title || "New chat"} · Iris`;
+}
+
 export async function loadModels() {
   try {
     const answer = await json(`${base}/models`);
@@ -42,7 +71,8 @@ export async function loadModels() {
     ui.model.replaceChildren(
       ...state.models.map((m) => el("option", { value: m.id }, [`${m.name} (${m.type})`])),
     );
-    if (answer.defaultModelId) ui.model.value = answer.defaultModelId;
+    defaultModelId = answer.defaultModelId || (state.models[0] ? state.models[0].id : "");
+    ui.model.value = defaultModelId;
     $("agent-name").textContent = slug;
   } catch (error) {
     showError(error);
@@ -63,7 +93,11 @@ export function modelChanged() {
   if (ui.thinkLabel.hidden) ui.think.checked = false;
   renderAttachments();
 }
-ui.model.addEventListener("change", modelChanged);
+ui.model.addEventListener("change", () => {
+  modelChanged();
+  attachmentsUnreadable();
+  rememberModel();
+});
 
 // -- sessions ---------------------------------------------------------------------------------------
 
@@ -88,10 +122,14 @@ export async function loadSessions() {
 export function newChat() {
   state.sessionId = uuid4(); // uploads need a thread before the first message; the chat creates it
   state.history = [];
+  state.title = null;
   stored.set(keys.session(), null);
   resetComposer();
   ui.approval.hidden = true;
+  if (state.models.length) pickModel(null);
   renderHistory();
+  showTitle();
+  sessionList.render();
 }
 
 /**
@@ -105,6 +143,8 @@ export async function openSession(id, options) {
   try {
     const answer = await json(`${base}/sessions/${id}/messages`);
     state.history = answer.messages;
+    state.title = answer.title || null;
+    pickModel(answer.modelId);
   } catch (error) {
     if (error instanceof ApiError && error.code === "thread_not_found") {
       newChat();
@@ -114,6 +154,7 @@ export async function openSession(id, options) {
     return;
   }
   stored.set(keys.session(), id);
+  showTitle();
   renderHistory();
   showInterrupt(stored.get(keys.interrupt(id)));
   await loadSessions();
@@ -125,7 +166,9 @@ export async function refresh() {
   try {
     const answer = await json(`${base}/sessions/${state.sessionId}/messages`);
     state.history = answer.messages;
+    state.title = answer.title || null;
     stored.set(keys.session(), state.sessionId);
+    showTitle();
   } catch (error) {
     if (!(error instanceof ApiError && error.code === "thread_not_found")) showError(error);
   }

@@ -3,8 +3,8 @@
 import { ApiError, token, upload, uuid4 } from "./api.js";
 import { loadSessions, newChat, refresh } from "./chats.js";
 import { clearError, retryText, showError } from "./feedback.js";
-import { run } from "./live.js";
-import { $, NOUN, el, kindOf, limits, megabytes, perMessage, reads, state, ui, visionOn } from "./page.js";
+import { run, runningHere } from "./runs.js";
+import { $, NOUN, counted, el, kindOf, limits, megabytes, perMessage, reads, state, ui, visionOn } from "./page.js";
 import { audioChip, documentChip, mediaOf, renderHistory, resendable, scrollDown } from "./transcript.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
@@ -35,7 +35,7 @@ export function countOf(kind) {
 export function renderAttachments() {
   const kinds = /** @type {Kind[]} */ (["image", "document", "audio"]).filter((k) => reads(k));
   const full = kinds.length > 0 && kinds.every((k) => countOf(k) >= perMessage(k));
-  const fullText = `At most ${kinds.map((k) => `${perMessage(k)} ${NOUN[k]}`).join(", ")} per message.`;
+  const fullText = `At most ${kinds.map((k) => counted(perMessage(k), k)).join(", ")} per message.`;
   ui.file.disabled = full;
   ui.attachLabel.classList.toggle("disabled", full);
   ui.attachLabel.setAttribute("aria-disabled", String(full));
@@ -74,7 +74,7 @@ export function renderAttachments() {
 export function refusal(file, kind, how) {
   const name = file.name || `the ${how} file`;
   if (!reads(kind)) return `${name} was not added: this model does not read ${NOUN[kind]}.`;
-  if (countOf(kind) >= perMessage(kind)) return `At most ${perMessage(kind)} ${NOUN[kind]} per message: ${name} was not added.`;
+  if (countOf(kind) >= perMessage(kind)) return `At most ${counted(perMessage(kind), kind)} per message: ${name} was not added.`;
   const max = kind === "image" ? limits.maxImageBytes : kind === "document" ? limits.maxDocumentBytes : limits.maxAudioBytes;
   if (max && file.size > max) return `${name} is larger than the ${megabytes(max)} limit for ${NOUN[kind]}.`;
   return null;
@@ -140,6 +140,23 @@ ui.text.addEventListener("paste", (event) => {
   addFiles(/** @type {File[]} */ (files), "pasted");
 });
 
+/** The message box grows with its text (up to a limit, then it scrolls). */
+export function grow() {
+  ui.text.style.height = "auto";
+  ui.text.style.height = `${ui.text.scrollHeight + 2}px`;
+}
+ui.text.addEventListener("input", grow);
+
+// Files dropped anywhere on the page land in the composer, not in a new browser tab.
+document.addEventListener("dragover", (event) => {
+  if (event.dataTransfer && Array.from(event.dataTransfer.types).includes("Files")) event.preventDefault();
+});
+document.addEventListener("drop", (event) => {
+  if (!event.dataTransfer || !event.dataTransfer.files.length || ui.composer.contains(/** @type {Node} */ (event.target))) return;
+  event.preventDefault();
+  if (token()) addFiles(Array.from(event.dataTransfer.files), "dropped");
+});
+
 ui.composer.addEventListener("dragover", (event) => {
   event.preventDefault();
   ui.composer.classList.add("dragging");
@@ -165,6 +182,7 @@ export function resetComposer() {
   state.editing = null;
   ui.editing.hidden = true;
   ui.text.value = "";
+  grow();
   ui.attachHint.textContent = "";
   renderAttachments();
 }
@@ -183,6 +201,7 @@ export function startEdit(message) {
   });
   ui.attachHint.textContent = "";
   renderAttachments();
+  grow();
   ui.text.focus();
 }
 $("cancel-edit").addEventListener("click", resetComposer);
@@ -204,13 +223,31 @@ export function showSent(parts, attachments) {
   scrollDown();
 }
 
+/**
+ * Attachments the chosen model cannot read are kept (switching back sends them), but said so; true
+ * when there are some.
+ */
+export function attachmentsUnreadable() {
+  const unreadable = liveAttachments().filter((a) => !reads(a.kind));
+  if (!unreadable.length) return false;
+  const kinds = Array.from(new Set(unreadable.map((a) => NOUN[a.kind])));
+  ui.attachHint.textContent = `The current model does not support ${kinds.join(" or ")}: they are kept; choose a model that reads them, or remove them.`;
+  return true;
+}
+
 ui.composer.addEventListener("submit", async (event) => {
   event.preventDefault();
-  if (state.runId !== null) return;
+  if (runningHere()) return;
   if (!token()) {
     ui.error.textContent = "Sign in first: continue as a guest or paste a token.";
     return;
   }
+  if (!ui.approval.hidden) {
+    ui.error.textContent = "Answer the question above first: Approve or Deny.";
+    /** @type {HTMLElement | null} */ (ui.approval.querySelector("button"))?.focus();
+    return;
+  }
+  if (attachmentsUnreadable()) return;
   if (state.attachments.some((a) => a.status === "uploading")) {
     ui.attachHint.textContent = "Wait for the uploads to finish.";
     return;
@@ -233,6 +270,7 @@ ui.composer.addEventListener("submit", async (event) => {
   }
   const saved = { text: ui.text.value, attachments: state.attachments, editing };
   resetComposer();
+  ui.greeting.hidden = true;
   showSent(parts, saved.attachments);
   const ok = await run(body);
   if (!ok) {

@@ -1,31 +1,37 @@
 // @ts-check
-/** Errors as the page shows them: the API's problem detail and code, and when a refused request may be tried again. */
-import { ApiError } from "./api.js";
+/** Errors as the page shows them: the API's problem detail and code, when a refused request may be
+ * tried again, and an expired sign-in said as such. */
+import { ApiError, token } from "./api.js";
 import { signedOut } from "./auth.js";
-import { ui } from "./page.js";
+import { el, ui } from "./page.js";
 
-/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
-/** @typedef {import("./api.js").AgentModel} AgentModel */
-/** @typedef {import("./api.js").ChatMessage} ChatMessage */
-/** @typedef {import("./api.js").ChatPart} ChatPart */
-/** @typedef {import("./api.js").SessionOut} SessionOut */
-/** @typedef {import("./api.js").UploadLimits} UploadLimits */
-/** @typedef {import("./api.js").UploadOut} UploadOut */
-/** @typedef {"image" | "document" | "audio"} Kind */
-/** @typedef {import("./tools.js").ToolView} ToolView */
-/** @typedef {{usage?: string, tool?: ToolView}} Extras */
-/** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
-/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
-/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
+export const EXPIRED = "Your session has expired — sign in again.";
 
 /** @param {unknown} error */
 export function showError(error) {
-  if (error instanceof ApiError) {
-    ui.error.textContent = `${error.detail} (${error.code})${retryText(error)}`;
-    if (error.status === 401) signedOut();
-  } else {
-    ui.error.textContent = String(error);
+  if (error instanceof ApiError && error.status === 401) {
+    const had = token();
+    signedOut(had ? EXPIRED : "Sign in first: continue as a guest or paste a token.");
+    return;
   }
+  if (error instanceof ApiError) ui.error.textContent = `${error.detail} (${error.code})${retryText(error)}`;
+  else ui.error.textContent = String(error);
+}
+
+/**
+ * A problem with what the user can do about it (buttons after the text).
+ * @param {string} text @param {[string, () => unknown][]} actions
+ */
+export function showProblem(text, actions) {
+  const buttons = actions.map(([label, act]) => {
+    const button = el("button", { type: "button" }, [label]);
+    button.addEventListener("click", () => {
+      clearError();
+      act();
+    });
+    return button;
+  });
+  ui.error.replaceChildren(el("span", {}, [text]), el("span", { class: "actions" }, buttons));
 }
 
 /** " Try again in 30 s (at 14:02:10)." for a 429 that says when; "" otherwise. @param {ApiError} error */

@@ -10,7 +10,7 @@
 /** @typedef {import("./api.js").UploadOut} UploadOut */
 /** @typedef {"image" | "document" | "audio"} Kind */
 /** @typedef {import("./tools.js").ToolView} ToolView */
-/** @typedef {{usage?: string, tool?: ToolView}} Extras */
+/** @typedef {{tool?: ToolView, stopped?: boolean}} Extras What the page remembers of a message beyond its history: the tool call it showed live, whether the user stopped it. */
 /** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
 /** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
 /** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
@@ -29,6 +29,12 @@ export const limits = {
   maxAudioSeconds: 0,
 };
 export const NOUN = { image: "images", document: "PDFs", audio: "audio files" };
+const ONE = { image: "image", document: "PDF", audio: "audio file" };
+
+/** "1 audio file", "4 images". @param {number} count @param {"image" | "document" | "audio"} kind */
+export function counted(count, kind) {
+  return `${count} ${count === 1 ? ONE[kind] : NOUN[kind]}`;
+}
 export const slugMatch = location.pathname.match(/^\/chat\/([^/]+)/);
 export const slug = decodeURIComponent(slugMatch ? slugMatch[1] : "default");
 export const base = `/api/agents/${encodeURIComponent(slug)}`;
@@ -70,6 +76,8 @@ export const ui = {
   stop: /** @type {HTMLButtonElement} */ ($("stop")),
   preview: $("preview"),
   previewImage: /** @type {HTMLImageElement} */ ($("preview-image")),
+  greeting: $("greeting"),
+  announcer: $("announcer"),
 };
 
 export const state = {
@@ -78,7 +86,7 @@ export const state = {
   /** @type {ChatMessage[]} */ history: [],
   /** @type {Attachment[]} */ attachments: [],
   /** @type {string | null} */ editing: null,
-  /** @type {string | null} */ runId: null,
+  /** @type {string | null} */ title: null,
 };
 
 // -- small helpers ----------------------------------------------------------------------------------
@@ -96,16 +104,26 @@ export function el(tag, attrs = {}, children = []) {
 }
 
 
+/** What the page keeps in the browser (``localStorage``: every tab of this site shares it, and it
+ * outlives a restart): the chat last open, run logs to re-attach with, open approvals, extras. */
 export const stored = {
   /** @param {string} key */
   get(key) {
-    const raw = sessionStorage.getItem(key);
-    return raw ? JSON.parse(raw) : null;
+    const raw = localStorage.getItem(key);
+    try {
+      return raw ? JSON.parse(raw) : null;
+    } catch {
+      return null;
+    }
   },
   /** @param {string} key @param {unknown} value */
   set(key, value) {
-    if (value === null) sessionStorage.removeItem(key);
-    else sessionStorage.setItem(key, JSON.stringify(value));
+    try {
+      if (value === null) localStorage.removeItem(key);
+      else localStorage.setItem(key, JSON.stringify(value));
+    } catch {
+      // Storage full or refused: the page still works, it only forgets sooner.
+    }
   },
 };
 export const keys = {

@@ -4,10 +4,10 @@ import { refocusSwitcher, showVersion, versionSwitcher } from "./branches.js";
 import { refresh } from "./chats.js";
 import { regenerate, startEdit } from "./composer.js";
 import { showError } from "./feedback.js";
-import { setRunning } from "./live.js";
-import { renderMarkdown } from "./markdown.js";
+import { copyText, decorateCode, renderMarkdown } from "./markdown.js";
 import { base, duration, el, extrasOf, state, ui, usageText } from "./page.js";
 import { openPreview } from "./preview.js";
+import { runningHere, showLive } from "./runs.js";
 import { callsById, historyTool, toolCard } from "./tools.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
@@ -83,16 +83,50 @@ export function resendable(p) {
   return null;
 }
 
+/** "14:02" today, "3 Dec 14:02" before. @param {string} iso */
+function when(iso) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return "";
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return at.toDateString() === new Date().toDateString() ? time : `${at.toLocaleDateString([], { day: "numeric", month: "short" })} ${time}`;
+}
+
+/** A message's foot: when it was written, its usage, a copy button. @param {ChatMessage} message @param {string | null} usage @param {string} text */
+function meta(message, usage, text) {
+  const foot = el("div", { class: "meta" });
+  if (usage) foot.append(el("span", { class: "usage" }, [`Usage: ${usage}`]));
+  if (message.createdAt) foot.append(el("time", { datetime: message.createdAt, title: new Date(message.createdAt).toLocaleString() }, [when(message.createdAt)]));
+  if (text) {
+    const copy = /** @type {HTMLButtonElement} */ (el("button", { type: "button", "aria-label": "Copy this message" }, ["Copy"]));
+    copy.addEventListener("click", () => copyText(copy, text));
+    foot.append(copy);
+  }
+  return foot;
+}
+
+/** The text of a message's text parts. @param {ChatMessage} message */
+function textOf(message) {
+  return message.parts.filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : "")).join("\n");
+}
+
 export function renderHistory() {
   const extras = state.sessionId ? extrasOf(state.sessionId) : {};
   const lastAssistant = [...state.history].reverse().find((m) => m.role === "assistant");
   const calls = callsById(state.history);
   const items = [];
+  /** @type {string[]} */
+  let carried = []; // the usage of turns that only called a tool, shown with the answer that follows
   for (const message of state.history) {
     const extra = extras[message.id] || {};
-    const usage = extra.usage || (message.usage ? usageText([message.usage]) : null);
-    if (message.role === "assistant" && !message.content && !usage) continue; // a turn that only called a tool
+    const own = message.usage ? usageText([message.usage]) : null;
+    if (message.role === "assistant" && !message.content && !message.parts.some((p) => p.type === "reasoning")) {
+      if (own) carried.push(own);
+      continue; // a turn that only called a tool: its call shows as the tool's card
+    }
+    const usage = message.role === "assistant" && (own || carried.length) ? [...carried, ...(own ? [own] : [])].join("; ") : null;
+    if (message.role === "assistant") carried = [];
     const item = el("li", { class: `msg ${message.role}`, "data-message-id": message.id, "aria-label": `${message.role} message` });
+    const text = textOf(message);
     if (message.role === "tool") {
       item.append(toolBlock(message.toolOutput || !extra.tool ? historyTool(message, calls) : extra.tool));
     } else {
@@ -101,15 +135,17 @@ export function renderHistory() {
       for (const part of message.parts) {
         if (part.type === "reasoning") item.append(reasoningBlock(part.redacted ? null : part.text, false));
       }
-      const text = message.parts.filter((p) => p.type === "text").map((p) => (p.type === "text" ? p.text : "")).join("\n");
       if (text) {
         const box = el("div", { class: "text" });
-        if (message.role === "assistant") renderMarkdown(box, text);
-        else box.textContent = text;
+        if (message.role === "assistant") {
+          renderMarkdown(box, text);
+          decorateCode(box);
+        } else box.textContent = text;
         item.append(box);
       }
     }
-    if (usage) item.append(el("div", { class: "usage" }, [`Usage: ${usage}`]));
+    if (extra.stopped) item.append(el("div", { class: "marker stopped" }, ["Stopped"]));
+    item.append(meta(message, usage, message.role === "tool" ? "" : text));
     const actions = el("div", { class: "actions" });
     if (message.role === "user") {
       const edit = el("button", { type: "button" }, ["Edit"]);
@@ -127,7 +163,8 @@ export function renderHistory() {
     items.push(item);
   }
   ui.messages.replaceChildren(...items);
-  setRunning(state.runId !== null);
+  ui.greeting.hidden = items.length > 0;
+  showLive();
   scrollDown();
 }
 
@@ -136,7 +173,7 @@ export function renderHistory() {
  * @param {ChatMessage} message @param {string} versionId
  */
 export async function switchVersion(message, versionId) {
-  if (!state.sessionId || state.runId !== null) return;
+  if (!state.sessionId || runningHere()) return;
   const forward = (message.siblings || []).indexOf(versionId) > (message.siblingIndex ?? 0);
   try {
     await showVersion(base, state.sessionId, versionId);
