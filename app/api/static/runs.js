@@ -72,7 +72,10 @@ async function follow(response, sessionId, replay) {
     for await (const { id, event } of events(response)) {
       running.log.events.push(event);
       if (id) running.log.lastEventId = id;
-      if (event.type === "RUN_STARTED") running.runId = running.log.runId = event.runId;
+      if (event.type === "RUN_STARTED") {
+        running.runId = running.log.runId = event.runId;
+        sessionList.load(); // a new chat joins the list (marked as answering) as soon as it runs
+      }
       if (running.view && state.sessionId === sessionId) running.view.apply(event);
       if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") last = event;
       stored.set(keys.log(sessionId), last ? null : running.log);

@@ -92,7 +92,9 @@ async def test_a_session_keeps_its_model(client: Client, alice: dict[str, str]) 
     history = await client.get(f"{SESSIONS}/{session}/messages", headers=alice)
     assert (history.json()["title"], history.json()["modelId"]) == ("hello", offered["defaultModelId"])
 
-    changed = await client.patch(f"{SESSIONS}/{session}", json={"modelId": by_ref["local/text"]}, headers=alice)
+    changed = await client.patch(
+        f"{SESSIONS}/{session}", json={"modelId": by_ref["local/text"]}, headers=alice
+    )
     assert changed.status_code == 200, changed.text
     assert changed.json()["modelId"] == by_ref["local/text"]
     reread = await client.get(f"{SESSIONS}/{session}/messages", headers=alice)
