@@ -32,6 +32,7 @@ export class LiveRun {
   showWaiting() {
     if (this.waiting || this.lastItem || this.thinking) return;
     this.waiting = assistantItem();
+    this.waiting.classList.add("waiting");
     this.waiting.setAttribute("aria-label", "assistant is thinking");
     this.waiting.append(el("span", { class: "marker thinking" }, ["thinking…"]));
     ui.messages.append(this.waiting);

@@ -42,6 +42,7 @@ export function showRunning() {
 export function showLive() {
   const running = runningHere();
   if (running) {
+    for (const item of ui.messages.querySelectorAll("li.live")) item.remove(); // replayed below, once
     running.view = new LiveRun(running.sessionId);
     for (const event of running.log.events) running.view.apply(event);
     running.view.showWaiting();
@@ -146,6 +147,7 @@ function reconnect(sessionId) {
 function keepPartial(items, how) {
   const known = new Set(state.history.map((m) => m.id));
   for (const item of items) {
+    if (item.classList.contains("waiting")) continue;
     const id = item.getAttribute("data-message-id");
     if (id && known.has(id)) continue;
     item.classList.add(how);
@@ -187,8 +189,14 @@ export async function reattach(sessionId) {
     stored.set(keys.log(sessionId), null);
     if (log && attempts.has(sessionId)) {
       attempts.delete(sessionId);
-      clearError();
-      if (state.sessionId === sessionId) await refresh();
+      if (state.sessionId === sessionId) {
+        const partial = /** @type {HTMLElement[]} */ (Array.from(ui.messages.querySelectorAll("li.live")));
+        await refresh();
+        keepPartial(partial, "interrupted");
+        showProblem("The answer ended while Iris could not be reached (it restarted); the text so far is kept.", [
+          ["Regenerate", () => regenerate()],
+        ]);
+      }
     }
     return;
   }
