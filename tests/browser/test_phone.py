@@ -87,14 +87,14 @@ def test_dark_mode_follows_the_system_and_the_switch(page: Page, site: Site) -> 
     expect(page.locator("body")).not_to_have_css("background-color", light)
     dark = background(page)
     assert dark != light
-    switch = page.get_by_role("button", name="Colour theme: follow the system")
+    switch = page.get_by_role("button", name="Theme: auto")
     switch.click()  # auto → light, whatever the system says
     expect(page.locator("body")).to_have_css("background-color", light)
     page.reload()  # the choice is kept
     expect(page.locator("body")).to_have_css("background-color", light)
-    page.get_by_role("button", name="Colour theme: light").click()  # light → dark
+    page.get_by_role("button", name="Theme: light").click()  # light → dark
     expect(page.locator("body")).to_have_css("background-color", dark)
-    page.get_by_role("button", name="Colour theme: dark").click()  # dark → auto: the system's again
+    page.get_by_role("button", name="Theme: dark").click()  # dark → auto: the system's again
     expect(page.locator("body")).to_have_css("background-color", dark)
 
 

@@ -20,7 +20,7 @@ function applyTheme(theme) {
   if (theme === "auto") document.documentElement.removeAttribute("data-theme");
   else document.documentElement.dataset.theme = theme;
   themeButton.textContent = `Theme: ${theme}`;
-  themeButton.setAttribute("aria-label", theme === "auto" ? "Colour theme: follow the system" : `Colour theme: ${theme}`);
+  themeButton.title = theme === "auto" ? "Colours follow the system; click for light" : `Colours: ${theme}; click for the next`;
 }
 themeButton.addEventListener("click", () => {
   const now = stored.get("iris.theme") || "auto";
