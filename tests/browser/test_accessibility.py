@@ -34,7 +34,9 @@ def serious(page: Page) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = page.evaluate(
         """async () => (await axe.run(document, { resultTypes: ["violations"] })).violations
             .filter((v) => v.impact === "serious" || v.impact === "critical")
-            .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }))"""
+            .map((v) => ({
+                id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5),
+            }))"""
     )
     return found
 
@@ -95,7 +97,9 @@ def test_versions_are_big_enough_and_the_answer_is_announced_once(page: Page, si
     wait_idle(page)
     for name in ("Previous version", "Next version"):
         box = page.get_by_role("button", name=name).bounding_box()
-        assert box is not None and box["width"] >= 24 and box["height"] >= 24, (name, box)
+        assert box is not None
+        assert (box["width"], box["height"]) >= (24, 24), (name, box)
+        assert box["height"] >= 24, (name, box)
     page.get_by_role("button", name="Previous version").focus()
     page.keyboard.press("Tab")  # the keyboard moves on: the control it lands on shows a ring
     outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")

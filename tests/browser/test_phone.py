@@ -1,4 +1,4 @@
-"""The chat page at a phone's size (390×844) and at a desktop's (1280×800): no horizontal overflow, Send
+"""The chat page at a phone's size (390 by 844) and at a desktop's (1280 by 800): no horizontal overflow, Send
 in view, the sidebar a drawer behind "Chats" on the phone; and the colours following the system's dark
 mode, or the switch."""
 
@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.browser.chat_page import assistant_messages, open_as_guest, send, wait_idle
 from tests.browser.conftest import Site, patient
 
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 @pytest.fixture
@@ -34,7 +34,8 @@ def overflow(page: Page) -> int:
 def in_view(page: Page, name: str) -> bool:
     box = page.get_by_role("button", name=name, exact=True).bounding_box()
     size = page.viewport_size
-    assert box is not None and size is not None
+    assert box is not None
+    assert size is not None
     return (
         box["x"] >= 0
         and box["x"] + box["width"] <= size["width"]

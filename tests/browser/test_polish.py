@@ -75,7 +75,8 @@ def test_a_tool_call_is_one_card_with_the_same_usage_live_and_after_reload(page:
     for item in assistant_messages(page).all():
         expect(item.locator(".text")).not_to_have_count(0)  # no bubble holding only "Usage"
     live = [u.inner_text() for u in messages.locator(".usage").all()]
-    assert live and all(u.startswith("Usage: ") for u in live)
+    assert live
+    assert all(u.startswith("Usage: ") for u in live)
     page.reload()
     expect(messages.get_by_label("Tool call current_time")).to_have_count(1)
     expect(messages.locator(".usage")).to_have_count(len(live))

@@ -4,7 +4,6 @@ lost, the text is still there and Regenerate answers again. Its own Iris process
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -24,7 +23,7 @@ LONG = " ".join(f"w{i}" for i in range(400))
 
 
 @pytest.fixture
-def own_iris(sqlite_template: Path, tmp_path: Path) -> Iterator[tuple[dict[str, str], int, Path]]:
+def own_iris(sqlite_template: Path, tmp_path: Path) -> tuple[dict[str, str], int, Path]:
     """Settings for an Iris of this test's own (quick to declare a dead process's runs lost)."""
     port = free_port()
     env = {
@@ -35,7 +34,7 @@ def own_iris(sqlite_template: Path, tmp_path: Path) -> Iterator[tuple[dict[str, 
         "IRIS_RUN_HEARTBEAT_SECONDS": "1",
         "IRIS_RUN_STALE_SECONDS": "4",
     }
-    yield env, port, tmp_path
+    return env, port, tmp_path
 
 
 def test_a_restart_mid_answer_keeps_the_text_and_offers_regenerate(
