@@ -4,7 +4,7 @@
 import { watchAgentPicker } from "./agents.js";
 import { token } from "./api.js";
 import { signedIn, signedOut } from "./auth.js";
-import { newChat, openSession } from "./chats.js";
+import { newChat, openSession, sessionList } from "./chats.js";
 import { showError } from "./feedback.js";
 import { $, keys, slug, stored, ui } from "./page.js";
 import { reattach } from "./runs.js";
@@ -58,6 +58,10 @@ setUpSearch({
   input: /** @type {HTMLInputElement} */ ($("search")),
   results: $("search-results"),
   error: showError,
+  dateOf: (id) => {
+    const session = sessionList.sessions.find((s) => s.id === id);
+    return session ? new Date(session.lastActivityAt).toLocaleDateString([], { day: "numeric", month: "short", year: "numeric" }) : "";
+  },
   open: async (result) => {
     if (result.agentSlug !== slug) {
       const jump = new URLSearchParams({ session: result.sessionId, ...(result.messageId ? { message: result.messageId } : {}) });
