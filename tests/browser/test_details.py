@@ -1,6 +1,7 @@
 """The chat page's details: search lists a chat once with its matching messages under it; a switch to
 a text-only model with images attached keeps them and says so; an unknown agent in the address offers
-the agents there are; a message sent while an approval is open is held with plain words."""
+the agents there are; an upload's id can be copied from its chip; a message sent while an approval
+is open is held with plain words."""
 
 from __future__ import annotations
 
@@ -61,12 +62,18 @@ def test_an_unknown_agent_offers_the_agents_there_are(page: Page, site: Site) ->
     expect(page).to_have_url(f"{site.base}/chat/default")
 
 
-def test_a_message_waits_for_the_open_question_in_plain_words(page: Page, site: Site) -> None:
+def test_the_upload_id_is_on_the_page_and_a_message_waits_for_the_open_question(
+    page: Page, site: Site
+) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     open_as_guest(page, site.base)
     with page.expect_response("**/api/files") as uploaded:
         pick(page, file_payload("doomed.png", png((20, 20))))
     wait_thumbnails(page, 1)
-    send(page, "use tool delete_attachment " + json.dumps({"uploadId": uploaded.value.json()["id"]}))
+    page.get_by_role("button", name="Copy the upload id of doomed.png").click()  # what the tour uses
+    upload_id = page.evaluate("() => navigator.clipboard.readText()")
+    assert upload_id == uploaded.value.json()["id"]
+    send(page, "use tool delete_attachment " + json.dumps({"uploadId": upload_id}))
     wait_idle(page)
     expect(page.get_by_role("region", name="Approval needed")).to_be_visible()
     send(page, "what about now?")

@@ -8,19 +8,7 @@ import { $, base, currentModel, el, keys, limits, reads, slug, state, stored, ui
 import { SessionList } from "./sessions.js";
 import { renderHistory } from "./transcript.js";
 
-/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
-/** @typedef {import("./api.js").AgentModel} AgentModel */
-/** @typedef {import("./api.js").ChatMessage} ChatMessage */
-/** @typedef {import("./api.js").ChatPart} ChatPart */
-/** @typedef {import("./api.js").SessionOut} SessionOut */
-/** @typedef {import("./api.js").UploadLimits} UploadLimits */
-/** @typedef {import("./api.js").UploadOut} UploadOut */
 /** @typedef {"image" | "document" | "audio"} Kind */
-/** @typedef {import("./tools.js").ToolView} ToolView */
-/** @typedef {{usage?: string, tool?: ToolView}} Extras */
-/** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
-/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
-/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
 
 export async function loadLimits() {
   try {

@@ -1,25 +1,18 @@
 // @ts-check
 /** The composer: the message box, attachments picked, pasted or dropped (checked before upload), edit and regenerate. */
 import { ApiError, token, upload, uuid4 } from "./api.js";
+import { copyText } from "./markdown.js";
 import { loadSessions, newChat, refresh } from "./chats.js";
 import { clearError, retryText, showError } from "./feedback.js";
 import { run, runningHere } from "./runs.js";
 import { $, NOUN, counted, el, kindOf, limits, megabytes, perMessage, reads, state, ui, visionOn } from "./page.js";
 import { audioChip, documentChip, mediaOf, renderHistory, resendable, scrollDown } from "./transcript.js";
 
-/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
-/** @typedef {import("./api.js").AgentModel} AgentModel */
 /** @typedef {import("./api.js").ChatMessage} ChatMessage */
 /** @typedef {import("./api.js").ChatPart} ChatPart */
-/** @typedef {import("./api.js").SessionOut} SessionOut */
-/** @typedef {import("./api.js").UploadLimits} UploadLimits */
-/** @typedef {import("./api.js").UploadOut} UploadOut */
 /** @typedef {"image" | "document" | "audio"} Kind */
-/** @typedef {import("./tools.js").ToolView} ToolView */
-/** @typedef {{usage?: string, tool?: ToolView}} Extras */
 /** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
-/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
-/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
+/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string, uploadId?: string}} Attachment */
 
 // -- composer ---------------------------------------------------------------------------------------
 
@@ -56,6 +49,13 @@ export function renderAttachments() {
         item.append(audioChip({ url: part.audio, name: a.name, ...a.facts }));
       } else {
         item.append(el("span", { class: "failed" }, [`${a.name}: ${a.error}`]), el("span", {}, [a.name]));
+      }
+      if (a.status === "ready" && a.uploadId) {
+        // The upload's id, for tools that take one (delete_attachment): shown on hover, copied on click.
+        const id = a.uploadId;
+        const copy = /** @type {HTMLButtonElement} */ (el("button", { type: "button", class: "upload-id", title: `Upload id ${id}`, "aria-label": `Copy the upload id of ${a.name}` }, ["Copy id"]));
+        copy.addEventListener("click", () => copyText(copy, id));
+        item.append(copy);
       }
       const remove = el("button", { type: "button", "aria-label": `Remove ${a.name}` }, ["Remove"]);
       remove.addEventListener("click", () => {
@@ -111,6 +111,7 @@ export function addFiles(files, how) {
     })
       .then((answer) => {
         attachment.status = "ready";
+        attachment.uploadId = answer.id;
         attachment.kind = answer.kind || kind;
         attachment.part = answer.parts.chat;
         attachment.facts = { pages: answer.pages, thumbnailUrl: answer.thumbnailUrl, durationSeconds: answer.durationSeconds };

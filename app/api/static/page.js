@@ -12,7 +12,7 @@
 /** @typedef {import("./tools.js").ToolView} ToolView */
 /** @typedef {{tool?: ToolView, stopped?: boolean}} Extras What the page remembers of a message beyond its history: the tool call it showed live, whether the user stopped it. */
 /** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
-/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
+/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string, uploadId?: string}} Attachment */
 /** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
 
 /** What the server takes (``GET /agent/capabilities``, ``custom["iris/uploadLimits"]``); these stand in

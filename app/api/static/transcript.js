@@ -10,19 +10,10 @@ import { openPreview } from "./preview.js";
 import { runningHere, showLive } from "./runs.js";
 import { callsById, historyTool, toolCard } from "./tools.js";
 
-/** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
-/** @typedef {import("./api.js").AgentModel} AgentModel */
 /** @typedef {import("./api.js").ChatMessage} ChatMessage */
 /** @typedef {import("./api.js").ChatPart} ChatPart */
-/** @typedef {import("./api.js").SessionOut} SessionOut */
-/** @typedef {import("./api.js").UploadLimits} UploadLimits */
-/** @typedef {import("./api.js").UploadOut} UploadOut */
-/** @typedef {"image" | "document" | "audio"} Kind */
 /** @typedef {import("./tools.js").ToolView} ToolView */
-/** @typedef {{usage?: string, tool?: ToolView}} Extras */
 /** @typedef {{pages?: number | null, thumbnailUrl?: string | null, durationSeconds?: number | null}} Facts What an upload answer (or history) says about a file, shown on its chip. */
-/** @typedef {{key: string, name: string, kind: Kind, status: "uploading" | "ready" | "failed", progress: number, part?: ChatPart, facts?: Facts, error?: string}} Attachment */
-/** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
 
 // -- messages ---------------------------------------------------------------------------------------
 
