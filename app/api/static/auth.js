@@ -58,8 +58,8 @@ export async function signedIn(value, how) {
   ui.signin.hidden = true;
   ui.who.textContent = describeToken(value);
   const agent = await loadAgents(slug);
-  ui.account.hidden = false; // shown once the page is ready to chat (a re-attached answer may still run)
   if (!agent) {
+    ui.account.hidden = false;
     offerAgents(slug);
     return;
   }
@@ -67,6 +67,7 @@ export async function signedIn(value, how) {
   const remembered = stored.get(keys.session());
   if (remembered) await openSession(remembered, { reattach: true });
   else newChat();
+  ui.account.hidden = false; // shown once the page is ready to chat (a re-attached answer may still run)
 }
 
 /** @param {string} value */

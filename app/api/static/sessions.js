@@ -41,6 +41,7 @@ export class SessionList {
     /** @type {SessionOut[]} */ this.sessions = [];
     /** Chats deleted but still undoable, by id. @type {Map<string, number>} */ this.pendingDeletes = new Map();
     /** @type {Set<string>} */ this.running = new Set();
+    this.stale = false;
     /** @type {number | null} */ this.nextOffset = null;
     this.showArchived = false;
     options.more.addEventListener("click", () => this.loadMore());
@@ -87,6 +88,11 @@ export class SessionList {
   }
 
   render() {
+    if (this.o.list.querySelector(".session-menu")) {
+      this.stale = true; // a menu is open: the list is redrawn when it closes
+      return;
+    }
+    this.stale = false;
     this.o.more.hidden = this.nextOffset === null;
     const shown = this.sessions.filter((s) => !this.pendingDeletes.has(s.id));
     this.o.list.replaceChildren(...shown.map((s) => this.item(s)));
@@ -126,6 +132,8 @@ export class SessionList {
   closeMenus() {
     for (const menu of this.o.list.querySelectorAll(".session-menu")) menu.remove();
     for (const button of this.o.list.querySelectorAll(".more")) button.setAttribute("aria-expanded", "false");
+    // After the chosen action has started (a rename puts its box in the row first).
+    if (this.stale) setTimeout(() => this.stale && !this.o.list.querySelector(".rename") && this.render(), 0);
   }
 
   /** @param {HTMLElement} item @param {SessionOut} session @param {HTMLElement} opener */
