@@ -30,7 +30,7 @@ from iris.app.runs.conversations.session_export import filename as export_filena
 from iris.app.runs.conversations.session_export import markdown as export_markdown
 from iris.app.runs.conversations.session_export import session_export
 from iris.app.runs.conversations.session_import import import_session
-from iris.app.runs.conversations.sessions import session_out, switch_line
+from iris.app.runs.conversations.sessions import offered_model, session_out, switch_line
 from iris.app.runs.engine.manager import FOLLOW_POLL_SECONDS, RunManager
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.engine.streaming import (
@@ -112,6 +112,7 @@ __all__ = [
     "import_session",
     "log_wakeups",
     "observed",
+    "offered_model",
     "prepare_run",
     "resume_point",
     "server_out",

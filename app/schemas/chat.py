@@ -131,8 +131,13 @@ class ChatMessageOut(WireStruct, omit_defaults=True, kw_only=True):
 
 
 class ChatHistory(WireStruct):
+    """A session's messages, with its title and the model it continues with (``modelId``: a catalogue
+    id, absent before its first run), so a page reopening it shows both."""
+
     session_id: str
     messages: list[ChatMessageOut]
+    title: str | None = None
+    model_id: str | None = None
 
 
 class LlmMessageIn(RequestStruct, kw_only=True):

@@ -12,11 +12,13 @@ Title = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 
 
 class SessionUpdate(RequestStruct, kw_only=True):
-    """``PATCH /api/agents/{slug}/sessions/{sessionId}``: only the fields present change."""
+    """``PATCH /api/agents/{slug}/sessions/{sessionId}``: only the fields present change. ``modelId`` (a
+    model the agent offers, by id) is the model the chat continues with when a run names none."""
 
     title: Title | msgspec.UnsetType = msgspec.UNSET
     pinned: bool | msgspec.UnsetType = msgspec.UNSET
     archived: bool | msgspec.UnsetType = msgspec.UNSET
+    model_id: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class ActiveMessageIn(RequestStruct, kw_only=True):

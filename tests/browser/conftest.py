@@ -1,7 +1,7 @@
 """Browser tests: the built-in chat page in the system's Chromium, against a real ``python -m iris serve``.
 
 One Iris process serves the whole session and one Chromium each module; every test gets a fresh
-browser context (its own ``sessionStorage``) and signs in as a new guest, so tests do not see each
+browser context (its own ``localStorage``) and signs in as a new guest, so tests do not see each
 other's chats.
 Playwright's own browser download is never used: ``executable_path`` points at Debian's ``chromium``.
 On a failure the test's screenshot and browser console log are saved under its pytest temp dir, and

@@ -1,5 +1,6 @@
-"""Take the README's screenshot of the chat page with the browser tests' own set-up:
-``.venv/bin/python -m tests.browser.screenshot docs/chat-page.png``."""
+"""Take the README's screenshot of the chat page, and the main views at a desktop's and a phone's size,
+light and dark, with the browser tests' own set-up:
+``.venv/bin/python -m tests.browser.screenshot docs/chat-page.png docs/screenshots``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.browser.chat_page import file_payload, open_as_guest, pick, png, send, wait_idle, wait_thumbnails
 from tests.browser.conftest import CHROMIUM_FLAGS, JWT_SECRET, find_chromium
@@ -15,8 +16,42 @@ from tests.support.databases import migrate, sqlite_url
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
 
+SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+ANSWER_WITH_CODE = "Show me some code:\n```python\ndef greet(name):\n    return f'Hello, {name}'\n```"
 
-def main(target: Path) -> None:
+
+def converse(page: Page, base: str) -> None:
+    """A chat worth looking at: an image and its description, a tool call, code, a draft in the composer."""
+    open_as_guest(page, base)
+    pick(page, file_payload("sunset.png", png((640, 360), (245, 140, 30))))
+    wait_thumbnails(page, 1)
+    send(page, "What is in this picture?")
+    wait_idle(page)
+    send(page, "use tool current_time {}")
+    wait_idle(page)
+    send(page, ANSWER_WITH_CODE)
+    wait_idle(page)
+
+
+def views(browser: Browser, base: str, folder: Path) -> None:
+    """Each main view at both sizes, light and dark."""
+    for size, viewport in SIZES.items():
+        for scheme in ("light", "dark"):
+            context = browser.new_context(viewport=viewport, color_scheme=scheme)  # type: ignore[arg-type]
+            page = context.new_page()
+            page.goto(base + "/")
+            page.get_by_role("button", name="Continue as guest").wait_for()
+            page.screenshot(path=str(folder / f"signed-out-{size}-{scheme}.png"))
+            converse(page, base)
+            page.screenshot(path=str(folder / f"chat-{size}-{scheme}.png"))
+            if size == "phone":
+                page.get_by_role("button", name="Chats", exact=True).click()
+                page.wait_for_timeout(300)
+                page.screenshot(path=str(folder / f"drawer-{size}-{scheme}.png"))
+            context.close()
+
+
+def main(target: Path, folder: Path | None) -> None:
     chromium = find_chromium()
     if chromium is None:
         sys.exit("no Chromium found")
@@ -44,9 +79,15 @@ def main(target: Path) -> None:
             wait_thumbnails(page, 1)
             page.get_by_role("textbox", name="Message").fill("And this one?")
             page.screenshot(path=str(target))
+            if folder is not None:
+                folder.mkdir(parents=True, exist_ok=True)
+                views(browser, iris.base_url, folder)
             browser.close()
-    print(target)
+    print(target, folder or "")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/chat-page.png"))
+    main(
+        Path(sys.argv[1] if len(sys.argv) > 1 else "docs/chat-page.png"),
+        Path(sys.argv[2]) if len(sys.argv) > 2 else None,
+    )

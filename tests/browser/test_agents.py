@@ -50,7 +50,7 @@ def test_the_picker_shows_the_agents_a_guest_may_use_and_opens_their_chats(page:
     send(page, "hello helpdesk")
     wait_idle(page)
     expect(assistant_messages(page).last).to_contain_text("hello helpdesk")
-    token = page.evaluate("() => sessionStorage.getItem('iris.token')")
+    token = page.evaluate("() => localStorage.getItem('iris.token')")
     bearer = {"Authorization": f"Bearer {token}"}
     listed = httpx.get(f"{site.base}/api/agents/helpdesk/sessions", headers=bearer, timeout=REQUEST_SECONDS)
     sessions = listed.json()["sessions"]

@@ -33,7 +33,7 @@ def test_guest_sign_in(page: Page, site: Site) -> None:
     expect(page.get_by_role("region", name="Sign in")).to_be_visible()
     page.get_by_role("button", name="Continue as guest").click()
     expect(page.get_by_text("Signed in as a guest")).to_be_visible()
-    token = page.evaluate("() => sessionStorage.getItem('iris.token')")
+    token = page.evaluate("() => localStorage.getItem('iris.token')")
     claims = httpx.get(
         f"{site.base}/api/agents/default/sessions",
         headers={"Authorization": f"Bearer {token}"},
@@ -134,8 +134,8 @@ def test_stop_mid_answer_cancels_the_run_and_keeps_the_partial_answer(page: Page
     answer = assistant_messages(page).last
     expect(answer).to_contain_text("w3")
     expect(answer).not_to_contain_text("w39")  # stopped well before the end
-    token = page.evaluate("() => sessionStorage.getItem('iris.token')")
-    session = page.evaluate("() => JSON.parse(sessionStorage.getItem('iris.session.default'))")
+    token = page.evaluate("() => localStorage.getItem('iris.token')")
+    session = page.evaluate("() => JSON.parse(localStorage.getItem('iris.session.default'))")
     history = httpx.get(
         f"{site.base}/api/agents/default/sessions/{session}/messages",
         headers={"Authorization": f"Bearer {token}"},

@@ -24,14 +24,14 @@ from tests.browser.conftest import Site
 
 def api(page: Page, site: Site, path: str) -> Any:
     """What the server says, with the page's own token."""
-    token = page.evaluate("() => sessionStorage.getItem('iris.token')")
+    token = page.evaluate("() => localStorage.getItem('iris.token')")
     response = httpx.get(f"{site.base}{path}", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200, response.text
     return response.json()
 
 
 def session_id(page: Page) -> str:
-    value: str = page.evaluate("() => JSON.parse(sessionStorage.getItem('iris.session.default'))")
+    value: str = page.evaluate("() => JSON.parse(localStorage.getItem('iris.session.default'))")
     return value
 
 

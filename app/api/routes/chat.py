@@ -211,7 +211,12 @@ class ChatController(Controller):
             after=after,
             limit=limit,
         )
-        return ChatHistory(session_id=session.thread_id, messages=page.chat_messages())
+        return ChatHistory(
+            session_id=session.thread_id,
+            messages=page.chat_messages(),
+            title=session.title,
+            model_id=str(session.model_id) if session.model_id else None,
+        )
 
     @get(
         "/sessions/{sessionId:str}/usage",

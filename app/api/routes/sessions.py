@@ -30,6 +30,7 @@ from iris.app.runs import (
     export_filename,
     export_markdown,
     import_session,
+    offered_model,
     session_export,
     session_out,
     switch_line,
@@ -77,7 +78,9 @@ class SessionController(Controller):
     @patch(
         "/{sessionId:str}",
         operation_id="UpdateSession",
-        operation_class=documented(problems={**_SESSION, 422: [*_SESSION[422], "validation_failed"]}),
+        operation_class=documented(
+            problems={**_SESSION, 422: [*_SESSION[422], "validation_failed", "model_not_in_agent"]}
+        ),
     )
     async def update(
         self,
@@ -88,9 +91,14 @@ class SessionController(Controller):
         agent_repo: NamedDependency[AgentRepository],
         session_repo: NamedDependency[SessionRepository],
     ) -> SessionOut:
-        """Rename, pin or archive a session (only the fields sent change). Pinned sessions come first
-        in the list; archived ones leave it (``?archived=true`` lists them) but stay searchable."""
+        """Rename, pin or archive a session, or choose the model it continues with (only the fields sent
+        change). Pinned sessions come first in the list; archived ones leave it (``?archived=true``
+        lists them) but stay searchable. ``modelId`` must be one of the agent's models (422
+        ``model_not_in_agent``)."""
         session = await owned_agent_session(agent_repo, session_repo, principal, slug, sessionId)
+        model_id = None
+        if not isinstance(data.model_id, msgspec.UnsetType):
+            model_id = offered_model(await agent_by_slug(agent_repo, slug), data.model_id)
         title = None if isinstance(data.title, msgspec.UnsetType) else " ".join(data.title.split())
         if title == "":
             raise Unprocessable("A title needs a visible character.", field="title")
@@ -99,6 +107,7 @@ class SessionController(Controller):
             title=title,
             pinned=None if isinstance(data.pinned, msgspec.UnsetType) else data.pinned,
             archived=None if isinstance(data.archived, msgspec.UnsetType) else data.archived,
+            model_id=model_id,
         )
         return session_out(session)
 

@@ -37,6 +37,26 @@ export async function loadAgents(current) {
   return found;
 }
 
+/**
+ * This page's agent does not exist (or is not the caller's): say so and offer the agents there are.
+ * @param {string} current
+ */
+export function offerAgents(current) {
+  const picker = /** @type {HTMLSelectElement} */ (document.getElementById("agent"));
+  const label = /** @type {HTMLElement} */ (document.getElementById("agent-label"));
+  const error = /** @type {HTMLElement} */ (document.getElementById("error"));
+  const placeholder = document.createElement("option");
+  placeholder.value = "";
+  placeholder.textContent = "Choose an agent";
+  placeholder.disabled = true;
+  picker.prepend(placeholder);
+  picker.value = "";
+  label.hidden = picker.options.length < 2;
+  error.textContent = label.hidden
+    ? `There is no agent "${current}" here, and none you may use.`
+    : `There is no agent "${current}" here: choose one from the Agent list.`;
+}
+
 /** Signed out: no agents to pick from. */
 export function clearAgents() {
   /** @type {HTMLElement} */ (document.getElementById("agent-label")).hidden = true;

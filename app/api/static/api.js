@@ -28,14 +28,31 @@ export class ApiError extends Error {
 
 const TOKEN_KEY = "iris.token";
 
+/** The bearer token, kept in ``localStorage``: every tab shares it (a guest stays the same guest) and it
+ * outlives a browser restart, until it expires or the user signs out. */
 export function token() {
-  return sessionStorage.getItem(TOKEN_KEY);
+  return localStorage.getItem(TOKEN_KEY);
 }
 
 /** @param {string | null} value */
 export function setToken(value) {
-  if (value) sessionStorage.setItem(TOKEN_KEY, value);
-  else sessionStorage.removeItem(TOKEN_KEY);
+  if (value) localStorage.setItem(TOKEN_KEY, value);
+  else localStorage.removeItem(TOKEN_KEY);
+}
+
+/** The claims of a JWT, unchecked (only the server checks them); null when it is not one. @param {string} value */
+export function claimsOf(value) {
+  try {
+    return JSON.parse(atob(value.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a token's ``exp`` has passed (a token without one never expires here). @param {string} value */
+export function expired(value) {
+  const claims = claimsOf(value);
+  return Boolean(claims && typeof claims.exp === "number" && claims.exp * 1000 <= Date.now());
 }
 
 /** @param {Record<string, string>} [extra] */

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * Search over the caller's conversations, above the sessions list: results appear as you type
- * (`GET /api/sessions/search`), each with its highlighted snippet; choosing one opens its session and
+ * (`GET /api/sessions/search`), a chat once with its agent (and date, when the list knows it) and its
+ * matching messages under it, each with its highlighted snippet; choosing one opens its session and
  * jumps to the message. Keyboard: ArrowDown from the box into the results, ArrowUp/ArrowDown between
  * them, Enter opens, Esc clears the search.
  */
@@ -30,6 +31,18 @@ export function snippetNodes(snippet) {
 }
 
 /**
+ * The hits of each chat together (a chat is listed once), in the order of each chat's best hit.
+ * @param {SearchResult[]} found
+ * @returns {SearchResult[][]}
+ */
+export function grouped(found) {
+  /** @type {Map<string, SearchResult[]>} */
+  const groups = new Map();
+  for (const hit of found) groups.set(hit.sessionId, [...(groups.get(hit.sessionId) || []), hit]);
+  return Array.from(groups.values());
+}
+
+/**
  * Scroll a message of the open session into view and mark it for a moment; `false` when it is not
  * on the page (a turn the page does not draw, for example).
  * @param {HTMLElement} list the message list
@@ -48,9 +61,9 @@ export function jumpTo(list, messageId) {
 
 /**
  * Wire the search box to its results list.
- * @param {{input: HTMLInputElement, results: HTMLElement, open: (result: SearchResult) => void, error: (e: unknown) => void}} parts
+ * @param {{input: HTMLInputElement, results: HTMLElement, open: (result: SearchResult) => void, error: (e: unknown) => void, dateOf?: (sessionId: string) => string}} parts
  */
-export function setUpSearch({ input, results, open, error }) {
+export function setUpSearch({ input, results, open, error, dateOf }) {
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
   let asked = 0;
@@ -70,23 +83,52 @@ export function setUpSearch({ input, results, open, error }) {
       results.replaceChildren(Object.assign(document.createElement("li"), { className: "none", textContent: `Nothing found for “${query}”.` }));
       return;
     }
-    results.replaceChildren(
-      ...found.map((result) => {
-        const title = Object.assign(document.createElement("span"), { className: "title", textContent: result.title || "Untitled chat" });
+    results.replaceChildren(...grouped(found).map((group) => groupItem(group)));
+  }
+
+  /** @param {SearchResult} result @param {HTMLElement[]} children */
+  function resultButton(result, children) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.append(...children);
+    button.addEventListener("click", () => {
+      clear();
+      open(result);
+    });
+    return button;
+  }
+
+  /** One chat: its title (agent, date), then each matching message under it. @param {SearchResult[]} hits */
+  function groupItem(hits) {
+    const first = hits[0];
+    const titleHit = hits.find((h) => !h.messageId);
+    const facts = [first.agentSlug, dateOf ? dateOf(first.sessionId) : ""].filter(Boolean).join(" · ");
+    const head = [
+      Object.assign(document.createElement("span"), { className: "title", textContent: first.title || "Untitled chat" }),
+      Object.assign(document.createElement("span"), { className: "facts", textContent: facts }),
+    ];
+    if (titleHit) {
+      const snippet = Object.assign(document.createElement("span"), { className: "snippet" });
+      snippet.append(...snippetNodes(titleHit.snippet));
+      head.push(snippet);
+    }
+    const item = document.createElement("li");
+    item.className = "group";
+    item.append(resultButton(titleHit || { ...first, messageId: undefined }, head));
+    const messages = hits.filter((h) => h.messageId);
+    if (messages.length) {
+      const list = document.createElement("ul");
+      list.setAttribute("aria-label", `Matches in ${first.title || "Untitled chat"}`);
+      for (const hit of messages) {
         const snippet = Object.assign(document.createElement("span"), { className: "snippet" });
-        snippet.append(...snippetNodes(result.snippet));
-        const button = document.createElement("button");
-        button.type = "button";
-        button.append(title, snippet);
-        button.addEventListener("click", () => {
-          clear();
-          open(result);
-        });
-        const item = document.createElement("li");
-        item.append(button);
-        return item;
-      }),
-    );
+        snippet.append(...snippetNodes(hit.snippet));
+        const row = document.createElement("li");
+        row.append(resultButton(hit, [snippet]));
+        list.append(row);
+      }
+      item.append(list);
+    }
+    return item;
   }
 
   async function run() {

@@ -4,7 +4,9 @@
  * time ("More chats"), archived ones behind "Archived chats". Each chat has a menu (its "⋯" button):
  * Rename (Enter saves, Esc cancels), Pin/Unpin, Archive/Unarchive, Export as JSON or Markdown, Delete.
  * Menus open with Enter or a click, ArrowUp/ArrowDown move inside them, Esc closes them. "Import a
- * chat" takes a JSON export back as a new chat.
+ * chat" takes a JSON export back as a new chat. Delete can be undone for a few seconds: the chat leaves
+ * the list at once and is deleted on the server only when the undo offer ends. Chats answering now are
+ * marked.
  */
 import { download, json } from "./api.js";
 
@@ -18,6 +20,7 @@ import { download, json } from "./api.js";
  */
 
 const PAGE = 50;
+const UNDO_MS = 6000;
 
 /**
  * @param {string} tag
@@ -36,6 +39,9 @@ export class SessionList {
   constructor(options) {
     this.o = options;
     /** @type {SessionOut[]} */ this.sessions = [];
+    /** Chats deleted but still undoable, by id. @type {Map<string, number>} */ this.pendingDeletes = new Map();
+    /** @type {Set<string>} */ this.running = new Set();
+    this.stale = false;
     /** @type {number | null} */ this.nextOffset = null;
     this.showArchived = false;
     options.more.addEventListener("click", () => this.loadMore());
@@ -46,6 +52,14 @@ export class SessionList {
       this.load();
     });
     options.importFile.addEventListener("change", () => this.importChosen());
+    // Leaving the page ends the undo offers: the deletes go out now (keepalive outlives the page).
+    window.addEventListener("pagehide", () => {
+      for (const [id, timer] of this.pendingDeletes) {
+        clearTimeout(timer);
+        json(`${this.o.base}/sessions/${encodeURIComponent(id)}`, { method: "DELETE", keepalive: true }).catch(() => {});
+      }
+      this.pendingDeletes.clear();
+    });
     document.addEventListener("click", (event) => {
       if (!(event.target instanceof Node) || !options.list.contains(event.target)) this.closeMenus();
     });
@@ -74,8 +88,25 @@ export class SessionList {
   }
 
   render() {
+    if (this.o.list.querySelector(".session-menu")) {
+      this.stale = true; // a menu is open: the list is redrawn when it closes
+      return;
+    }
+    this.stale = false;
     this.o.more.hidden = this.nextOffset === null;
-    this.o.list.replaceChildren(...this.sessions.map((s) => this.item(s)));
+    const shown = this.sessions.filter((s) => !this.pendingDeletes.has(s.id));
+    this.o.list.replaceChildren(...shown.map((s) => this.item(s)));
+  }
+
+  /** Mark the chats answering now. @param {Set<string>} ids */
+  markRunning(ids) {
+    this.running = ids;
+    for (const item of this.o.list.querySelectorAll("li[data-session-id]")) {
+      const busy = ids.has(/** @type {HTMLElement} */ (item).dataset.sessionId || "");
+      item.classList.toggle("running", busy);
+      const open = item.querySelector(".open");
+      if (open) open.setAttribute("aria-description", busy ? "answering" : "");
+    }
   }
 
   /** @param {SessionOut} session */
@@ -84,7 +115,8 @@ export class SessionList {
     const open = el("button", { type: "button", class: "open", title }, [title]);
     open.addEventListener("click", () => this.o.open(session.id));
     const menuButton = el("button", { type: "button", class: "more", "aria-label": `Actions for chat ${title}`, "aria-haspopup": "menu", "aria-expanded": "false" }, ["⋯"]);
-    const item = el("li", session.id === this.o.current() ? { class: "current", "aria-current": "true" } : {}, [
+    const classes = [session.id === this.o.current() ? "current" : "", this.running.has(session.id) ? "running" : ""].filter(Boolean).join(" ");
+    const item = el("li", session.id === this.o.current() ? { class: classes, "aria-current": "true" } : classes ? { class: classes } : {}, [
       ...(session.pinned ? [el("span", { class: "pin", title: "Pinned", "aria-label": "Pinned" }, ["📌"])] : []),
       open,
       menuButton,
@@ -100,6 +132,8 @@ export class SessionList {
   closeMenus() {
     for (const menu of this.o.list.querySelectorAll(".session-menu")) menu.remove();
     for (const button of this.o.list.querySelectorAll(".more")) button.setAttribute("aria-expanded", "false");
+    // After the chosen action has started (a rename puts its box in the row first).
+    if (this.stale) setTimeout(() => this.stale && !this.o.list.querySelector(".rename") && this.render(), 0);
   }
 
   /** @param {HTMLElement} item @param {SessionOut} session @param {HTMLElement} opener */
@@ -201,11 +235,32 @@ export class SessionList {
     }
   }
 
+  /** Take the chat out of the list now, offer Undo, and delete it when the offer ends. @param {string} id */
+  remove(id) {
+    const session = this.sessions.find((s) => s.id === id);
+    const title = (session && session.title) || "Untitled chat";
+    this.pendingDeletes.set(id, window.setTimeout(() => this.reallyDelete(id), UNDO_MS));
+    this.o.deleted(id);
+    this.render();
+    const undo = el("button", { type: "button" }, ["Undo"]);
+    const notice = el("div", { class: "toast", role: "status" }, [`Deleted "${title}". `, undo]);
+    undo.addEventListener("click", () => {
+      clearTimeout(this.pendingDeletes.get(id));
+      this.pendingDeletes.delete(id);
+      notice.remove();
+      this.render();
+      this.o.open(id);
+    });
+    document.body.append(notice);
+    setTimeout(() => notice.remove(), UNDO_MS);
+    undo.focus();
+  }
+
   /** @param {string} id */
-  async remove(id) {
+  async reallyDelete(id) {
+    this.pendingDeletes.delete(id);
     try {
       await json(`${this.o.base}/sessions/${encodeURIComponent(id)}`, { method: "DELETE" });
-      this.o.deleted(id);
     } catch (error) {
       this.o.error(error);
     }

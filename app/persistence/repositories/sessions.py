@@ -211,8 +211,12 @@ class SessionRepository(SQLAlchemyAsyncRepository[ChatSession]):
         title: str | None = None,
         pinned: bool | None = None,
         archived: bool | None = None,
+        model_id: UUID | None = None,
     ) -> None:
-        """Rename, pin or archive (``None``: leave as it is); archiving keeps the first time it was."""
+        """Rename, pin, archive or choose the model of a session (``None``: leave as it is); archiving
+        keeps the first time it was."""
+        if model_id is not None:
+            session.model_id = model_id
         if title is not None:
             session.title = title
         if pinned is not None:

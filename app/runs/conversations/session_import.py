@@ -6,7 +6,8 @@ tool messages that answer a call made above them, structured outputs that valida
 the caller's own uploads on this deployment (``uploadId`` with the same ``sha256``; 422
 ``import_attachment_unavailable`` otherwise): each is copied into the new session, so the new one
 and the old one never share an object. The messages keep their ids, order, tree and times; the
-session gets a new id, its title and pin (not its archive: an import is something to look at).
+session gets a new id and its title marked as a copy (``… (copy)``), neither pinned nor archived: an
+import is something to look at beside the original, not the original.
 """
 
 from __future__ import annotations
@@ -86,10 +87,9 @@ async def import_session(
             principal.user_id,
             agent.id,
             None,
-            title=export.session.title,
+            title=_copy_title(export.session.title),
             active_leaf_id=leaf,
         )
-        session.pinned = export.session.pinned
         MessageRepository(session=db).add_at(session.id, rows, 0)
         await db.commit()
     except BaseException:
@@ -270,3 +270,9 @@ def _row(message: ExportMessage, copies: dict[str, Upload]) -> Message:
         created_at=message.created_at,
         updated_at=utcnow(),
     )
+
+
+def _copy_title(title: str | None) -> str:
+    """An imported session's title says it is a copy (titles are at most 200 characters)."""
+    suffix = " (copy)"
+    return (title or "Imported chat")[: 200 - len(suffix)] + suffix

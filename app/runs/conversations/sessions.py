@@ -3,8 +3,10 @@ shown and continued (:mod:`iris.app.runs.conversations.branches`)."""
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from iris.app.errors import Conflict, NotFound, Unprocessable
-from iris.app.persistence.models import ChatSession
+from iris.app.persistence.models import Agent, ChatSession
 from iris.app.persistence.repositories import MessageRepository, RunRepository
 from iris.app.runs.conversations.branches import Tree
 from iris.app.schemas.chat import SessionOut
@@ -22,6 +24,25 @@ def session_out(row: ChatSession) -> SessionOut:
         archived=row.archived_at is not None,
         model_id=str(row.model_id) if row.model_id else None,
     )
+
+
+def offered_model(agent: Agent, model_id: str) -> UUID:
+    """The catalogue id of a model the agent offers, for a session to continue with; 422
+    ``model_not_in_agent`` otherwise (a chat keeps to its agent's models)."""
+    try:
+        wanted = UUID(model_id)
+    except ValueError:
+        wanted = None
+    offered = {str(m) for m in agent.model_ids} | (
+        {str(agent.default_model_id)} if agent.default_model_id else set()
+    )
+    if wanted is None or str(wanted) not in offered:
+        raise Unprocessable(
+            f"The agent {agent.slug!r} does not offer the model {model_id!r}.",
+            code="model_not_in_agent",
+            field="modelId",
+        )
+    return wanted
 
 
 async def switch_line(

@@ -112,7 +112,8 @@ async def test_import_round_trip_is_identical_and_copies_the_images(
     assert imported.status_code == 201, imported.text
     copy_id = imported.json()["id"]
     assert copy_id != session
-    assert imported.json()["title"] == original["session"]["title"]
+    assert imported.json()["title"] == f"{original['session']['title']} (copy)"  # says it is one
+    assert imported.json()["pinned"] is False
 
     again = await exported(client, alice, copy_id)
     assert comparable(again) == comparable(original)  # the whole tree, so the active line too

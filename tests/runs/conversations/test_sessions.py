@@ -81,3 +81,29 @@ async def test_refusals(client: Client, alice: dict[str, str], auth: Callable[..
     theirs = await client.patch(f"{SESSIONS}/{session}", json={"pinned": True}, headers=auth("bob"))
     assert (theirs.status_code, theirs.json()["code"]) == (404, "thread_not_found")
     assert (await listed(client, alice))["sessions"][0]["title"] == "mine"  # nothing changed
+
+
+async def test_a_session_keeps_its_model(client: Client, alice: dict[str, str]) -> None:
+    """The model a chat continues with is stored with it: its history says which (so any device
+    reopening it picks it), a PATCH changes it, and the next run without ``modelId`` uses it."""
+    offered = (await client.get("/api/agents/default/models", headers=alice)).json()
+    by_ref = {f"{m['provider']}/{m['modelId']}": m["id"] for m in offered["models"]}
+    session = await new_session(client, alice, "hello")
+    history = await client.get(f"{SESSIONS}/{session}/messages", headers=alice)
+    assert (history.json()["title"], history.json()["modelId"]) == ("hello", offered["defaultModelId"])
+
+    changed = await client.patch(
+        f"{SESSIONS}/{session}", json={"modelId": by_ref["local/text"]}, headers=alice
+    )
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["modelId"] == by_ref["local/text"]
+    reread = await client.get(f"{SESSIONS}/{session}/messages", headers=alice)
+    assert reread.json()["modelId"] == by_ref["local/text"]
+    events = await chat(client, alice, {"sessionId": session, "content": "which model?"})
+    finished = next(e for e in events if e["type"] == "RUN_FINISHED")
+    assert finished["usage"][0]["model"] == "text", finished
+
+    for wrong in ("not-a-model", "00000000-0000-0000-0000-000000000000"):
+        refused = await client.patch(f"{SESSIONS}/{session}", json={"modelId": wrong}, headers=alice)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["code"] == "model_not_in_agent"
