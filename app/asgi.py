@@ -53,6 +53,7 @@ from iris.app.runs import (
     Toolbox,
     log_wakeups,
 )
+from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings, SettingsError, load_settings, prepare
 from iris.app.storage.base import Storage
@@ -125,6 +126,7 @@ class AppParts:
     models_file: ModelsFile | None
     listener: MetricsListener | None
     untrace_database: Callable[[], None] | None
+    token_verifier: TokenVerifier
 
 
 def build_parts(
@@ -179,6 +181,7 @@ def build_parts(
             else None
         ),
         untrace_database=untrace_database,
+        token_verifier=TokenVerifier(settings),
     )
 
 
@@ -335,6 +338,7 @@ class Lifecycle:
         await parts.toolbox.pool.close()
         await parts.storage.aclose()
         await parts.http.aclose()
+        await parts.token_verifier.aclose()
         await app.state.loop_monitor.stop()
         if parts.listener is not None:
             parts.listener.stop()
@@ -401,6 +405,7 @@ def app_state(parts: AppParts) -> State:
             "toolbox": parts.toolbox,
             "loop_monitor": LoopMonitor(stacks=parts.settings.debug),
             "telemetry": parts.telemetry,
+            "token_verifier": parts.token_verifier,
         }
     )
 

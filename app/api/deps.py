@@ -29,7 +29,8 @@ from iris.app.persistence.repositories import (
 )
 from iris.app.persistence.search_indexer import SearchIndexer
 from iris.app.runs import RunManager, Toolbox
-from iris.app.security.auth import Principal, bearer_token, decode_token, require_admin
+from iris.app.security.auth import Principal, bearer_token, require_admin
+from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings
 from iris.app.storage.base import Storage
@@ -91,9 +92,10 @@ def provide_run_manager(state: State) -> RunManager:
     return manager
 
 
-def provide_principal(request: Request[Any, Any, Any], settings: NamedDependency[Settings]) -> Principal:
-    assert settings.jwt_secret, "prepare() fills the secret before the app starts"
-    return decode_token(settings.jwt_secret, bearer_token(request), audience=settings.jwt_audience)
+async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+    """The caller, from its bearer token (Iris's own, or the identity provider's)."""
+    verifier: TokenVerifier = request.app.state.token_verifier
+    return await verifier.verify(bearer_token(request))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +114,10 @@ class RunContext:
     """Bounds the image decodes of inline media (data URLs)."""
 
 
-def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
+async def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
     state = request.app.state
     return RunContext(
-        principal=provide_principal(request, state.settings),
+        principal=await provide_principal(request),
         settings=state.settings,
         registry=state.registry,
         url_policy=state.url_policy,
@@ -174,8 +176,8 @@ DEPENDENCIES: dict[str, Provide] = {
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
     "search_indexer": Provide(provide_search_indexer, sync_to_thread=False),
-    "principal": Provide(provide_principal, sync_to_thread=False),
-    "run_context": Provide(provide_run_context, sync_to_thread=False),
+    "principal": Provide(provide_principal),
+    "run_context": Provide(provide_run_context),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
     "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),

@@ -9,7 +9,17 @@ from typing import get_args
 from iris.app.runs import DEADLINE_MESSAGES
 from iris.providers.errors import ProviderErrorKind
 
-AUTH = {401: ("missing_token", "invalid_token", "token_expired")}
+AUTH = {
+    401: (
+        "missing_token",
+        "invalid_token",
+        "token_expired",
+        "token_issuer",
+        "token_audience",
+        "token_algorithm",
+        "token_key_unknown",
+    )
+}
 JSON_BODY = {
     400: ("malformed_body",),
     413: ("request_too_large",),
