@@ -53,6 +53,7 @@ from iris.app.runs import (
     Toolbox,
     log_wakeups,
 )
+from iris.app.security.api_keys import KeyResolver
 from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings, SettingsError, load_settings, prepare
@@ -406,6 +407,7 @@ def app_state(parts: AppParts) -> State:
             "loop_monitor": LoopMonitor(stacks=parts.settings.debug),
             "telemetry": parts.telemetry,
             "token_verifier": parts.token_verifier,
+            "key_resolver": KeyResolver(parts.alchemy),
         }
     )
 

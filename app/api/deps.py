@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from iris.app.catalogue.agent_tools import KnownTools, ToolDirectory
 from iris.app.persistence.repositories import (
     AgentRepository,
+    ApiKeyRepository,
     CooldownRepository,
     McpServerRepository,
     MessageRepository,
@@ -29,6 +30,7 @@ from iris.app.persistence.repositories import (
 )
 from iris.app.persistence.search_indexer import SearchIndexer
 from iris.app.runs import RunManager, Toolbox
+from iris.app.security.api_keys import KeyResolver, presented_key
 from iris.app.security.auth import Principal, bearer_token, require_admin
 from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
@@ -93,7 +95,13 @@ def provide_run_manager(state: State) -> RunManager:
 
 
 async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
-    """The caller, from its bearer token (Iris's own, or the identity provider's)."""
+    """The caller: an API key (``x-api-key``, or ``Authorization: Bearer iris_sk_…``) on any surface, else
+    a bearer token (Iris's own, or the identity provider's)."""
+    key = presented_key(request)
+    if key is not None:
+        resolver: KeyResolver = request.app.state.key_resolver
+        address = request.client.host if request.client else None
+        return await resolver.principal(key, path=request.url.path, address=address)
     verifier: TokenVerifier = request.app.state.token_verifier
     return await verifier.verify(bearer_token(request))
 
@@ -132,6 +140,10 @@ def provide_admin(principal: NamedDependency[Principal]) -> Principal:
 
 def provide_models(db_session: NamedDependency[AsyncSession]) -> ModelRepository:
     return ModelRepository(session=db_session)
+
+
+def provide_api_keys(db_session: NamedDependency[AsyncSession]) -> ApiKeyRepository:
+    return ApiKeyRepository(session=db_session)
 
 
 def provide_cooldowns(db_session: NamedDependency[AsyncSession]) -> CooldownRepository:
@@ -180,6 +192,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "run_context": Provide(provide_run_context),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
+    "api_key_repo": Provide(provide_api_keys, sync_to_thread=False),
     "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),
     "agent_repo": Provide(provide_agents, sync_to_thread=False),
     "mcp_repo": Provide(provide_mcp_servers, sync_to_thread=False),

@@ -34,10 +34,26 @@ class Principal(msgspec.Struct, frozen=True, kw_only=True):
 
     user_id: str
     role: Role
+    key_id: str | None = None
+    """The API key the caller came with; ``None`` for a token."""
+    agents: frozenset[str] | None = None
+    """The agent slugs the caller's key may use; ``None``: any."""
+    models: frozenset[str] | None = None
+    """The model refs (``provider/modelId``) the caller's key may use; ``None``: any."""
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def check_agent(self, slug: str) -> None:
+        """403 ``key_agent_forbidden`` when the caller's key does not cover the agent."""
+        if self.agents is not None and slug not in self.agents:
+            raise Forbidden(f"This API key may not use the agent {slug!r}.", code="key_agent_forbidden")
+
+    def check_model(self, ref: str) -> None:
+        """403 ``key_model_forbidden`` when the caller's key does not cover the model."""
+        if self.models is not None and ref not in self.models:
+            raise Forbidden(f"This API key may not use the model {ref!r}.", code="key_model_forbidden")
 
     @property
     def is_guest(self) -> bool:

@@ -178,6 +178,7 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
         "sessionId",
         "name",
         "model",
+        "keyId",
     }
     assert all("_" not in path for path in document["paths"])
 
@@ -208,7 +209,13 @@ def _url(path: str, operation: dict[str, Any]) -> str:
         "modelId": str(uuid.uuid4()),
         "model": "a/b",
     }
-    ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "name": "n"}
+    ids = {
+        "runId": "r",
+        "threadId": str(uuid.uuid4()),
+        "sessionId": "s",
+        "name": "n",
+        "keyId": str(uuid.uuid4()),
+    }
     url = path.format_map({**values, **ids})
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query" and p["required"]]
     return url + ("?" + "&".join(f"{name}=x" for name in query) if query else "")

@@ -27,6 +27,7 @@ from tests.support.waits import SUBPROCESS_SECONDS
 T = TypeVar("T")
 TABLES = {
     "agents",
+    "api_keys",
     "agent_versions",
     "models",
     "sessions",

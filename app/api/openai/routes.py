@@ -65,7 +65,7 @@ CHAT_CODES = {
         "image_type_not_accepted",
         "tool_call_unknown",
     ],
-    403: ["model_not_for_guests"],
+    403: ["model_not_for_guests", "key_model_forbidden"],
     404: ["model_not_found"],
     413: ["file_too_large", "request_too_large"],
     429: ["quota_exceeded", "provider_rate_limit"],

@@ -18,7 +18,9 @@ AUTH = {
         "token_audience",
         "token_algorithm",
         "token_key_unknown",
-    )
+        "invalid_api_key",
+    ),
+    403: ("key_surface_forbidden",),
 }
 JSON_BODY = {
     400: ("malformed_body",),
@@ -71,7 +73,7 @@ _IMAGE_CHECKS = (
 )
 
 RUN_CHECKS: dict[int, tuple[str, ...]] = {
-    403: ("agent_not_for_guests",),
+    403: ("agent_not_for_guests", "key_agent_forbidden", "key_model_forbidden"),
     404: ("agent_not_found", "thread_not_found"),
     409: ("run_exists", "run_in_progress"),
     422: (
@@ -92,7 +94,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
 surface."""
 
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
-    403: ("model_not_for_guests",),
+    403: ("model_not_for_guests", "key_model_forbidden"),
     422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported", "request_too_large"),
     429: ("quota_exceeded",),
     # Without streaming, a failed run is a 502 with the code its RUN_ERROR would carry.

@@ -7,6 +7,7 @@ from litestar.types import ControllerRouterHandler
 
 from iris.app.api.openai.routes import OpenAIController
 from iris.app.api.routes.agents import AgentController, AgentPickerController
+from iris.app.api.routes.api_keys import ApiKeyController
 from iris.app.api.routes.auth import AuthController
 from iris.app.api.routes.chat import ChatController
 from iris.app.api.routes.files import FileController
@@ -24,6 +25,7 @@ from iris.app.settings import Settings
 ROUTE_HANDLERS = [
     HealthController,
     AuthController,
+    ApiKeyController,
     ModelController,
     ProviderController,
     McpServerController,

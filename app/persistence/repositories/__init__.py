@@ -2,7 +2,7 @@
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
 models and agents; ``cooldowns``: failing models;
-``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
+``mcp_servers``; ``api_keys``; ``sessions``: threads and their messages; ``runs``: runs and
 their event logs; ``uploads``; ``quotas``; ``search``: the full-text index over sessions; ``intake_rows``
 and ``closing_rows``: a run's first and last writes without the ORM), ``_common`` for what they share and
 ``_driver_sql`` for what the writers without the ORM share. Import from this package, not from its
@@ -10,6 +10,7 @@ modules: every public name is here.
 """
 
 from iris.app.persistence.repositories._common import parse_uuid, utcnow
+from iris.app.persistence.repositories.api_keys import ApiKeyRepository
 from iris.app.persistence.repositories.catalogue import AgentRepository, ModelRepository
 from iris.app.persistence.repositories.closing_rows import RUN_EVENTS_CHANNEL, AnswerMessage, ClosingRows
 from iris.app.persistence.repositories.cooldowns import CooldownRepository
@@ -32,6 +33,7 @@ __all__ = [
     "RUN_EVENTS_CHANNEL",
     "AgentRepository",
     "AnswerMessage",
+    "ApiKeyRepository",
     "ClosingRows",
     "CooldownRepository",
     "IntakeRead",

@@ -77,6 +77,7 @@ async def prepare_run(
     ids = _checked_ids(body)
     thread = await _thread_line(body, ids, principal, repos, rewind)
     offer = await _offer(body, ids, thread, repos, registry, settings, toolbox)
+    principal.check_model(offer.model.row.ref)
     new_rows = await new_messages(
         [m for m in ids.inbound if m.id not in thread.known],
         thread.history,

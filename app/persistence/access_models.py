@@ -1,0 +1,41 @@
+"""ORM tables of access control: API keys.
+
+Kept apart from :mod:`iris.app.persistence.models` (which imports this module, so every table is on the
+one shared metadata) because they belong to the governance features, not to chats and runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from advanced_alchemy.base import UUIDv7AuditBase
+from advanced_alchemy.types import DateTimeUTC, JsonB
+from sqlalchemy import Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+
+class ApiKey(UUIDv7AuditBase):
+    """A long-lived key (``iris_sk_…``) that acts as its owner. Only the SHA-256 of the whole key is
+    kept (ADR 0088); ``prefix`` is the part shown again, to tell keys apart."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (Index("ix_api_keys_owner_id", "owner_id"),)
+
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(200))
+    owner_id: Mapped[str] = mapped_column(String(200))
+    """The user (or the service identity an admin named) the key acts as."""
+    role: Mapped[str] = mapped_column(String(16))
+    """``user`` or ``admin``: only an admin can make an admin key."""
+    agents: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
+    """Agent slugs the key may use; ``None``: any."""
+    models: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
+    """Model refs (``provider/modelId``) the key may use; ``None``: any."""
+    surfaces: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
+    """Surfaces the key may call (``agui``, ``openai``, ``anthropic``…); ``None``: any."""
+    created_by: Mapped[str] = mapped_column(String(200))
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    last_used_address: Mapped[str | None] = mapped_column(String(64), nullable=True)
