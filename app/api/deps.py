@@ -27,6 +27,7 @@ from iris.app.persistence.repositories import (
     SearchRepository,
     SessionRepository,
     UploadRepository,
+    UsageRepository,
 )
 from iris.app.persistence.search_indexer import SearchIndexer
 from iris.app.runs import RunManager, Toolbox
@@ -146,6 +147,10 @@ def provide_api_keys(db_session: NamedDependency[AsyncSession]) -> ApiKeyReposit
     return ApiKeyRepository(session=db_session)
 
 
+def provide_usage(db_session: NamedDependency[AsyncSession]) -> UsageRepository:
+    return UsageRepository(session=db_session)
+
+
 def provide_cooldowns(db_session: NamedDependency[AsyncSession]) -> CooldownRepository:
     return CooldownRepository(session=db_session)
 
@@ -193,6 +198,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
     "api_key_repo": Provide(provide_api_keys, sync_to_thread=False),
+    "usage_repo": Provide(provide_usage, sync_to_thread=False),
     "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),
     "agent_repo": Provide(provide_agents, sync_to_thread=False),
     "mcp_repo": Provide(provide_mcp_servers, sync_to_thread=False),

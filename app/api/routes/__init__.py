@@ -19,6 +19,7 @@ from iris.app.api.routes.providers import ProviderController
 from iris.app.api.routes.runs import RunController
 from iris.app.api.routes.sessions import SearchController, SessionController
 from iris.app.api.routes.storage import StorageController
+from iris.app.api.routes.usage import UsageController
 from iris.app.api.routes.web import ChatPageController
 from iris.app.settings import Settings
 
@@ -26,6 +27,7 @@ ROUTE_HANDLERS = [
     HealthController,
     AuthController,
     ApiKeyController,
+    UsageController,
     ModelController,
     ProviderController,
     McpServerController,

@@ -1,12 +1,12 @@
 """Repositories: advanced-alchemy's async repository plus the named queries the service needs.
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
-models and agents; ``cooldowns``: failing models;
-``mcp_servers``; ``api_keys``; ``sessions``: threads and their messages; ``runs``: runs and
-their event logs; ``uploads``; ``quotas``; ``search``: the full-text index over sessions; ``intake_rows``
-and ``closing_rows``: a run's first and last writes without the ORM), ``_common`` for what they share and
-``_driver_sql`` for what the writers without the ORM share. Import from this package, not from its
-modules: every public name is here.
+models and agents; ``cooldowns``: failing models; ``mcp_servers``; ``api_keys``; ``sessions``: threads
+and their messages; ``runs``: runs and their event logs; ``uploads``; ``usage``: spend summed from the
+runs; ``quotas``; ``search``: the full-text index over sessions; ``intake_rows`` and ``closing_rows``: a
+run's first and last writes without the ORM), ``_common`` for what they share and ``_driver_sql`` for
+what the writers without the ORM share. Import from this package, not from its modules: every public
+name is here.
 """
 
 from iris.app.persistence.repositories._common import parse_uuid, utcnow
@@ -28,6 +28,7 @@ from iris.app.persistence.repositories.sessions import (
     place,
 )
 from iris.app.persistence.repositories.uploads import UploadRepository
+from iris.app.persistence.repositories.usage import GroupBy, UsageRepository
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
@@ -36,6 +37,7 @@ __all__ = [
     "ApiKeyRepository",
     "ClosingRows",
     "CooldownRepository",
+    "GroupBy",
     "IntakeRead",
     "IntakeRows",
     "McpServerRepository",
@@ -49,6 +51,7 @@ __all__ = [
     "SessionRepository",
     "TreeRow",
     "UploadRepository",
+    "UsageRepository",
     "chain",
     "parse_uuid",
     "place",
