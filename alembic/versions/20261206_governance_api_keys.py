@@ -33,6 +33,7 @@ def upgrade() -> None:
         sa.Column("agents", advanced_alchemy.types.JsonB, nullable=True),
         sa.Column("models", advanced_alchemy.types.JsonB, nullable=True),
         sa.Column("surfaces", advanced_alchemy.types.JsonB, nullable=True),
+        sa.Column("requests_per_minute", sa.Integer(), nullable=True),
         sa.Column("created_by", sa.String(length=200), nullable=False),
         sa.Column("expires_at", _WHEN, nullable=True),
         sa.Column("revoked_at", _WHEN, nullable=True),

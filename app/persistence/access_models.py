@@ -10,7 +10,7 @@ import datetime as dt
 
 from advanced_alchemy.base import UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
-from sqlalchemy import Index, String
+from sqlalchemy import Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 
@@ -34,6 +34,8 @@ class ApiKey(UUIDv7AuditBase):
     """Model refs (``provider/modelId``) the key may use; ``None``: any."""
     surfaces: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
     """Surfaces the key may call (``agui``, ``openai``, ``anthropic``…); ``None``: any."""
+    requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Requests the key may make per minute, over all processes; ``None``: no limit of its own."""
     created_by: Mapped[str] = mapped_column(String(200))
     expires_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

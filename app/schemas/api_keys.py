@@ -14,6 +14,7 @@ OwnerId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}
 """A user id, or a service identity an admin names (the same alphabet as a token's ``sub``)."""
 SurfaceName = Literal["agui", "chat", "ui-chat", "openai", "responses", "anthropic", "api"]
 Days = Annotated[int, msgspec.Meta(ge=1, le=3650)]
+PerMinute = Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
 
 
 class KeyScopes(WireStruct, kw_only=True):
@@ -38,6 +39,8 @@ class ApiKeyCreate(RequestStruct, kw_only=True):
     role: Literal["user", "admin"] = "user"
     scopes: KeyScopes = msgspec.field(default_factory=KeyScopes)
     expires_in_days: Days | None = None
+    requests_per_minute: PerMinute | None = None
+    """Requests the key may make per minute over all processes (429 ``rate_limited`` past it)."""
 
 
 class ApiKeyOut(WireStruct, kw_only=True):
@@ -52,6 +55,7 @@ class ApiKeyOut(WireStruct, kw_only=True):
     created_by: str
     created_at: dt.datetime
     expires_at: dt.datetime | None
+    requests_per_minute: int | None
     revoked_at: dt.datetime | None
     last_used_at: dt.datetime | None
 

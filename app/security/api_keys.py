@@ -25,6 +25,7 @@ from iris.app.persistence.access_models import ApiKey
 from iris.app.persistence.db import session_scope
 from iris.app.persistence.repositories import ApiKeyRepository, utcnow
 from iris.app.security.auth import Principal, Role
+from iris.app.security.quotas import admit_key_request
 
 KEY_PREFIX = "iris_sk_"
 SHOWN_CHARACTERS = 8
@@ -91,7 +92,8 @@ class KeyResolver:
 
     async def principal(self, key: str, *, path: str, address: str | None) -> Principal:
         """The key's principal for a request to ``path`` from ``address``: 401 ``invalid_api_key`` for an
-        unknown, revoked or expired key, 403 ``key_surface_forbidden`` outside its surfaces."""
+        unknown, revoked or expired key, 403 ``key_surface_forbidden`` outside its surfaces, 429
+        ``rate_limited`` past its requests per minute (counted in the database, across processes)."""
         digest = key_hash(key)
         row = await self._row(digest)
         now = utcnow()
@@ -102,6 +104,9 @@ class KeyResolver:
         surface = surface_of(path)
         if row.surfaces is not None and surface not in row.surfaces:
             raise Forbidden(f"This API key may not call the {surface} surface.", code="key_surface_forbidden")
+        if row.requests_per_minute:
+            async with session_scope(self.alchemy) as db:
+                await admit_key_request(db, str(row.id), row.requests_per_minute)
         await self._note_use(row, digest, now, address)
         role: Role = "admin" if row.role == "admin" else "user"
         return Principal(

@@ -32,6 +32,7 @@ CONCURRENT_RUNS = "concurrent_runs"
 UPLOADS_PER_MINUTE = "uploads_per_minute"
 UPLOAD_BYTES_PER_DAY = "upload_bytes_per_day"
 GUEST_TOKENS_PER_HOUR = "guest_tokens_per_hour"
+KEY_REQUESTS_PER_MINUTE = "key_requests_per_minute"
 
 Db = AsyncSession | async_scoped_session[AsyncSession]
 """The caller's session: its transaction carries the counting (a repository's ``session``)."""
@@ -100,7 +101,15 @@ async def admit_guest_token(db: Db, address: str, settings: Settings) -> None:
     await _use(db, f"addr:{address}", GUEST_TOKENS_PER_HOUR, HOUR, settings.quota_guest_tokens_per_hour, 1)
 
 
-async def _use(db: Db, subject: str, quota: str, window: int, allowed: int, amount: int) -> None:
+async def admit_key_request(db: Db, key_id: str, allowed: int) -> None:
+    """Count one request of an API key with a requests-per-minute limit; one too many is 429
+    ``rate_limited``."""
+    await _use(db, f"key:{key_id}", KEY_REQUESTS_PER_MINUTE, MINUTE, allowed, 1, code="rate_limited")
+
+
+async def _use(
+    db: Db, subject: str, quota: str, window: int, allowed: int, amount: int, *, code: str | None = None
+) -> None:
     if allowed <= 0:
         return
     now = time.time()
@@ -115,4 +124,5 @@ async def _use(db: Db, subject: str, quota: str, window: int, allowed: int, amou
             limit=quota,
             allowed=allowed,
             retry_after=max(1, math.ceil(start + window - now)),
+            code=code,
         )

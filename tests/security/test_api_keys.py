@@ -125,3 +125,27 @@ async def test_scopes_refuse_other_surfaces_agents_and_models(client: Client, au
         "/v1/chat/completions", json=allowed, headers={"x-api-key": text_only["key"]}
     )
     assert response.status_code == 200, response.text
+
+
+async def test_a_key_past_its_requests_per_minute_is_rate_limited_in_each_surfaces_shape(
+    client: Client, auth: Auth
+) -> None:
+    await _clear_of_a_minute_boundary()
+    made = await _make(client, auth("alice"), requestsPerMinute=3)
+    assert made["requestsPerMinute"] == 3
+    headers = {"x-api-key": made["key"]}
+    assert [(await client.get("/api/models", headers=headers)).status_code for _ in range(3)] == [200] * 3
+    refused = await client.get("/api/models", headers=headers)
+    assert (refused.status_code, refused.json()["code"]) == (429, "rate_limited")
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    gateway = await client.get("/v1/models", headers=headers)
+    assert gateway.status_code == 429
+    assert gateway.json()["error"]["code"] == "rate_limited"  # OpenAI's error shape under /v1
+    assert "retry-after" in gateway.headers
+    assert (await client.get("/api/models", headers=auth("alice"))).status_code == 200  # the key's limit only
+
+
+async def _clear_of_a_minute_boundary() -> None:
+    """Limits count in fixed minutes: a test counting to a limit starts well inside one."""
+    if time.time() % 60 > 50:
+        await asyncio.sleep(61 - time.time() % 60)

@@ -1,10 +1,11 @@
 """API keys on two Iris processes sharing one PostgreSQL database: a key made on one works on the
-other, and a key revoked on one is refused by both within 5 s."""
+other, a key revoked on one is refused by both within 5 s, and a key's rate limit holds over both."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -75,3 +76,25 @@ def test_revocation_reaches_both_processes_within_five_seconds(
         time.sleep(0.1)
     assert set(refused) == {"a", "b"}
     assert max(refused.values()) < 5.0, refused
+
+
+def test_a_keys_rate_limit_holds_across_both_processes(
+    workers: tuple[IrisProcess, IrisProcess], auth: Callable[..., dict[str, str]]
+) -> None:
+    a, b = workers
+    if time.time() % 60 > 45:  # limits count in fixed minutes: start well inside one
+        time.sleep(61 - time.time() % 60)
+    made = httpx.post(
+        f"{a.base_url}/api/keys",
+        json={"name": "ci", "requestsPerMinute": 10},
+        headers=auth("alice"),
+        timeout=REQUEST_SECONDS,
+    ).json()
+
+    def one(process: IrisProcess) -> int:
+        return _status(process, made["key"])[0]
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(pool.map(one, [a, b] * 15))
+    assert answers.count(200) == 10, answers
+    assert answers.count(429) == 20

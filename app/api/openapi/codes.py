@@ -21,6 +21,7 @@ AUTH = {
         "invalid_api_key",
     ),
     403: ("key_surface_forbidden",),
+    429: ("rate_limited",),
 }
 JSON_BODY = {
     400: ("malformed_body",),

@@ -59,6 +59,7 @@ class ApiKeyController(Controller):
             agents=scopes.agents,
             models=scopes.models,
             surfaces=list(scopes.surfaces) if scopes.surfaces is not None else None,
+            requests_per_minute=data.requests_per_minute,
             created_by=principal.user_id,
             expires_at=utcnow() + dt.timedelta(days=data.expires_in_days) if data.expires_in_days else None,
         )
@@ -107,6 +108,7 @@ def key_out(row: ApiKey) -> ApiKeyOut:
         created_by=row.created_by,
         created_at=row.created_at,
         expires_at=row.expires_at,
+        requests_per_minute=row.requests_per_minute,
         revoked_at=row.revoked_at,
         last_used_at=row.last_used_at,
     )
