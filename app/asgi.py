@@ -54,6 +54,7 @@ from iris.app.runs import (
     log_wakeups,
 )
 from iris.app.security.api_keys import KeyResolver
+from iris.app.security.audit import AuditTrail, audit_hook
 from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings, SettingsError, load_settings, prepare
@@ -128,6 +129,7 @@ class AppParts:
     listener: MetricsListener | None
     untrace_database: Callable[[], None] | None
     token_verifier: TokenVerifier
+    audit: AuditTrail
 
 
 def build_parts(
@@ -183,6 +185,7 @@ def build_parts(
         ),
         untrace_database=untrace_database,
         token_verifier=TokenVerifier(settings),
+        audit=AuditTrail(alchemy, retention_days=settings.audit_retention_days),
     )
 
 
@@ -381,7 +384,7 @@ def create_app(
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS_BY_SURFACE,
         before_request=before_request(parts.telemetry),
-        before_send=[truthful_allow],
+        before_send=[truthful_allow, audit_hook(parts.audit)],
         on_startup=[lifecycle.on_startup, lifecycle.on_startup_done],
         on_shutdown=[lifecycle.on_shutdown],
         state=app_state(parts),
@@ -407,7 +410,7 @@ def app_state(parts: AppParts) -> State:
             "loop_monitor": LoopMonitor(stacks=parts.settings.debug),
             "telemetry": parts.telemetry,
             "token_verifier": parts.token_verifier,
-            "key_resolver": KeyResolver(parts.alchemy),
+            "key_resolver": KeyResolver(parts.alchemy, parts.audit),
         }
     )
 

@@ -19,6 +19,7 @@ from iris.app.catalogue.agent_tools import KnownTools, ToolDirectory
 from iris.app.persistence.repositories import (
     AgentRepository,
     ApiKeyRepository,
+    AuditRepository,
     CooldownRepository,
     McpServerRepository,
     MessageRepository,
@@ -32,6 +33,7 @@ from iris.app.persistence.repositories import (
 from iris.app.persistence.search_indexer import SearchIndexer
 from iris.app.runs import RunManager, Toolbox
 from iris.app.security.api_keys import KeyResolver, presented_key
+from iris.app.security.audit import PRINCIPAL_STATE
 from iris.app.security.auth import Principal, bearer_token, require_admin
 from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
@@ -102,9 +104,12 @@ async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
     if key is not None:
         resolver: KeyResolver = request.app.state.key_resolver
         address = request.client.host if request.client else None
-        return await resolver.principal(key, path=request.url.path, address=address)
-    verifier: TokenVerifier = request.app.state.token_verifier
-    return await verifier.verify(bearer_token(request))
+        principal = await resolver.principal(key, path=request.url.path, address=address)
+    else:
+        verifier: TokenVerifier = request.app.state.token_verifier
+        principal = await verifier.verify(bearer_token(request))
+    request.scope.setdefault("state", {})[PRINCIPAL_STATE] = principal  # for the audit log's hook
+    return principal
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +150,10 @@ def provide_models(db_session: NamedDependency[AsyncSession]) -> ModelRepository
 
 def provide_api_keys(db_session: NamedDependency[AsyncSession]) -> ApiKeyRepository:
     return ApiKeyRepository(session=db_session)
+
+
+def provide_audit(db_session: NamedDependency[AsyncSession]) -> AuditRepository:
+    return AuditRepository(session=db_session)
 
 
 def provide_usage(db_session: NamedDependency[AsyncSession]) -> UsageRepository:
@@ -198,6 +207,7 @@ DEPENDENCIES: dict[str, Provide] = {
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
     "api_key_repo": Provide(provide_api_keys, sync_to_thread=False),
+    "audit_repo": Provide(provide_audit, sync_to_thread=False),
     "usage_repo": Provide(provide_usage, sync_to_thread=False),
     "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),
     "agent_repo": Provide(provide_agents, sync_to_thread=False),

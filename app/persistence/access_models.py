@@ -1,4 +1,4 @@
-"""ORM tables of access control: API keys.
+"""ORM tables of access control: API keys and the audit log.
 
 Kept apart from :mod:`iris.app.persistence.models` (which imports this module, so every table is on the
 one shared metadata) because they belong to the governance features, not to chats and runs.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from advanced_alchemy.base import UUIDv7AuditBase
+from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
 from sqlalchemy import Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -41,3 +41,22 @@ class ApiKey(UUIDv7AuditBase):
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     last_used_address: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class AuditEntry(BigIntBase):
+    """One thing done, appended and never changed: who (``actor``, and the key they came with), what
+    (``action``: the method and route, e.g. ``POST /api/models``; ``target``: the path), when, with which
+    outcome, and the request and trace ids to find it in logs and traces. Never a body, secret or token."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_at", "at"), Index("ix_audit_log_actor", "actor"))
+
+    at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
+    actor: Mapped[str] = mapped_column(String(200))
+    actor_key_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    action: Mapped[str] = mapped_column(String(120))
+    target: Mapped[str] = mapped_column(String(400))
+    status: Mapped[int] = mapped_column(Integer)
+    address: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    request_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)

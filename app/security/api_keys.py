@@ -24,6 +24,7 @@ from iris.app.errors import Forbidden, Unauthorized
 from iris.app.persistence.access_models import ApiKey
 from iris.app.persistence.db import session_scope
 from iris.app.persistence.repositories import ApiKeyRepository, utcnow
+from iris.app.security.audit import AuditTrail
 from iris.app.security.auth import Principal, Role
 from iris.app.security.quotas import admit_key_request
 
@@ -85,8 +86,9 @@ def surface_of(path: str) -> Surface:
 class KeyResolver:
     """Turns a presented key into its :class:`Principal`, with a short per-process memory."""
 
-    def __init__(self, alchemy: SQLAlchemyAsyncConfig) -> None:
+    def __init__(self, alchemy: SQLAlchemyAsyncConfig, audit: AuditTrail) -> None:
         self.alchemy = alchemy
+        self.audit = audit
         self._seen: OrderedDict[str, tuple[ApiKey | None, float]] = OrderedDict()
         self._last_use: dict[str, tuple[float, str | None]] = {}
 
@@ -107,15 +109,16 @@ class KeyResolver:
         if row.requests_per_minute:
             async with session_scope(self.alchemy) as db:
                 await admit_key_request(db, str(row.id), row.requests_per_minute)
-        await self._note_use(row, digest, now, address)
         role: Role = "admin" if row.role == "admin" else "user"
-        return Principal(
+        principal = Principal(
             user_id=row.owner_id,
             role=role,
             key_id=str(row.id),
             agents=None if row.agents is None else frozenset(row.agents),
             models=None if row.models is None else frozenset(row.models),
         )
+        await self._note_use(row, principal, digest, now, address)
+        return principal
 
     async def _row(self, digest: str) -> ApiKey | None:
         remembered = self._seen.get(digest)
@@ -129,7 +132,9 @@ class KeyResolver:
             self._seen.popitem(last=False)
         return row
 
-    async def _note_use(self, row: ApiKey, digest: str, now: dt.datetime, address: str | None) -> None:
+    async def _note_use(
+        self, row: ApiKey, principal: Principal, digest: str, now: dt.datetime, address: str | None
+    ) -> None:
         noted = self._last_use.get(digest)
         if noted is not None and noted[1] == address and time.monotonic() - noted[0] < LAST_USE_EVERY_SECONDS:
             return
@@ -138,3 +143,8 @@ class KeyResolver:
             self._last_use.pop(next(iter(self._last_use)))
         async with session_scope(self.alchemy) as db:
             await ApiKeyRepository(session=db).mark_used(row.id, now, address)
+        if address != row.last_used_address:
+            row.last_used_address = address  # this process's copy: the next lookup reads the stored one
+            await self.audit.record(
+                principal, "key used from a new address", f"/api/keys/{row.id}", status=200, address=address
+            )

@@ -64,6 +64,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     auth_jwks_refetch_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     """The least time between two fetches of the key set (a token with an unknown `kid`, a failed
     fetch, or ``max-age`` shorter than this) (IRIS_AUTH_JWKS_REFETCH_SECONDS)."""
+    audit_retention_days: Annotated[int, msgspec.Meta(ge=0)] = 365
+    """How long audit log rows are kept; 0 keeps them forever (IRIS_AUDIT_RETENTION_DAYS)."""
     guest_token_ttl_seconds: int = 3600
     """Lifetime of tokens from POST /api/auth/guest (IRIS_GUEST_TOKEN_TTL_SECONDS)."""
     storage: StorageKind = "local"

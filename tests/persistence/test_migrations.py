@@ -28,6 +28,7 @@ T = TypeVar("T")
 TABLES = {
     "agents",
     "api_keys",
+    "audit_log",
     "agent_versions",
     "models",
     "sessions",

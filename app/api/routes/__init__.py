@@ -8,6 +8,7 @@ from litestar.types import ControllerRouterHandler
 from iris.app.api.openai.routes import OpenAIController
 from iris.app.api.routes.agents import AgentController, AgentPickerController
 from iris.app.api.routes.api_keys import ApiKeyController
+from iris.app.api.routes.audit import AuditController
 from iris.app.api.routes.auth import AuthController
 from iris.app.api.routes.chat import ChatController
 from iris.app.api.routes.files import FileController
@@ -28,6 +29,7 @@ ROUTE_HANDLERS = [
     AuthController,
     ApiKeyController,
     UsageController,
+    AuditController,
     ModelController,
     ProviderController,
     McpServerController,
