@@ -101,7 +101,7 @@ class QuotaExceeded(IrisError):
     title = "Quota exceeded"
 
     def __init__(
-        self, detail: str, *, limit: str, allowed: int, retry_after: int, code: str | None = None
+        self, detail: str, *, limit: str, allowed: float, retry_after: int, code: str | None = None
     ) -> None:
         super().__init__(
             detail, code=code, extra={"limit": limit, "allowed": allowed, "retryAfterSeconds": retry_after}

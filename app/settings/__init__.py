@@ -64,6 +64,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     auth_jwks_refetch_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     """The least time between two fetches of the key set (a token with an unknown `kid`, a failed
     fetch, or ``max-age`` shorter than this) (IRIS_AUTH_JWKS_REFETCH_SECONDS)."""
+    budget_user_day_usd: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    """What a user's stored runs may cost per UTC day, in USD, before the next run is refused (429
+    ``budget_exceeded``); 0: no budget. A run that crosses it finishes (IRIS_BUDGET_USER_DAY_USD)."""
+    budget_user_month_usd: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    """The same per UTC calendar month (IRIS_BUDGET_USER_MONTH_USD)."""
     audit_retention_days: Annotated[int, msgspec.Meta(ge=0)] = 365
     """How long audit log rows are kept; 0 keeps them forever (IRIS_AUDIT_RETENTION_DAYS)."""
     guest_token_ttl_seconds: int = 3600

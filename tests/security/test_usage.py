@@ -1,4 +1,5 @@
-"""Spend: ``GET /api/usage`` sums the runs' stored costs by user, agent, model and day, as JSON and CSV."""
+"""Spend: ``GET /api/usage`` sums the runs' stored costs by user, agent, model and day, as JSON and CSV;
+a user's daily budget refuses the run after the one that crossed it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import io
 import uuid
 from collections.abc import Callable
 
+import msgspec
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.runs import of_type, run, run_input, user_message
 
@@ -75,3 +79,23 @@ async def test_spend_per_user_model_agent_and_day_equals_the_runs_costs(client: 
     lines = list(csv.reader(io.StringIO(exported.text)))
     assert lines[0] == ["user", "runs", "cost_usd", "input_tokens", "output_tokens"]
     assert {line[0]: int(line[1]) for line in lines[1:]} == {"alice": 2, "bob": 1}
+
+
+async def test_a_run_crossing_the_daily_budget_finishes_and_the_next_is_refused(
+    settings: Settings, auth: Auth
+) -> None:
+    budgeted = msgspec.structs.replace(settings, budget_user_day_usd=0.0001)
+    async with AsyncTestClient(app=create_app(budgeted, environ={})) as client:
+        ref = await _priced_model(client, auth)
+        first = await _cost_of_run(client, auth("alice"), ref)  # under budget when it starts
+        assert first > 0.0001  # it crossed the budget, and finished
+        body = run_input(str(uuid.uuid4()), user_message("again"), model=ref)
+        refused = await client.post("/agent/runs", json=body, headers=auth("alice"))
+        assert (refused.status_code, refused.json()["code"]) == (429, "budget_exceeded")
+        assert 1 <= int(refused.headers["retry-after"]) <= 86_400
+        chat = {"model": ref, "messages": [{"role": "user", "content": "hi"}]}
+        gateway = await client.post("/v1/chat/completions", json=chat, headers=auth("alice"))
+        assert gateway.status_code == 429
+        assert gateway.json()["error"]["code"] == "budget_exceeded"  # OpenAI's shape under /v1
+        assert "retry-after" in gateway.headers
+        assert (await _cost_of_run(client, auth("bob"), ref)) > 0  # budgets are per user

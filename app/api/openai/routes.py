@@ -68,7 +68,7 @@ CHAT_CODES = {
     403: ["model_not_for_guests", "key_model_forbidden"],
     404: ["model_not_found"],
     413: ["file_too_large", "request_too_large"],
-    429: ["quota_exceeded", "provider_rate_limit"],
+    429: ["quota_exceeded", "budget_exceeded", "provider_rate_limit"],
     502: ["provider_auth", "provider_bad_request", "provider_other", "provider_could_not_fetch_image"],
     503: ["provider_unavailable", "provider_key_missing", "database_unavailable", "storage_unavailable"],
     504: ["provider_timeout", "provider_idle_timeout", "run_timeout"],

@@ -88,7 +88,7 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "no_new_message",
         "request_too_large",
     ),
-    429: ("quota_exceeded",),
+    429: ("budget_exceeded", "quota_exceeded"),
     503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
 """What a run is checked for before its stream opens (:mod:`iris.app.runs.intake.prepare`), on either
@@ -97,7 +97,7 @@ surface."""
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
     403: ("model_not_for_guests", "key_model_forbidden"),
     422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported", "request_too_large"),
-    429: ("quota_exceeded",),
+    429: ("budget_exceeded", "quota_exceeded"),
     # Without streaming, a failed run is a 502 with the code its RUN_ERROR would carry.
     502: (
         *(f"provider_{kind}" for kind in get_args(ProviderErrorKind)),

@@ -29,7 +29,7 @@ from iris.app.persistence.repositories.sessions import (
     place,
 )
 from iris.app.persistence.repositories.uploads import UploadRepository
-from iris.app.persistence.repositories.usage import GroupBy, UsageRepository
+from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
@@ -57,5 +57,6 @@ __all__ = [
     "chain",
     "parse_uuid",
     "place",
+    "spent_since",
     "utcnow",
 ]
