@@ -54,6 +54,9 @@ from iris.app.runs import (
     Toolbox,
     log_wakeups,
 )
+from iris.app.security.api_keys import KeyResolver
+from iris.app.security.audit import AuditTrail, audit_hook
+from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings, SettingsError, load_settings, prepare
 from iris.app.storage.base import Storage
@@ -129,6 +132,8 @@ class AppParts:
     models_file: ModelsFile | None
     listener: MetricsListener | None
     untrace_database: Callable[[], None] | None
+    token_verifier: TokenVerifier
+    audit: AuditTrail
 
 
 def build_parts(
@@ -183,6 +188,8 @@ def build_parts(
             else None
         ),
         untrace_database=untrace_database,
+        token_verifier=TokenVerifier(settings),
+        audit=AuditTrail(alchemy, retention_days=settings.audit_retention_days),
     )
 
 
@@ -339,6 +346,7 @@ class Lifecycle:
         await parts.toolbox.pool.close()
         await parts.storage.aclose()
         await parts.http.aclose()
+        await parts.token_verifier.aclose()
         await app.state.loop_monitor.stop()
         if parts.listener is not None:
             parts.listener.stop()
@@ -380,7 +388,7 @@ def create_app(
         dependencies=DEPENDENCIES,
         exception_handlers=with_messages_surface(EXCEPTION_HANDLERS_BY_SURFACE),
         before_request=before_request(parts.telemetry),
-        before_send=[truthful_allow],
+        before_send=[truthful_allow, audit_hook(parts.audit)],
         on_startup=[lifecycle.on_startup, lifecycle.on_startup_done],
         on_shutdown=[lifecycle.on_shutdown],
         state=app_state(parts),
@@ -405,6 +413,8 @@ def app_state(parts: AppParts) -> State:
             "toolbox": parts.toolbox,
             "loop_monitor": LoopMonitor(stacks=parts.settings.debug),
             "telemetry": parts.telemetry,
+            "token_verifier": parts.token_verifier,
+            "key_resolver": KeyResolver(parts.alchemy, parts.audit),
         }
     )
 

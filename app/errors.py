@@ -100,8 +100,12 @@ class QuotaExceeded(IrisError):
     default_code = "quota_exceeded"
     title = "Quota exceeded"
 
-    def __init__(self, detail: str, *, limit: str, allowed: int, retry_after: int) -> None:
-        super().__init__(detail, extra={"limit": limit, "allowed": allowed, "retryAfterSeconds": retry_after})
+    def __init__(
+        self, detail: str, *, limit: str, allowed: float, retry_after: int, code: str | None = None
+    ) -> None:
+        super().__init__(
+            detail, code=code, extra={"limit": limit, "allowed": allowed, "retryAfterSeconds": retry_after}
+        )
         self.retry_after = retry_after
 
 

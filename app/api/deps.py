@@ -18,6 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from iris.app.catalogue.agent_tools import KnownTools, ToolDirectory
 from iris.app.persistence.repositories import (
     AgentRepository,
+    ApiKeyRepository,
+    AuditRepository,
     CooldownRepository,
     McpServerRepository,
     MessageRepository,
@@ -26,10 +28,14 @@ from iris.app.persistence.repositories import (
     SearchRepository,
     SessionRepository,
     UploadRepository,
+    UsageRepository,
 )
 from iris.app.persistence.search_indexer import SearchIndexer
 from iris.app.runs import RunManager, Toolbox
-from iris.app.security.auth import Principal, bearer_token, decode_token, require_admin
+from iris.app.security.api_keys import KeyResolver, presented_key
+from iris.app.security.audit import PRINCIPAL_STATE
+from iris.app.security.auth import Principal, bearer_token, require_admin
+from iris.app.security.identity import TokenVerifier
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings
 from iris.app.storage.base import Storage
@@ -91,9 +97,19 @@ def provide_run_manager(state: State) -> RunManager:
     return manager
 
 
-def provide_principal(request: Request[Any, Any, Any], settings: NamedDependency[Settings]) -> Principal:
-    assert settings.jwt_secret, "prepare() fills the secret before the app starts"
-    return decode_token(settings.jwt_secret, bearer_token(request), audience=settings.jwt_audience)
+async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+    """The caller: an API key (``x-api-key``, or ``Authorization: Bearer iris_sk_…``) on any surface, else
+    a bearer token (Iris's own, or the identity provider's)."""
+    key = presented_key(request)
+    if key is not None:
+        resolver: KeyResolver = request.app.state.key_resolver
+        address = request.client.host if request.client else None
+        principal = await resolver.principal(key, path=request.url.path, address=address)
+    else:
+        verifier: TokenVerifier = request.app.state.token_verifier
+        principal = await verifier.verify(bearer_token(request))
+    request.scope.setdefault("state", {})[PRINCIPAL_STATE] = principal  # for the audit log's hook
+    return principal
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +128,10 @@ class RunContext:
     """Bounds the image decodes of inline media (data URLs)."""
 
 
-def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
+async def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
     state = request.app.state
     return RunContext(
-        principal=provide_principal(request, state.settings),
+        principal=await provide_principal(request),
         settings=state.settings,
         registry=state.registry,
         url_policy=state.url_policy,
@@ -130,6 +146,18 @@ def provide_admin(principal: NamedDependency[Principal]) -> Principal:
 
 def provide_models(db_session: NamedDependency[AsyncSession]) -> ModelRepository:
     return ModelRepository(session=db_session)
+
+
+def provide_api_keys(db_session: NamedDependency[AsyncSession]) -> ApiKeyRepository:
+    return ApiKeyRepository(session=db_session)
+
+
+def provide_audit(db_session: NamedDependency[AsyncSession]) -> AuditRepository:
+    return AuditRepository(session=db_session)
+
+
+def provide_usage(db_session: NamedDependency[AsyncSession]) -> UsageRepository:
+    return UsageRepository(session=db_session)
 
 
 def provide_cooldowns(db_session: NamedDependency[AsyncSession]) -> CooldownRepository:
@@ -174,10 +202,13 @@ DEPENDENCIES: dict[str, Provide] = {
     "url_policy": Provide(provide_url_policy, sync_to_thread=False),
     "run_manager": Provide(provide_run_manager, sync_to_thread=False),
     "search_indexer": Provide(provide_search_indexer, sync_to_thread=False),
-    "principal": Provide(provide_principal, sync_to_thread=False),
-    "run_context": Provide(provide_run_context, sync_to_thread=False),
+    "principal": Provide(provide_principal),
+    "run_context": Provide(provide_run_context),
     "admin": Provide(provide_admin, sync_to_thread=False),
     "model_repo": Provide(provide_models, sync_to_thread=False),
+    "api_key_repo": Provide(provide_api_keys, sync_to_thread=False),
+    "audit_repo": Provide(provide_audit, sync_to_thread=False),
+    "usage_repo": Provide(provide_usage, sync_to_thread=False),
     "cooldown_repo": Provide(provide_cooldowns, sync_to_thread=False),
     "agent_repo": Provide(provide_agents, sync_to_thread=False),
     "mcp_repo": Provide(provide_mcp_servers, sync_to_thread=False),

@@ -29,6 +29,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+# Re-exported: importing the ORM tables registers the access tables on the one shared metadata too.
+from iris.app.persistence.access_models import ApiKey as ApiKey
+from iris.app.persistence.access_models import AuditEntry as AuditEntry
+
 POSITION_MAX = 2_147_483_647
 """The largest ``Integer`` every engine stores (PostgreSQL's ``integer``): message positions and event
 numbers stay below it, and a query bound past it is refused before it reaches the database."""

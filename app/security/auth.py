@@ -1,4 +1,7 @@
-"""Bearer JWTs (HS256, Supabase-compatible claims) and the principal they carry.
+"""Iris's own bearer JWTs (HS256, Supabase-compatible claims) and the principal they carry.
+
+An identity provider's tokens are verified by :mod:`iris.app.security.identity`, which hands HS256
+ones to :func:`decode_token`.
 
 A principal's ``user_id`` ends up in storage paths (``agent-inputs/{userId}/…``), so it is
 checked against a strict alphabet here, once, rather than escaped everywhere else.
@@ -31,10 +34,26 @@ class Principal(msgspec.Struct, frozen=True, kw_only=True):
 
     user_id: str
     role: Role
+    key_id: str | None = None
+    """The API key the caller came with; ``None`` for a token."""
+    agents: frozenset[str] | None = None
+    """The agent slugs the caller's key may use; ``None``: any."""
+    models: frozenset[str] | None = None
+    """The model refs (``provider/modelId``) the caller's key may use; ``None``: any."""
 
     @property
     def is_admin(self) -> bool:
         return self.role == "admin"
+
+    def check_agent(self, slug: str) -> None:
+        """403 ``key_agent_forbidden`` when the caller's key does not cover the agent."""
+        if self.agents is not None and slug not in self.agents:
+            raise Forbidden(f"This API key may not use the agent {slug!r}.", code="key_agent_forbidden")
+
+    def check_model(self, ref: str) -> None:
+        """403 ``key_model_forbidden`` when the caller's key does not cover the model."""
+        if self.models is not None and ref not in self.models:
+            raise Forbidden(f"This API key may not use the model {ref!r}.", code="key_model_forbidden")
 
     @property
     def is_guest(self) -> bool:
@@ -98,13 +117,9 @@ def _verified(secret: str, token: str, audience: str) -> tuple[Principal, float]
             audience=audience,
             options={"require": ["sub", "exp", "aud"]},
         )
-    except jwt.ExpiredSignatureError as exc:
-        raise Unauthorized("The token has expired.", code="token_expired") from exc
     except jwt.InvalidTokenError as exc:
-        raise Unauthorized("The token is not valid.", code="invalid_token") from exc
-    sub = claims.get("sub")
-    if not isinstance(sub, str) or not _USER_ID.fullmatch(sub):
-        raise Unauthorized("The token's subject is not a usable user id.", code="invalid_token")
+        raise refusal(exc) from exc
+    sub = usable_user_id(claims.get("sub"))
     role: Role
     if claims.get("role") in _ADMIN_ROLES:
         role = "admin"
@@ -113,6 +128,30 @@ def _verified(secret: str, token: str, audience: str) -> tuple[Principal, float]
     else:
         role = "user"
     return Principal(user_id=sub, role=role), float(claims["exp"])
+
+
+def usable_user_id(sub: object) -> str:
+    """The ``sub`` claim if it is a user id Iris can put in storage paths, else 401."""
+    if not isinstance(sub, str) or not _USER_ID.fullmatch(sub):
+        raise Unauthorized("The token's subject is not a usable user id.", code="invalid_token")
+    return sub
+
+
+def refusal(exc: jwt.InvalidTokenError) -> Unauthorized:
+    """The 401 for one of PyJWT's refusals, with its stable code."""
+    if isinstance(exc, jwt.ExpiredSignatureError):
+        return Unauthorized("The token has expired.", code="token_expired")
+    if isinstance(exc, jwt.InvalidIssuerError) or (
+        isinstance(exc, jwt.MissingRequiredClaimError) and exc.claim == "iss"
+    ):
+        return Unauthorized("The token is from another issuer.", code="token_issuer")
+    if isinstance(exc, jwt.InvalidAudienceError) or (
+        isinstance(exc, jwt.MissingRequiredClaimError) and exc.claim == "aud"
+    ):
+        return Unauthorized("The token is for another audience.", code="token_audience")
+    if isinstance(exc, jwt.InvalidAlgorithmError):
+        return Unauthorized("The token's algorithm is not accepted.", code="token_algorithm")
+    return Unauthorized("The token is not valid.", code="invalid_token")
 
 
 def bearer_token(request: Request[Any, Any, Any]) -> str:

@@ -10,6 +10,7 @@ is 429 ``quota_exceeded`` naming the ``limit``, with ``Retry-After`` the seconds
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_scoped_session
 
 from iris.app.errors import QuotaExceeded
-from iris.app.persistence.repositories import QuotaRepository, RunRepository
+from iris.app.persistence.repositories import QuotaRepository, RunRepository, UsageRepository, spent_since
 from iris.app.security.auth import Principal
 from iris.app.settings import Settings
 
@@ -32,6 +33,7 @@ CONCURRENT_RUNS = "concurrent_runs"
 UPLOADS_PER_MINUTE = "uploads_per_minute"
 UPLOAD_BYTES_PER_DAY = "upload_bytes_per_day"
 GUEST_TOKENS_PER_HOUR = "guest_tokens_per_hour"
+KEY_REQUESTS_PER_MINUTE = "key_requests_per_minute"
 
 Db = AsyncSession | async_scoped_session[AsyncSession]
 """The caller's session: its transaction carries the counting (a repository's ``session``)."""
@@ -73,6 +75,7 @@ async def admit_run(db: Db, principal: Principal, settings: Settings, *, stored:
     if quotas is None:
         return
     await _use(db, principal.user_id, RUNS_PER_MINUTE, MINUTE, quotas.runs_per_minute, 1)
+    await within_budget(db, principal, settings)
     if stored and quotas.concurrent_runs > 0:
         running = await RunRepository(session=db).running_count(principal.user_id)
         if running >= quotas.concurrent_runs:
@@ -81,6 +84,33 @@ async def admit_run(db: Db, principal: Principal, settings: Settings, *, stored:
                 limit=CONCURRENT_RUNS,
                 allowed=quotas.concurrent_runs,
                 retry_after=CONCURRENT_RETRY_SECONDS,
+            )
+
+
+async def within_budget(db: Db, principal: Principal, settings: Settings) -> None:
+    """429 ``budget_exceeded`` when the user's runs this UTC day or month already cost their budget
+    (``IRIS_BUDGET_USER_{DAY,MONTH}_USD``); ``Retry-After`` is the time until the period ends. Only
+    finished runs have a cost, so runs still going when the budget is reached may pass it (each by at
+    most its own cost)."""
+    now = dt.datetime.now(dt.UTC)
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    month = day.replace(day=1)
+    next_month = (month + dt.timedelta(days=32)).replace(day=1)
+    periods = (
+        ("budget_user_day_usd", settings.budget_user_day_usd, day, day + dt.timedelta(days=1)),
+        ("budget_user_month_usd", settings.budget_user_month_usd, month, next_month),
+    )
+    for limit, budget, start, end in periods:
+        if budget <= 0:
+            continue
+        spent = await spent_since(UsageRepository(session=db), principal.user_id, start)
+        if spent >= budget:
+            raise QuotaExceeded(
+                f"Your runs have cost {spent:.4f} USD of the {budget:.2f} USD budget for this period.",
+                limit=limit,
+                allowed=budget,
+                retry_after=max(1, math.ceil((end - now).total_seconds())),
+                code="budget_exceeded",
             )
 
 
@@ -100,7 +130,15 @@ async def admit_guest_token(db: Db, address: str, settings: Settings) -> None:
     await _use(db, f"addr:{address}", GUEST_TOKENS_PER_HOUR, HOUR, settings.quota_guest_tokens_per_hour, 1)
 
 
-async def _use(db: Db, subject: str, quota: str, window: int, allowed: int, amount: int) -> None:
+async def admit_key_request(db: Db, key_id: str, allowed: int) -> None:
+    """Count one request of an API key with a requests-per-minute limit; one too many is 429
+    ``rate_limited``."""
+    await _use(db, f"key:{key_id}", KEY_REQUESTS_PER_MINUTE, MINUTE, allowed, 1, code="rate_limited")
+
+
+async def _use(
+    db: Db, subject: str, quota: str, window: int, allowed: int, amount: int, *, code: str | None = None
+) -> None:
     if allowed <= 0:
         return
     now = time.time()
@@ -115,4 +153,5 @@ async def _use(db: Db, subject: str, quota: str, window: int, allowed: int, amou
             limit=quota,
             allowed=allowed,
             retry_after=max(1, math.ceil(start + window - now)),
+            code=code,
         )

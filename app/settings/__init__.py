@@ -44,6 +44,33 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """HS256 secret for bearer tokens; generated into the data directory when unset (IRIS_JWT_SECRET)."""
     jwt_audience: str = "authenticated"
     """Required `aud` claim, Supabase's default (IRIS_JWT_AUDIENCE)."""
+    auth_issuer: str | None = None
+    """An OpenID Connect identity provider's issuer, exactly as its tokens' `iss` says it: Iris reads
+    ``{issuer}/.well-known/openid-configuration`` for the key set and requires this `iss`
+    (IRIS_AUTH_ISSUER)."""
+    auth_jwks_url: str | None = None
+    """The identity provider's key set (JWKS) when it publishes no discovery document; default: the
+    discovery document's, or ``{IRIS_SUPABASE_URL}/auth/v1/.well-known/jwks.json`` (IRIS_AUTH_JWKS_URL)."""
+    auth_audience: str | None = None
+    """Required `aud` claim of the identity provider's tokens; default IRIS_JWT_AUDIENCE
+    (IRIS_AUTH_AUDIENCE)."""
+    auth_admin_claim: str | None = None
+    """Which identity-provider tokens are admins: ``role=admin``, ``groups contains iris-admins``,
+    ``app_metadata.role=admin``; default: a `role` of ``admin`` or ``service_role``
+    (IRIS_AUTH_ADMIN_CLAIM)."""
+    auth_jwks_cache_seconds: Annotated[float, msgspec.Meta(gt=0)] = 300.0
+    """How long the key set is trusted when its response has no ``Cache-Control: max-age``
+    (IRIS_AUTH_JWKS_CACHE_SECONDS)."""
+    auth_jwks_refetch_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
+    """The least time between two fetches of the key set (a token with an unknown `kid`, a failed
+    fetch, or ``max-age`` shorter than this) (IRIS_AUTH_JWKS_REFETCH_SECONDS)."""
+    budget_user_day_usd: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    """What a user's stored runs may cost per UTC day, in USD, before the next run is refused (429
+    ``budget_exceeded``); 0: no budget. A run that crosses it finishes (IRIS_BUDGET_USER_DAY_USD)."""
+    budget_user_month_usd: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    """The same per UTC calendar month (IRIS_BUDGET_USER_MONTH_USD)."""
+    audit_retention_days: Annotated[int, msgspec.Meta(ge=0)] = 365
+    """How long audit log rows are kept; 0 keeps them forever (IRIS_AUDIT_RETENTION_DAYS)."""
     guest_token_ttl_seconds: int = 3600
     """Lifetime of tokens from POST /api/auth/guest (IRIS_GUEST_TOKEN_TTL_SECONDS)."""
     storage: StorageKind = "local"

@@ -55,6 +55,7 @@ BEYOND_THE_SCHEMA = {
     "attachment_url_rejected": "which URLs are this deployment's own signed URLs is its configuration",
     "unsupported_media_type": "a file's type is what its bytes are (sniffed), not what a schema can say",
     "empty_message": "blank text is no message: whether any part has content is a relation across parts",
+    "usage_range_invalid": "since before until, at most a year apart, is a relation between two parameters",
 }
 """Problem codes a schema-valid request may still be refused with: what depends on the server's state or
 on relations between values that JSON Schema cannot state. A shape the schema could state is never here."""

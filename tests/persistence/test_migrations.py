@@ -27,6 +27,8 @@ from tests.support.waits import SUBPROCESS_SECONDS
 T = TypeVar("T")
 TABLES = {
     "agents",
+    "api_keys",
+    "audit_log",
     "agent_versions",
     "models",
     "sessions",

@@ -48,7 +48,7 @@ def _bearer(secret: str, **claims: object) -> Callable[[], dict[str, str]]:
         (lambda: {"Authorization": "Bearer not.a.jwt"}, "invalid_token"),
         (_bearer("another-secret-of-plenty-length-0123456789"), "invalid_token"),
         (_bearer(JWT_SECRET, exp=1), "token_expired"),
-        (_bearer(JWT_SECRET, aud="other"), "invalid_token"),
+        (_bearer(JWT_SECRET, aud="other"), "token_audience"),
         (_bearer(JWT_SECRET, sub="../etc"), "invalid_token"),
         (lambda: {"Authorization": "Bearer " + jwt.encode({"sub": "alice"}, JWT_SECRET)}, "invalid_token"),
     ],

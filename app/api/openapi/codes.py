@@ -9,7 +9,20 @@ from typing import get_args
 from iris.app.runs import DEADLINE_MESSAGES
 from iris.providers.errors import ProviderErrorKind
 
-AUTH = {401: ("missing_token", "invalid_token", "token_expired")}
+AUTH = {
+    401: (
+        "missing_token",
+        "invalid_token",
+        "token_expired",
+        "token_issuer",
+        "token_audience",
+        "token_algorithm",
+        "token_key_unknown",
+        "invalid_api_key",
+    ),
+    403: ("key_surface_forbidden",),
+    429: ("rate_limited",),
+}
 JSON_BODY = {
     400: ("malformed_body",),
     413: ("request_too_large",),
@@ -61,7 +74,7 @@ _IMAGE_CHECKS = (
 )
 
 RUN_CHECKS: dict[int, tuple[str, ...]] = {
-    403: ("agent_not_for_guests",),
+    403: ("agent_not_for_guests", "key_agent_forbidden", "key_model_forbidden"),
     404: ("agent_not_found", "thread_not_found"),
     409: ("run_exists", "run_in_progress"),
     422: (
@@ -77,16 +90,16 @@ RUN_CHECKS: dict[int, tuple[str, ...]] = {
         "prompt_not_found",
         "request_too_large",
     ),
-    429: ("quota_exceeded",),
+    429: ("budget_exceeded", "quota_exceeded"),
     503: ("provider_key_missing", "provider_unavailable", "storage_unavailable"),
 }
 """What a run is checked for before its stream opens (:mod:`iris.app.runs.intake.prepare`), on either
 surface."""
 
 STATELESS_CHECKS: dict[int, tuple[str, ...]] = {
-    403: ("model_not_for_guests",),
+    403: ("model_not_for_guests", "key_model_forbidden"),
     422: (*_IMAGE_CHECKS, "empty_message", "model_not_found", "part_type_unsupported", "request_too_large"),
-    429: ("quota_exceeded",),
+    429: ("budget_exceeded", "quota_exceeded"),
     # Without streaming, a failed run is a 502 with the code its RUN_ERROR would carry.
     502: (
         *(f"provider_{kind}" for kind in get_args(ProviderErrorKind)),

@@ -9,6 +9,8 @@ from iris.app.api.anthropic.routes import MessagesController
 from iris.app.api.openai.responses_routes import ResponsesController
 from iris.app.api.openai.routes import OpenAIController
 from iris.app.api.routes.agents import AgentController, AgentPickerController, AgentPromptController
+from iris.app.api.routes.api_keys import ApiKeyController
+from iris.app.api.routes.audit import AuditController
 from iris.app.api.routes.auth import AuthController
 from iris.app.api.routes.chat import ChatController
 from iris.app.api.routes.files import FileController
@@ -21,12 +23,16 @@ from iris.app.api.routes.runs import RunController
 from iris.app.api.routes.sessions import SearchController, SessionController
 from iris.app.api.routes.storage import StorageController
 from iris.app.api.routes.ui_chat import UiChatController
+from iris.app.api.routes.usage import UsageController
 from iris.app.api.routes.web import ChatPageController
 from iris.app.settings import Settings
 
 ROUTE_HANDLERS = [
     HealthController,
     AuthController,
+    ApiKeyController,
+    UsageController,
+    AuditController,
     ModelController,
     ProviderController,
     McpServerController,

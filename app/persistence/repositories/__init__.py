@@ -1,16 +1,17 @@
 """Repositories: advanced-alchemy's async repository plus the named queries the service needs.
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
-models and agents; ``cooldowns``: failing models;
-``mcp_servers``; ``sessions``: threads and their messages; ``runs``: runs and
-their event logs; ``uploads``; ``quotas``; ``responses``: the Responses API's stored answers;
-``search``: the full-text index over sessions; ``intake_rows`` and ``closing_rows``: a run's first
-and last writes without the ORM), ``_common`` for what they share and ``_driver_sql`` for what the
-writers without the ORM share. Import from this package, not from its modules: every public name
-is here.
+models and agents; ``cooldowns``: failing models; ``mcp_servers``; ``api_keys``; ``audit``;
+``sessions``: threads and their messages; ``runs``: runs and their event logs; ``uploads``; ``usage``:
+spend summed from the runs; ``quotas``; ``responses``: the Responses API's stored answers; ``search``:
+the full-text index over sessions; ``intake_rows`` and ``closing_rows``: a run's first and last writes
+without the ORM), ``_common`` for what they share and ``_driver_sql`` for what the writers without the
+ORM share. Import from this package, not from its modules: every public name is here.
 """
 
 from iris.app.persistence.repositories._common import parse_uuid, utcnow
+from iris.app.persistence.repositories.api_keys import ApiKeyRepository
+from iris.app.persistence.repositories.audit import AuditRepository
 from iris.app.persistence.repositories.catalogue import AgentRepository, ModelRepository
 from iris.app.persistence.repositories.closing_rows import RUN_EVENTS_CHANNEL, AnswerMessage, ClosingRows
 from iris.app.persistence.repositories.cooldowns import CooldownRepository
@@ -29,14 +30,18 @@ from iris.app.persistence.repositories.sessions import (
     place,
 )
 from iris.app.persistence.repositories.uploads import UploadRepository
+from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
     "AgentRepository",
     "AnswerMessage",
+    "ApiKeyRepository",
+    "AuditRepository",
     "ClosingRows",
     "CooldownRepository",
     "GatewayResponseRepository",
+    "GroupBy",
     "IntakeRead",
     "IntakeRows",
     "McpServerRepository",
@@ -50,8 +55,10 @@ __all__ = [
     "SessionRepository",
     "TreeRow",
     "UploadRepository",
+    "UsageRepository",
     "chain",
     "parse_uuid",
     "place",
+    "spent_since",
     "utcnow",
 ]

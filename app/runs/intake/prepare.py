@@ -78,6 +78,7 @@ async def prepare_run(
     ids = _checked_ids(body, inline_images=inline is not None and inline.images)
     thread = await _thread_line(body, ids, principal, repos, rewind)
     offer = await _offer(body, ids, thread, repos, registry, settings, toolbox)
+    principal.check_model(offer.model.row.ref)
     prompted = await prompt_message(ids.forwarded, thread.agent.config.tools, toolbox, repos.mcp_servers)
     new_rows = await new_messages(
         [m for m in ids.inbound if m.id not in thread.known] + ([prompted] if prompted else []),

@@ -90,6 +90,7 @@ async def resolve_agent(
     agent, version = found
     if principal.is_guest and not agent.guest_access:
         raise Forbidden("Guests may not use this agent; sign in.", code="agent_not_for_guests")
+    principal.check_agent(agent.slug)
     return RunAgent(
         pk=agent.id,
         version_pk=version.id,

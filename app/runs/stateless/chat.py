@@ -171,6 +171,7 @@ async def _model(
         raise Unprocessable(f"No enabled model {model_ref!r}.", code="model_not_found", field=model_field)
     if principal.is_guest and not row.guest_visible:
         raise Forbidden("Guests may not use this model.", code="model_not_for_guests")
+    principal.check_model(row.ref)
     await registry.ready([row.provider])
     return runnable(row, registry, settings)
 

@@ -1,0 +1,62 @@
+"""ORM tables of access control: API keys and the audit log.
+
+Kept apart from :mod:`iris.app.persistence.models` (which imports this module, so every table is on the
+one shared metadata) because they belong to the governance features, not to chats and runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
+from advanced_alchemy.types import DateTimeUTC, JsonB
+from sqlalchemy import Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+
+class ApiKey(UUIDv7AuditBase):
+    """A long-lived key (``iris_sk_…``) that acts as its owner. Only the SHA-256 of the whole key is
+    kept (ADR 0088); ``prefix`` is the part shown again, to tell keys apart."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (Index("ix_api_keys_owner_id", "owner_id"),)
+
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(200))
+    owner_id: Mapped[str] = mapped_column(String(200))
+    """The user (or the service identity an admin named) the key acts as."""
+    role: Mapped[str] = mapped_column(String(16))
+    """``user`` or ``admin``: only an admin can make an admin key."""
+    agents: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
+    """Agent slugs the key may use; ``None``: any."""
+    models: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
+    """Model refs (``provider/modelId``) the key may use; ``None``: any."""
+    surfaces: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
+    """Surfaces the key may call (``agui``, ``openai``, ``anthropic``…); ``None``: any."""
+    requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Requests the key may make per minute, over all processes; ``None``: no limit of its own."""
+    created_by: Mapped[str] = mapped_column(String(200))
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    last_used_address: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class AuditEntry(BigIntBase):
+    """One thing done, appended and never changed: who (``actor``, and the key they came with), what
+    (``action``: the method and route, e.g. ``POST /api/models``; ``target``: the path), when, with which
+    outcome, and the request and trace ids to find it in logs and traces. Never a body, secret or token."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_at", "at"), Index("ix_audit_log_actor", "actor"))
+
+    at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
+    actor: Mapped[str] = mapped_column(String(200))
+    actor_key_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    action: Mapped[str] = mapped_column(String(120))
+    target: Mapped[str] = mapped_column(String(400))
+    status: Mapped[int] = mapped_column(Integer)
+    address: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    request_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)

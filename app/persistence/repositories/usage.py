@@ -1,0 +1,67 @@
+"""Spend: the runs' stored costs summed by user, agent, model or day, in one query on either engine."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Literal
+
+from advanced_alchemy.repository import SQLAlchemyAsyncRepository
+from sqlalchemy import String, cast, func, select
+from sqlalchemy.sql.elements import ColumnElement
+
+from iris.app.persistence.models import Agent, AgentVersion, Run
+
+GroupBy = Literal["user", "agent", "model", "day"]
+
+
+class UsageRepository(SQLAlchemyAsyncRepository[Run]):
+    """Reads ``runs.usage.billable`` (the billable usage each run stores, cost included)."""
+
+    model_type = Run
+
+    async def summed(
+        self, group_by: GroupBy, since: dt.datetime, until: dt.datetime, owner_id: str | None
+    ) -> Sequence[tuple[str | None, int, float | None, int | None, int | None]]:
+        """``(group, runs, cost, input tokens, output tokens)`` per group, for runs started in
+        ``[since, until)``; one owner's (``None``: everyone's). Runs without a cost add nothing to it."""
+        key = _group_key(group_by)
+        usage = Run.usage
+        stmt = (
+            select(
+                key,
+                func.count(Run.id),
+                func.sum(usage[("billable", "cost", "total")].as_float()),
+                func.sum(usage[("billable", "inputTokens")].as_integer()),
+                func.sum(usage[("billable", "outputTokens")].as_integer()),
+            )
+            .where(Run.started_at >= since, Run.started_at < until)
+            .group_by(key)
+            .order_by(key)
+        )
+        if group_by == "agent":
+            stmt = stmt.outerjoin(AgentVersion, AgentVersion.id == Run.agent_version_id).outerjoin(
+                Agent, Agent.id == AgentVersion.agent_id
+            )
+        if owner_id is not None:
+            stmt = stmt.where(Run.owner_id == owner_id)
+        rows = (await self.session.execute(stmt)).all()
+        return [(None if g is None else str(g), int(n), c, i, o) for g, n, c, i, o in rows]
+
+
+async def spent_since(repo: UsageRepository, owner_id: str, since: dt.datetime) -> float:
+    """What the owner's runs started since ``since`` cost (runs without a cost add nothing)."""
+    stmt = select(func.sum(Run.usage[("billable", "cost", "total")].as_float())).where(
+        Run.owner_id == owner_id, Run.started_at >= since
+    )
+    return float((await repo.session.execute(stmt)).scalar_one() or 0.0)
+
+
+def _group_key(group_by: GroupBy) -> ColumnElement[str]:
+    if group_by == "user":
+        return Run.owner_id.label("group_key")
+    if group_by == "model":
+        return Run.model_ref.label("group_key")  # type: ignore[return-value]  # null for runs without one
+    if group_by == "agent":
+        return Agent.slug.label("group_key")
+    return cast(func.date(Run.started_at), String).label("group_key")
