@@ -16,7 +16,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 class ApiKey(UUIDv7AuditBase):
     """A long-lived key (``iris_sk_…``) that acts as its owner. Only the SHA-256 of the whole key is
-    kept (ADR 0088); ``prefix`` is the part shown again, to tell keys apart."""
+    kept (ADR 0081); ``prefix`` is the part shown again, to tell keys apart."""
 
     __tablename__ = "api_keys"
     __table_args__ = (Index("ix_api_keys_owner_id", "owner_id"),)

@@ -1,7 +1,7 @@
 """API keys: ``iris_sk_…`` secrets that act as their owner, within their scopes.
 
 A key is 32 random bytes; Iris keeps only its SHA-256 (a fast hash is enough for a secret with 256 bits
-of entropy: there is nothing to guess, so nothing for a slow hash to slow down; ADR 0088). A request's
+of entropy: there is nothing to guess, so nothing for a slow hash to slow down; ADR 0081). A request's
 key is looked up by that hash. Each process remembers a lookup for :data:`KEY_CACHE_SECONDS` (so a
 client sending its key on every request costs the database one read per key every few seconds, not one
 per request), which is also how long a revoked key can still pass on a process that looked it up just

@@ -1,7 +1,7 @@
 """The audit log: append-only rows of admin changes and key use, with actor, time, request and trace id.
 
-Revision ID: 20261206_governance_audit_log
-Revises: 20261206_governance_api_keys
+Revision ID: 0019_audit_log
+Revises: 0018_api_keys
 Create Date: 2026-12-06 13:10:00
 """
 
@@ -13,8 +13,8 @@ import advanced_alchemy.types
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "20261206_governance_audit_log"
-down_revision: str | None = "20261206_governance_api_keys"
+revision: str = "0019_audit_log"
+down_revision: str | None = "0018_api_keys"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """API keys: long-lived ``iris_sk_…`` keys kept as SHA-256 hashes, with their owner, scopes and last use.
 
-Revision ID: 20261206_governance_api_keys
-Revises: 0016_search_index_in_batches
+Revision ID: 0018_api_keys
+Revises: 0017_gateway_responses
 Create Date: 2026-12-06 12:40:00
 """
 
@@ -13,8 +13,8 @@ import advanced_alchemy.types
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "20261206_governance_api_keys"
-down_revision: str | None = "0016_search_index_in_batches"
+revision: str = "0018_api_keys"
+down_revision: str | None = "0017_gateway_responses"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

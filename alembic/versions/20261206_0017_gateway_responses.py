@@ -1,6 +1,6 @@
 """Stored answers of the Responses API (``POST /v1/responses`` with ``store``): one row per response.
 
-Revision ID: 20261206_responses
+Revision ID: 0017_gateway_responses
 Revises: 0016_search_index_in_batches
 Create Date: 2026-12-06 12:40:00
 """
@@ -13,7 +13,7 @@ import advanced_alchemy.types
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "20261206_responses"
+revision: str = "0017_gateway_responses"
 down_revision: str | None = "0016_search_index_in_batches"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
