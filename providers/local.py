@@ -7,7 +7,9 @@ every PDF (its page count and first line of text) and audio clip (format and dur
 tool when the last user message says ``use tool <name> <json-args>``, which makes tool flows testable
 offline, and stream token by token with an optional per-token delay (``options["delayMs"]`` on the
 model, or ``RequestOptions.extra["local"]["delayMs"]``) so cancel and re-attach can be exercised;
-``options["maxRequestBytes"]`` gives it a vendor-like whole-request limit.
+``options["maxRequestBytes"]`` gives it a vendor-like whole-request limit. Told ``count to <n>`` (up to
+200), it counts, a number every quarter second unless a delay is set, so that anyone can try Stop and
+reload mid-answer on the defaults.
 
 Asked to reason (``RequestOptions.reasoning``), it first thinks a short deterministic thought and
 signs it (a SHA-256 over the text, standing in for a vendor's signature), and it checks that every
@@ -148,6 +150,11 @@ AUDIO = AudioSupport(mime_types=("audio/wav", "audio/mpeg"), max_seconds=600.0)
 """What ``local/multimodal`` reads: PDFs and WAV/MP3 within the caps a vendor would have (Anthropic's
 100 pages and 32 MB; the 600 seconds Iris takes by default)."""
 
+_COUNT_REQUEST = re.compile(r"\bcount to (\d{1,4})\b", re.IGNORECASE)
+MAX_COUNT = 200
+COUNT_PACE_SECONDS = 0.25
+"""The pause before each token of a ``count to <n>`` answer with no delay set: slow enough to press Stop."""
+
 PDF_PAGE_TOKENS = 258
 AUDIO_SECOND_TOKENS = 32
 """What ``local`` declares a PDF page and a second of audio cost: Gemini's published figures."""
@@ -253,8 +260,8 @@ class LocalProvider:
         self, messages: Sequence[Message], model: ModelSpec, options: RequestOptions
     ) -> AsyncIterator[ProviderEvent]:
         request = self.build_request(messages, model, options)
-        delay = request["delayMs"] / 1000
         last = messages[-1] if messages else Message(role="user", parts=())
+        delay = request["delayMs"] / 1000 or (COUNT_PACE_SECONDS if _count(last) else 0.0)
         prompt_words = sum(len(m.text.split()) for m in messages)
         thought_tokens = 0
         if request["reasoningEffort"] is not None:
@@ -426,7 +433,15 @@ def _answer(last: Message, tools: list[str]) -> str:
         lines.append(f"You said: {text}")
     elif not (last.images or last.documents or last.audio):
         lines.append("You said nothing.")
+    if count := _count(last):
+        lines.append(" ".join(str(number) for number in range(1, count + 1)))
     return "\n".join(lines)
+
+
+def _count(last: Message) -> int:
+    """How far a user's ``count to <n>`` asks it to count (at most :data:`MAX_COUNT`); 0 when it does not."""
+    match = _COUNT_REQUEST.search(last.text) if last.role == "user" else None
+    return min(int(match[1]), MAX_COUNT) if match else 0
 
 
 def _result_images(results: Sequence[ToolResultPart]) -> list[ImagePart]:
