@@ -54,11 +54,12 @@ def key_hash(key: str) -> str:
 
 
 def presented_key(request: Request[Any, Any, Any]) -> str | None:
-    """The API key a request carries, in ``x-api-key`` or as ``Authorization: Bearer iris_sk_…``; else
-    ``None`` (the bearer is then a token)."""
-    header = request.headers.get("x-api-key")
-    if header is not None:
-        return header.strip()
+    """The API key a request carries, ``iris_sk_…`` in ``x-api-key`` or as ``Authorization: Bearer``;
+    else ``None``: the credential is then a token, which Anthropic's clients send as ``x-api-key`` too
+    (Claude Code's ``ANTHROPIC_API_KEY``)."""
+    header = request.headers.get("x-api-key", "").strip()
+    if header.startswith(KEY_PREFIX):
+        return header
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
     value = value.strip()
     if scheme.lower() == "bearer" and value.startswith(KEY_PREFIX):
