@@ -22,13 +22,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import io
 import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
-
-from PIL import Image
 
 from iris.providers.checks import check_audio, check_document, check_image, check_tools, own_reasoning
 from iris.providers.errors import ProviderError
@@ -48,7 +45,7 @@ from iris.providers.events import (
     ToolCallStart,
     Usage,
 )
-from iris.providers.local_media import describe_audio, describe_document
+from iris.providers.local_media import describe_audio, describe_document, describe_image
 from iris.providers.messages import (
     AudioPart,
     DocumentPart,
@@ -76,60 +73,6 @@ from iris.providers.vendor_facts import VendorFacts
 LABEL = "[local test model]"
 _TOOL_REQUEST = re.compile(r"use tool (?P<name>[A-Za-z_][\w.-]*)\s*(?P<args>\{.*\})?", re.DOTALL)
 _TOKEN = re.compile(r"\S+\s*|\s+")
-_NAMED_COLOURS: dict[str, tuple[int, int, int]] = {
-    "black": (0, 0, 0),
-    "white": (255, 255, 255),
-    "grey": (128, 128, 128),
-    "red": (220, 30, 30),
-    "green": (30, 160, 60),
-    "blue": (30, 60, 220),
-    "yellow": (240, 220, 40),
-    "orange": (245, 140, 30),
-    "purple": (130, 50, 170),
-    "pink": (245, 150, 190),
-    "brown": (120, 70, 30),
-    "cyan": (40, 200, 220),
-}
-
-
-def colour_name(rgb: tuple[int, int, int]) -> str:
-    """The nearest of a dozen everyday colour names."""
-    return min(
-        _NAMED_COLOURS, key=lambda n: sum((a - b) ** 2 for a, b in zip(_NAMED_COLOURS[n], rgb, strict=True))
-    )
-
-
-SAMPLE_EDGE = 48
-"""The colours are counted on the image shrunk to this many pixels a side."""
-
-
-def describe_image(part: ImagePart, index: int) -> str:
-    """Decode the bytes and say what they are: the proof that the image reached the model.
-
-    A JPEG is decoded at the smallest of its built-in scales (1/2 to 1/8) still at least
-    :data:`SAMPLE_EDGE` a side, and the shrink is a box average (each sample the mean of its block):
-    a JPEG costs a tenth of a full decode with a bicubic shrink, a PNG about a quarter less. The
-    leading colours are the same; shares may move by a few points, and where two colours meet their
-    blend may be named third.
-    """
-    assert part.data is not None
-    with Image.open(io.BytesIO(part.data)) as image:
-        fmt = image.format or "unknown"
-        width, height = image.size  # before draft(), which shrinks what the decoder reports
-        image.draft("RGB", (SAMPLE_EDGE, SAMPLE_EDGE))
-        small = image.convert("RGB").resize((SAMPLE_EDGE, SAMPLE_EDGE), Image.Resampling.BOX)
-    counts: list[tuple[int, tuple[int, int, int]]] = sorted(
-        small.quantize(colors=4).convert("RGB").getcolors(SAMPLE_EDGE * SAMPLE_EDGE) or [],  # type: ignore[arg-type]
-        reverse=True,
-    )
-    total = sum(count for count, _ in counts) or 1
-    colours = ", ".join(
-        f"{colour_name(rgb)} #{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x} {round(100 * count / total)}%"
-        for count, rgb in counts[:3]
-    )
-    return f"Image {index}: {fmt}, {width}x{height} pixels, dominant colours: {colours}."
-
-
 PARAMETERS = ParameterSupport(
     temperature=True,
     top_p=True,

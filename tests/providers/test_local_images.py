@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from iris.providers import ImagePart
-from iris.providers.local import describe_image
+from iris.providers.local_media import describe_image
 
 MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}
 
