@@ -1,7 +1,7 @@
 """``useChat``'s protocol end to end: the AI SDK's ``DefaultChatTransport`` and ``readUIMessageStream``
 under Node against Iris on a socket (every chunk parsed by the SDK's own schema), on the offline
 multimodal model: text with reasoning, an image, a PDF and audio as ``data:`` URLs and an uploaded image
-by its signed URL, a server tool returning an image, an approval approved and denied, a regeneration,
+by its signed URL, a server tool returning an image, a server tool reporting progress, an approval approved and denied, a regeneration,
 history as ``UIMessage[]`` (validated by the SDK) and resume with nothing running (204)."""
 
 from __future__ import annotations
@@ -148,6 +148,32 @@ def test_a_server_tool_streams_its_call_output_and_image(ai: Path, iris: str) ->
     replayed = tool_part(answer)
     assert (replayed["state"], replayed["toolCallId"]) == ("output-available", part["toolCallId"])
     assert [p["type"] for p in answer["parts"]].count("file") == 1
+
+
+def test_a_tools_progress_is_one_data_part_updated_in_place(ai: Path, iris: str) -> None:
+    chat = f"chat-{uuid.uuid4().hex}"
+    ask = user_message('use tool charts__count {"steps": 3, "pause": 0.4}')
+    sent = flow(ai, iris, "ida", "send", chat, messages=[ask], body=MODEL)
+    assert sent["errors"] == []
+    seen = types(sent)
+    updates = [c for c in sent["chunks"] if c["type"] == "data-tool-progress"]
+    assert len(updates) >= 2, seen  # the pauses are longer than the least time between two updates
+    call = tool_part(sent["message"])["toolCallId"]
+    assert {c["id"] for c in updates} == {call}
+    at = [i for i, kind in enumerate(seen) if kind == "data-tool-progress"]
+    assert seen.index("tool-input-available") < min(at)
+    assert max(at) < seen.index("tool-output-available")  # all while the call ran
+    (progress,) = [p for p in sent["message"]["parts"] if p["type"] == "data-tool-progress"]
+    assert progress["id"] == call
+    final = progress["data"]
+    assert (final["toolName"], final["status"], final["progress"], final["total"]) == (
+        "charts__count",
+        "succeeded",
+        3,
+        3,
+    )
+    assert final["message"] == "step 3 of 3"
+    assert [line["message"] for line in final["logs"]] == ["step 1 done", "step 2 done", "step 3 done"]
 
 
 @pytest.mark.parametrize("approved", [True, False])
