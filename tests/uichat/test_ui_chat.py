@@ -1,8 +1,9 @@
 """``useChat``'s protocol end to end: the AI SDK's ``DefaultChatTransport`` and ``readUIMessageStream``
 under Node against Iris on a socket (every chunk parsed by the SDK's own schema), on the offline
 multimodal model: text with reasoning, an image, a PDF and audio as ``data:`` URLs and an uploaded image
-by its signed URL, a server tool returning an image, a server tool reporting progress, an approval approved and denied, a regeneration,
-history as ``UIMessage[]`` (validated by the SDK) and resume with nothing running (204)."""
+by its signed URL, a server tool returning an image, a server tool reporting progress, an approval
+approved and denied, a regeneration, history as ``UIMessage[]`` (validated by the SDK) and resume with
+nothing running (204)."""
 
 from __future__ import annotations
 

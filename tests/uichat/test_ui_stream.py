@@ -86,5 +86,6 @@ def test_tool_progress_applies_its_patches_and_skips_what_it_cannot_place() -> N
     assert content["progress"] == 1  # the snapshot's content is not changed in place
     # A delta whose snapshot came before this stream joined, a patch that does not fit, another activity.
     assert chunks.feed(activity("ACTIVITY_DELTA", "b", patch=patch)) == []
-    assert chunks.feed(activity("ACTIVITY_DELTA", "a", patch=[{"op": "replace", "path": "/x", "value": 1}])) == []
+    unfit = [{"op": "replace", "path": "/x", "value": 1}]
+    assert chunks.feed(activity("ACTIVITY_DELTA", "a", patch=unfit)) == []
     assert chunks.feed({**activity("ACTIVITY_SNAPSHOT", "d", content=content), "activityType": "other"}) == []
