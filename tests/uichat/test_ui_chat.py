@@ -251,3 +251,18 @@ def test_refusals_come_before_the_stream_and_store_nothing(iris: str) -> None:
     assert theirs.status_code == 200  # chat ids are the caller's own: this is another chat
     mine = httpx.get(f"{url}/{chat}/messages", headers=ann).json()
     assert next(p["text"] for m in mine for p in m["parts"] if p["type"] == "text") == "hi"
+
+
+def test_the_capabilities_name_the_surface_and_its_protocol_version(iris: str) -> None:
+    ann = {"Authorization": f"Bearer {user_token('ivy')}"}
+    surface = httpx.get(f"{iris}/agent/capabilities", headers=ann).json()["custom"]["iris/uiChat"]
+    assert (surface["protocol"], surface["version"]) == ("ai-sdk-ui-message-stream", "v1")
+    chat = f"chat-{uuid.uuid4().hex}"
+    url = iris + surface["path"].format(slug="default")
+    made = httpx.post(url, headers=ann, json={"id": chat, "messages": [user_message("hi")], **MODEL})
+    assert made.status_code == 200, made.text
+    assert made.headers["x-vercel-ai-ui-message-stream"] == surface["version"]
+    history = httpx.get(iris + surface["messagesPath"].format(slug="default", id=chat), headers=ann)
+    assert [m["role"] for m in history.json()] == ["user", "assistant"]
+    resume = httpx.get(iris + surface["resumePath"].format(slug="default", id=chat), headers=ann)
+    assert resume.status_code == 204  # nothing runs
