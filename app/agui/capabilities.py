@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from iris.app.agui.ui_stream import HEADERS as UI_STREAM_HEADERS
 from iris.providers import ReasoningSupport, ToolSpec
 from iris.providers.wire import WireStruct
 
@@ -102,6 +103,27 @@ STREAM_EVENTS = StreamEvents(
 )
 
 
+class UiChatSurface(WireStruct, kw_only=True):
+    """``custom["iris/uiChat"]``: the AI SDK's ``useChat`` surface (its UI message stream, whose version
+    is the ``x-vercel-ai-ui-message-stream`` header), so a client finds it without a constant of its own.
+    Paths take the agent's slug and the chat id."""
+
+    protocol: str
+    version: str
+    path: str
+    resume_path: str
+    messages_path: str
+
+
+UI_CHAT = UiChatSurface(
+    protocol="ai-sdk-ui-message-stream",
+    version=UI_STREAM_HEADERS["x-vercel-ai-ui-message-stream"],
+    path="/api/agents/{slug}/ui-chat",
+    resume_path="/api/agents/{slug}/ui-chat/{id}/stream",
+    messages_path="/api/agents/{slug}/ui-chat/{id}/messages",
+)
+
+
 class AgentCapabilities(_Group, kw_only=True):
     identity: IdentityCapabilities
     transport: TransportCapabilities
@@ -132,7 +154,7 @@ def agent_capabilities(
     (``forwardedProps.enableThinking`` asks for it), and ``custom["iris/reasoningByModel"]`` says it
     per model ref, as ``GET /api/models`` does. ``custom["iris/uploadLimits"]`` carries the upload
     limits (:class:`UploadLimits`), ``custom["iris/events"]`` the newer events it sends
-    (:class:`StreamEvents`)."""
+    (:class:`StreamEvents`), ``custom["iris/uiChat"]`` the ``useChat`` surface (:class:`UiChatSurface`)."""
     return AgentCapabilities(
         identity=IdentityCapabilities(
             name="Iris",
@@ -162,5 +184,6 @@ def agent_capabilities(
             "iris/reasoningByModel": dict(sorted(reasoning.items())),
             "iris/uploadLimits": upload_limits,
             "iris/events": STREAM_EVENTS,
+            "iris/uiChat": UI_CHAT,
         },
     )

@@ -7,6 +7,7 @@ the SDK's own ``streamText`` puts them), ``text-*`` and ``reasoning-*`` by the A
 ``tool-input-*`` and ``tool-output-*`` for server tools (``dynamic``: the client does not define them),
 ``file`` for each image a tool returned, ``tool-approval-request`` for each approval interrupt, Iris's
 own facts as ``data-*`` parts (``data-model``, ``data-fallbacks``, ``data-notices``, ``data-usage``),
+a running tool's progress (the ``iris/toolProgress`` activity) as one ``data-tool-progress`` part per call,
 then ``finish`` with the finish reason and the usage in ``messageMetadata``. A failure after the stream
 began is one ``error`` chunk, then the end. No engine of its own: the same frames the AG-UI surfaces
 relay, read from memory or the event log.
@@ -14,6 +15,7 @@ relay, read from memory or the event log.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -41,6 +43,8 @@ _FACTS = {
 }
 """Event metadata Iris's own clients read, and the ``data-*`` part each becomes (one part per name,
 updated in place: the chunk's ``id`` is the name)."""
+TOOL_PROGRESS = "iris/toolProgress"
+"""The activity type whose content becomes a ``data-tool-progress`` part."""
 
 
 class UiChunks:
@@ -58,6 +62,7 @@ class UiChunks:
         self._texts: set[str] = set()
         self._arguments: dict[str, tuple[str, list[str]]] = {}
         self._finish_reason = "stop"
+        self._progress: dict[str, dict[str, Any]] = {}
         self.over = False
 
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -154,6 +159,23 @@ class UiChunks:
             out += [*self._step(), {"type": "tool-input-available", **chunk}]
         return [*out, *tool_output_chunks(call_id, output)]
 
+    def _activity(self, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """A tool's progress: the activity's content (a snapshot's, or the last one with a delta's patch
+        applied, kept per activity message) as the call's ``data-tool-progress`` part. The part's ``id`` is
+        the call's id, so the SDK updates it in place; not transient, so the message keeps the last state.
+        A delta for an activity this stream never saw the start of is skipped."""
+        if event.get("activityType") != TOOL_PROGRESS:
+            return []
+        message_id = str(event.get("messageId"))
+        if event.get("type") == "ACTIVITY_SNAPSHOT":
+            content = event.get("content")
+        else:
+            content = applied(self._progress.get(message_id), event.get("patch"))
+        if not isinstance(content, dict) or not isinstance(content.get("toolCallId"), str):
+            return []
+        self._progress[message_id] = content
+        return [{"type": "data-tool-progress", "id": content["toolCallId"], "data": content}]
+
     def _finished(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         self.over = True
         out: list[dict[str, Any]] = []
@@ -208,6 +230,46 @@ def approval_requests(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def applied(document: dict[str, Any] | None, operations: object) -> dict[str, Any] | None:
+    """``document`` with an RFC 6902 patch's ``add``/``replace``/``remove`` applied (a copy), or ``None``
+    when there is no document or an operation does not fit it."""
+    if document is None or not isinstance(operations, list):
+        return None
+    result: Any = copy.deepcopy(document)
+    try:
+        for operation in operations:
+            result = _apply(result, operation)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def _apply(document: Any, operation: dict[str, Any]) -> Any:
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in str(operation["path"]).split("/")[1:]]
+    op = operation["op"]
+    if not tokens:
+        return None if op == "remove" else operation["value"]
+    parent = document
+    for token in tokens[:-1]:
+        parent = parent[int(token)] if isinstance(parent, list) else parent[token]
+    last = tokens[-1]
+    if isinstance(parent, list):
+        index = len(parent) if last == "-" else int(last)
+        if op == "add":
+            parent.insert(index, operation["value"])
+        elif op == "replace":
+            parent[index] = operation["value"]
+        else:
+            del parent[index]
+    elif op in ("add", "replace"):
+        if op == "replace" and last not in parent:
+            raise KeyError(last)
+        parent[last] = operation["value"]
+    else:
+        del parent[last]
+    return document
+
+
 def _facts(metadata: object) -> list[dict[str, Any]]:
     if not isinstance(metadata, dict):
         return []
@@ -239,6 +301,8 @@ _HANDLERS: dict[str, _Handler] = {
     "TOOL_CALL_ARGS": UiChunks._tool_args,
     "TOOL_CALL_END": UiChunks._tool_end,
     "TOOL_CALL_RESULT": UiChunks._tool_result,
+    "ACTIVITY_SNAPSHOT": UiChunks._activity,
+    "ACTIVITY_DELTA": UiChunks._activity,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from importlib.metadata import EntryPoint
 from typing import Any, get_args
 
 import jsonschema
@@ -13,10 +14,15 @@ from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from openapi_spec_validator import validate
 
-from iris.app.agui.events import AgUiEvent
+from iris.app.api.openapi.document import STREAM_EVENT
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
+from iris.tools import ToolPluginContext
+from iris.tools.registry import GROUP, ToolRegistry
 from tests.support.agui import check_stream
 from tests.support.openapi import ProblemLog
 from tests.support.openapi import document as served_document
+from tests.support.run_fixtures import Stored
 from tests.support.runs import run_input, user_message
 
 Client = AsyncTestClient[Litestar]
@@ -127,7 +133,7 @@ def test_every_stream_is_the_agui_event_union(document: dict[str, Any]) -> None:
     assert set(streams) == {"RunAgent", "ResumeRun", "RunEvents", "Chat", "ChatStream", "StatelessChat"}
     assert all(schema == {"$ref": "#/components/schemas/AgUiEvent"} for schema in streams.values())
     union = document["components"]["schemas"]["AgUiEvent"]
-    tags = {msgspec.inspect.type_info(event).tag: event.__name__ for event in get_args(AgUiEvent)}  # type: ignore[attr-defined]
+    tags = {msgspec.inspect.type_info(event).tag: event.__name__ for event in get_args(STREAM_EVENT)}  # type: ignore[attr-defined]
     assert union["discriminator"]["propertyName"] == "type"
     assert {k: v.rpartition("/")[2] for k, v in union["discriminator"]["mapping"].items()} == tags
     assert [resolve(document, s)["title"] for s in union["oneOf"]] == list(tags.values())
@@ -310,6 +316,33 @@ async def test_a_real_stream_matches_the_documented_events(
     assert any("iris/workerAgentOutput" in e.get("metadata", {}) for e in events)
     with pytest.raises(jsonschema.ValidationError):
         validator.validate({**events[0], "threadId": 7})
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+async def test_the_newer_events_match_the_documented_events(
+    document: dict[str, Any], settings: Settings, database_url: str, auth: Callable[..., dict[str, str]]
+) -> None:
+    """A tool reporting progress (``ACTIVITY_SNAPSHOT``/``ACTIVITY_DELTA``) and a re-attach asking for
+    the conversation (``MESSAGES_SNAPSHOT``): every event validates against ``AgUiEvent``."""
+    steps = EntryPoint(name="steps", value="tests.plugins.tools:steps", group=GROUP)
+    registry = ToolRegistry(ToolPluginContext(environ={}), entry_points_=[steps])
+    root = {"components": document["components"]}
+    validator = jsonschema.Draft202012Validator({"$ref": "#/components/schemas/AgUiEvent", **root})
+    body = run_input(str(uuid.uuid4()), user_message('use tool steps {"count": 2}'))
+    async with AsyncTestClient(app=create_app(settings, environ={}, tool_registry=registry)) as client:
+        await Stored(database_url).set_agent_tools(["steps"])  # the default agent is seeded on startup
+        response = await client.post("/agent/runs", json=body, headers=auth("alice"))
+        assert response.status_code == 200, response.text
+        events = check_stream(response.content)
+        again = await client.get(
+            f"/agent/runs/{body['runId']}/events?snapshot=messages", headers=auth("alice")
+        )
+        assert again.status_code == 200, again.text
+        events += check_stream(again.content)
+    kinds = {event["type"] for event in events}
+    assert {"ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "MESSAGES_SNAPSHOT"} <= kinds, kinds
+    for event in events:
+        validator.validate(event)
 
 
 async def test_the_suite_checks_every_problem_it_provokes(app: Litestar) -> None:

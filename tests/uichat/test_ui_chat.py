@@ -1,8 +1,9 @@
 """``useChat``'s protocol end to end: the AI SDK's ``DefaultChatTransport`` and ``readUIMessageStream``
 under Node against Iris on a socket (every chunk parsed by the SDK's own schema), on the offline
 multimodal model: text with reasoning, an image, a PDF and audio as ``data:`` URLs and an uploaded image
-by its signed URL, a server tool returning an image, an approval approved and denied, a regeneration,
-history as ``UIMessage[]`` (validated by the SDK) and resume with nothing running (204)."""
+by its signed URL, a server tool returning an image, a server tool reporting progress, an approval
+approved and denied, a regeneration, history as ``UIMessage[]`` (validated by the SDK) and resume with
+nothing running (204)."""
 
 from __future__ import annotations
 
@@ -150,6 +151,32 @@ def test_a_server_tool_streams_its_call_output_and_image(ai: Path, iris: str) ->
     assert [p["type"] for p in answer["parts"]].count("file") == 1
 
 
+def test_a_tools_progress_is_one_data_part_updated_in_place(ai: Path, iris: str) -> None:
+    chat = f"chat-{uuid.uuid4().hex}"
+    ask = user_message('use tool charts__count {"steps": 3, "pause": 0.4}')
+    sent = flow(ai, iris, "ida", "send", chat, messages=[ask], body=MODEL)
+    assert sent["errors"] == []
+    seen = types(sent)
+    updates = [c for c in sent["chunks"] if c["type"] == "data-tool-progress"]
+    assert len(updates) >= 2, seen  # the pauses are longer than the least time between two updates
+    call = tool_part(sent["message"])["toolCallId"]
+    assert {c["id"] for c in updates} == {call}
+    at = [i for i, kind in enumerate(seen) if kind == "data-tool-progress"]
+    assert seen.index("tool-input-available") < min(at)
+    assert max(at) < seen.index("tool-output-available")  # all while the call ran
+    (progress,) = [p for p in sent["message"]["parts"] if p["type"] == "data-tool-progress"]
+    assert progress["id"] == call
+    final = progress["data"]
+    assert (final["toolName"], final["status"], final["progress"], final["total"]) == (
+        "charts__count",
+        "succeeded",
+        3,
+        3,
+    )
+    assert final["message"] == "step 3 of 3"
+    assert [line["message"] for line in final["logs"]] == ["step 1 done", "step 2 done", "step 3 done"]
+
+
 @pytest.mark.parametrize("approved", [True, False])
 def test_an_approval_is_answered_in_the_tool_part(ai: Path, iris: str, approved: bool) -> None:
     chat, user = f"chat-{uuid.uuid4().hex}", "eve"
@@ -224,3 +251,18 @@ def test_refusals_come_before_the_stream_and_store_nothing(iris: str) -> None:
     assert theirs.status_code == 200  # chat ids are the caller's own: this is another chat
     mine = httpx.get(f"{url}/{chat}/messages", headers=ann).json()
     assert next(p["text"] for m in mine for p in m["parts"] if p["type"] == "text") == "hi"
+
+
+def test_the_capabilities_name_the_surface_and_its_protocol_version(iris: str) -> None:
+    ann = {"Authorization": f"Bearer {user_token('ivy')}"}
+    surface = httpx.get(f"{iris}/agent/capabilities", headers=ann).json()["custom"]["iris/uiChat"]
+    assert (surface["protocol"], surface["version"]) == ("ai-sdk-ui-message-stream", "v1")
+    chat = f"chat-{uuid.uuid4().hex}"
+    url = iris + surface["path"].format(slug="default")
+    made = httpx.post(url, headers=ann, json={"id": chat, "messages": [user_message("hi")], **MODEL})
+    assert made.status_code == 200, made.text
+    assert made.headers["x-vercel-ai-ui-message-stream"] == surface["version"]
+    history = httpx.get(iris + surface["messagesPath"].format(slug="default", id=chat), headers=ann)
+    assert [m["role"] for m in history.json()] == ["user", "assistant"]
+    resume = httpx.get(iris + surface["resumePath"].format(slug="default", id=chat), headers=ann)
+    assert resume.status_code == 204  # nothing runs

@@ -1,6 +1,6 @@
 """The translator's edges that a live run on the local model does not reach: a resumed run re-attached
 in a new message (its call announced before its output, which the SDK requires), arguments that are not
-JSON, a cancelled run, and a stream cut short."""
+JSON, a cancelled run, a stream cut short, and tool progress whose activity this stream saw only part of."""
 
 from __future__ import annotations
 
@@ -57,3 +57,35 @@ def test_a_cancelled_run_aborts_and_a_cut_stream_ends_with_one_error() -> None:
     cut = UiChunks()
     cut.feed(STARTED)
     assert kinds(cut.cut_short()) == ["error"]
+
+
+def activity(kind: str, message_id: str, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "messageId": message_id, "activityType": "iris/toolProgress", **fields}
+
+
+def test_tool_progress_applies_its_patches_and_skips_what_it_cannot_place() -> None:
+    chunks = UiChunks()
+    chunks.feed(STARTED)
+    content = {"toolCallId": "c", "toolName": "count", "status": "running", "progress": 1, "message": "one"}
+    (first,) = chunks.feed(activity("ACTIVITY_SNAPSHOT", "a", content=content))
+    assert first == {"type": "data-tool-progress", "id": "c", "data": content}
+    patch = [
+        {"op": "replace", "path": "/progress", "value": 2},
+        {"op": "remove", "path": "/message"},
+        {"op": "add", "path": "/logs", "value": []},
+        {"op": "add", "path": "/logs/-", "value": {"level": "info", "message": "two"}},
+    ]
+    (second,) = chunks.feed(activity("ACTIVITY_DELTA", "a", patch=patch))
+    assert second["data"] == {
+        "toolCallId": "c",
+        "toolName": "count",
+        "status": "running",
+        "progress": 2,
+        "logs": [{"level": "info", "message": "two"}],
+    }
+    assert content["progress"] == 1  # the snapshot's content is not changed in place
+    # A delta whose snapshot came before this stream joined, a patch that does not fit, another activity.
+    assert chunks.feed(activity("ACTIVITY_DELTA", "b", patch=patch)) == []
+    unfit = [{"op": "replace", "path": "/x", "value": 1}]
+    assert chunks.feed(activity("ACTIVITY_DELTA", "a", patch=unfit)) == []
+    assert chunks.feed({**activity("ACTIVITY_SNAPSHOT", "d", content=content), "activityType": "other"}) == []

@@ -4,7 +4,8 @@ A typed client is generated from ``/schema/openapi.json`` (README), so nothing w
 untyped:
 
 - **Events.** Every SSE endpoint answers ``text/event-stream`` whose items are ``AgUiEvent``, a
-  ``oneOf`` of the event structs in :mod:`iris.app.agui.events` discriminated by ``type``; the ``iris/…``
+  ``oneOf`` of the event structs in :mod:`iris.app.agui.events` and the ``MESSAGES_SNAPSHOT`` a re-attach
+  sends when asked, discriminated by ``type``; the ``iris/…``
   metadata objects are typed from :mod:`iris.app.runs.content.outputs`.
 - **Bodies parsed by hand.** Run input messages and chat parts are read leniently by hand
   (:mod:`iris.app.agui.input`, :mod:`iris.app.runs.intake.chat_input`), so the request structs type them as

@@ -25,11 +25,21 @@ from iris.app.api.openapi.schemas import COMPONENT_RULES, EVENT_METADATA, OPEN, 
 from iris.app.api.openapi.ui_chunks import ui_chunk_schemas
 from iris.app.api.problems import Problem
 from iris.app.schemas.chat import LlmChatAnswer
+from iris.app.schemas.history import MessagesSnapshot
 from iris.app.threads import THREAD_ID_PATTERN
 
 _REF = "#/components/schemas/{name}"
 JSON_VALUE = "JsonValue"
 EVENT = "AgUiEvent"
+STREAM_EVENT = AgUiEvent | MessagesSnapshot
+"""What an AG-UI stream's ``data:`` lines hold: the run's events, and the ``MESSAGES_SNAPSHOT`` a
+re-attach sends when asked (not one of the run's events, so not in :data:`AgUiEvent`). Its component is
+the one Litestar makes for the history routes that answer with it, so the history pages keep theirs."""
+_EVENT_DESCRIPTION = (
+    "One AG-UI 1.0 event: the JSON of one SSE `data:` line. `ACTIVITY_SNAPSHOT` and `ACTIVITY_DELTA` "
+    "(`activityType` `iris/toolProgress`) carry a running tool's progress; `MESSAGES_SNAPSHOT` comes only "
+    "when asked (`?snapshot=messages` on a re-attach), right after `RUN_STARTED` and without an `id:` line."
+)
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -74,8 +84,8 @@ def components() -> dict[str, Any]:
         [AgUiEvent, Problem, LlmChatAnswer],
         {event: {"metadata": kind | None} for event, kind in EVENT_METADATA.items()},
     )
-    (union,), _ = msgspec.json.schema_components([AgUiEvent], ref_template=_REF)
-    outbound[EVENT] = union | {"description": "One AG-UI 1.0 event: the JSON of one SSE `data:` line."}
+    (union,), _ = msgspec.json.schema_components([STREAM_EVENT], ref_template=_REF)
+    outbound[EVENT] = union | {"description": _EVENT_DESCRIPTION}
     for schema in outbound.values():
         _never_null(schema)  # every optional field of an answer is absent, never null
     _, gateway = msgspec.json.schema_components(
