@@ -104,7 +104,7 @@ function formQuestion(interrupt, reply) {
     const label = el("label", { for: id }, [field.title || name, required.has(name) ? " (required)" : ""]);
     const row = el("div", { class: field.type === "boolean" ? "question-field check" : "question-field" });
     row.append(...(field.type === "boolean" ? [input, label] : [label, input]));
-    if (field.description) row.append(el("span", { class: "hint" }, [field.description]));
+    if (field.description) row.append(el("span", { class: "note" }, [field.description]));
     form.append(row);
   }
   const buttons = el("div", { class: "question-buttons" }, [
