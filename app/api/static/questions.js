@@ -104,7 +104,10 @@ function formQuestion(interrupt, reply) {
     const label = el("label", { for: id }, [field.title || name, required.has(name) ? " (required)" : ""]);
     const row = el("div", { class: field.type === "boolean" ? "question-field check" : "question-field" });
     row.append(...(field.type === "boolean" ? [input, label] : [label, input]));
-    if (field.description) row.append(el("span", { class: "note" }, [field.description]));
+    if (field.description) {
+      row.append(el("span", { class: "note", id: `${id}-note` }, [field.description]));
+      input.setAttribute("aria-describedby", `${id}-note`);
+    }
     form.append(row);
   }
   const buttons = el("div", { class: "question-buttons" }, [
