@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.chat_page import message_box, open_as_guest, send, user_messages, wait_idle
+from tests.browser.chat_page import AXE, message_box, open_as_guest, send, serious, user_messages, wait_idle
 from tests.browser.conftest import Site, patient
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -42,6 +42,7 @@ def test_a_tools_form_is_filled_and_submitted(page: Page, site: Site) -> None:
     email = question.get_by_label("Email (required)")
     expect(email).to_have_attribute("type", "email")
     expect(question.get_by_label("Room (required)")).to_have_attribute("required", "")
+    assert not AXE.exists() or serious(page) == [], "the form"
     question.get_by_role("button", name="Submit").click()
     expect(question).to_be_visible()  # the browser refused: required fields are empty
     email.fill("ada@example.com")
@@ -50,7 +51,8 @@ def test_a_tools_form_is_filled_and_submitted(page: Page, site: Site) -> None:
     question.get_by_role("button", name="Submit").click()
     expect(question).to_be_hidden()
     wait_idle(page)
-    expect(page.get_by_label("Tool call charts__book")).to_contain_text("booked the tower room for 3 (ada@example.com)")
+    answer = "booked the tower room for 3 (ada@example.com)"
+    expect(page.get_by_label("Tool call charts__book")).to_contain_text(answer)
 
 
 def test_a_declined_question_is_told_to_the_tool(page: Page, site: Site) -> None:
@@ -87,6 +89,7 @@ def test_a_slash_command_sends_a_prompt(page: Page, site: Site) -> None:
     prompts = page.get_by_role("listbox", name="Prompts")
     option = prompts.get_by_role("option", name="/charts__chart_request")
     expect(option).to_be_visible()
+    assert not AXE.exists() or serious(page) == [], "the prompts listed"
     message_box(page).press("Escape")
     expect(prompts).to_be_hidden()
     message_box(page).fill("")
@@ -96,6 +99,7 @@ def test_a_slash_command_sends_a_prompt(page: Page, site: Site) -> None:
     arguments = page.get_by_role("form", name="Prompt arguments")
     topic = arguments.get_by_label("topic (required)")
     expect(topic).to_be_focused()
+    assert not AXE.exists() or serious(page) == [], "the prompt's arguments"
     topic.fill("rainfall")
     arguments.get_by_role("button", name="Send prompt").click()
     wait_idle(page)

@@ -6,9 +6,9 @@ Run as ``python tests/support/mcp_server.py`` (stdio) or ``... --http --port N``
 ``MARK_DIR`` is where it leaves files the tests wait on: ``pid`` at start, ``{marker}.started`` and
 ``{marker}.cancelled`` around a slow call, ``asked.{action}`` when ``ask_contact``'s question is
 answered, ``visited.{action}`` when ``visit_page``'s page is done with. ``book`` asks a richer form;
-``chart_request`` is a prompt. ``trace_context`` answers with the W3C trace context its call arrived with. ``grow`` adds a
-tool (and, asked to, says so to ``subscriptions/listen``); with ``TOOLS_TTL_MS`` set, ``tools/list`` says
-its list may be trusted that long. ``labelled`` has a title and an icon.
+``chart_request`` is a prompt. ``trace_context`` answers with the W3C trace context its call arrived
+with. ``grow`` adds a tool (and, asked to, says so to ``subscriptions/listen``); with ``TOOLS_TTL_MS``
+set, ``tools/list`` says its list may be trusted that long. ``labelled`` has a title and an icon.
 """
 
 from __future__ import annotations

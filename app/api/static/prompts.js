@@ -42,7 +42,6 @@ function closeList() {
   list.replaceChildren();
   shown = [];
   ui.text.removeAttribute("aria-activedescendant");
-  ui.text.setAttribute("aria-expanded", "false");
 }
 
 /** Close the arguments form. */
@@ -87,7 +86,6 @@ async function openList() {
     }),
   );
   list.hidden = false;
-  ui.text.setAttribute("aria-expanded", "true");
   highlight(0);
 }
 
@@ -138,7 +136,6 @@ function choose(prompt) {
 
 ui.text.setAttribute("aria-autocomplete", "list");
 ui.text.setAttribute("aria-controls", "prompt-list");
-ui.text.setAttribute("aria-expanded", "false");
 ui.text.addEventListener("input", () => {
   if (ui.text.value.startsWith("/") && !ui.text.value.includes("\n") && !typingMessage()) openList();
   else if (!list.hidden) closeList();
