@@ -128,7 +128,7 @@ function urlQuestion(url, reply) {
   const link = el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "question-link" }, [`Open ${url}`]);
   return el("div", { class: "question-buttons" }, [
     link,
-    button("Done", () => reply("resolved", { action: "accept" })),
+    button("Done", () => reply("resolved")),
     button("Cancel", () => reply("cancelled")),
   ]);
 }
