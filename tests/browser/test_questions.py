@@ -1,6 +1,6 @@
-"""Questions an MCP tool asks mid-call (elicitation) and the agent's MCP prompts, on the chat page: a form
-built from the server's schema, filled and submitted, or declined; a page to visit, then Done; a ``/``
-command that starts the answer from a prompt; and the form at a phone's width."""
+"""Questions an MCP tool asks mid-call (elicitation) and the agent's MCP prompts, on the chat page: a
+form built from the server's schema, filled and submitted, or declined (and kept over a reload); a page
+to visit, then Done; a ``/`` command that starts the answer from a prompt; the form at a phone's width."""
 
 from __future__ import annotations
 
@@ -60,6 +60,8 @@ def test_a_declined_question_is_told_to_the_tool(page: Page, site: Site) -> None
     send(page, "use tool charts__ask_contact {}")
     wait_idle(page)
     question = page.get_by_role("region", name="A tool asks")
+    expect(question).to_contain_text("Who should the report go to?")
+    page.reload()  # the open question is kept with the chat
     expect(question).to_contain_text("Who should the report go to?")
     expect(question.get_by_label("Name (required)")).to_be_focused()
     expect(question.get_by_role("checkbox", name="Subscribe")).not_to_be_checked()
