@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
@@ -80,3 +82,20 @@ def paste(page: Page, *files: tuple[str, bytes]) -> None:
 def drop(page: Page, *files: tuple[str, bytes]) -> None:
     """Files dropped on the composer (a ``drop`` event whose ``dataTransfer`` holds them)."""
     page.get_by_role("form", name="Composer").evaluate(_DISPATCH, ["drop", _encoded(files)])
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def serious(page: Page) -> list[dict[str, Any]]:
+    """The serious and critical violations axe-core finds on the page as it is now."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found: list[dict[str, Any]] = page.evaluate(
+        """async () => (await axe.run(document, { resultTypes: ["violations"] })).violations
+            .filter((v) => v.impact === "serious" || v.impact === "critical")
+            .map((v) => ({
+                id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5),
+            }))"""
+    )
+    return found

@@ -6,39 +6,22 @@ axe-core is loaded from node_modules by path at test time: the app never serves 
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
 from playwright.sync_api import Page, Request, expect
 
 from tests.browser.chat_page import (
+    AXE,
     assistant_messages,
     file_payload,
     open_as_guest,
     pick,
     png,
     send,
+    serious,
     wait_idle,
     wait_thumbnails,
 )
 from tests.browser.conftest import Site
-
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def serious(page: Page) -> list[dict[str, Any]]:
-    """The serious and critical violations axe-core finds on the page as it is now."""
-    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    found: list[dict[str, Any]] = page.evaluate(
-        """async () => (await axe.run(document, { resultTypes: ["violations"] })).violations
-            .filter((v) => v.impact === "serious" || v.impact === "critical")
-            .map((v) => ({
-                id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5),
-            }))"""
-    )
-    return found
 
 
 @pytest.mark.skipif(not AXE.exists(), reason="node_modules/axe-core is not installed")

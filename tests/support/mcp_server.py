@@ -5,9 +5,10 @@ Run as ``python tests/support/mcp_server.py`` (stdio) or ``... --http --port N``
 127.0.0.1; with ``REQUIRE_TOKEN`` set, every request must carry ``Authorization: Bearer <it>``).
 ``MARK_DIR`` is where it leaves files the tests wait on: ``pid`` at start, ``{marker}.started`` and
 ``{marker}.cancelled`` around a slow call, ``asked.{action}`` when ``ask_contact``'s question is
-answered. ``trace_context`` answers with the W3C trace context its call arrived with. ``grow`` adds a
-tool (and, asked to, says so to ``subscriptions/listen``); with ``TOOLS_TTL_MS`` set, ``tools/list`` says
-its list may be trusted that long. ``labelled`` has a title and an icon.
+answered, ``visited.{action}`` when ``visit_page``'s page is done with. ``book`` asks a richer form;
+``chart_request`` is a prompt. ``trace_context`` answers with the W3C trace context its call arrived
+with. ``grow`` adds a tool (and, asked to, says so to ``subscriptions/listen``); with ``TOOLS_TTL_MS``
+set, ``tools/list`` says its list may be trusted that long. ``labelled`` has a title and an icon.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import sys
 import wave
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import mcp_types as mt
 from mcp.server.caching import CacheHint
@@ -29,12 +30,13 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "mcp-chart-server"))
 from chart_server import READ_ONLY, draw_chart, mcp
 
 MARKS = Path(os.environ.get("MARK_DIR", "."))
+VISIT_URL = "https://example.com/confirm-report"
 
 
 def _mark(name: str) -> None:
@@ -105,6 +107,46 @@ def ask_contact(contact: Annotated[ElicitationResult[Contact], Resolve(_contact_
     if isinstance(contact, AcceptedElicitation):
         return f"sending to {contact.data.name} (subscribe: {contact.data.subscribe})"
     return f"the user chose {contact.action}"
+
+
+class Booking(BaseModel):
+    """The form ``book`` asks for: a number within bounds, a choice, an e-mail address."""
+
+    guests: Annotated[int, Field(ge=1, le=8, description="How many people")] = 2
+    room: Literal["garden", "tower"]
+    email: Annotated[str, Field(json_schema_extra={"format": "email"})]
+
+
+def _booking_question() -> Elicit[Booking]:
+    return Elicit("Which room, for how many?", Booking)
+
+
+@mcp.tool(annotations=READ_ONLY)
+def book(booking: Annotated[ElicitationResult[Booking], Resolve(_booking_question)]) -> str:
+    """Ask the user for a booking mid-call (a form with an integer, a choice and an e-mail)."""
+    if isinstance(booking, AcceptedElicitation):
+        data = booking.data
+        return f"booked the {data.room} room for {data.guests} ({data.email})"
+    return f"the user chose {booking.action}"
+
+
+@mcp.tool(annotations=READ_ONLY)
+def visit_page(ctx: Context) -> str | mt.InputRequiredResult:
+    """Send the user to a page (URL-mode elicitation, as an ``input_required`` result), then say
+    what they did."""
+    answer = (ctx.input_responses or {}).get("page")
+    if answer is None:
+        page = mt.ElicitRequestURLParams(message="Confirm the report on its page.", url=VISIT_URL)
+        return mt.InputRequiredResult(input_requests={"page": mt.ElicitRequest(params=page)})
+    action = answer.action if isinstance(answer, mt.ElicitResult) else "unknown"
+    _mark(f"visited.{action}")
+    return f"the page visit ended: {action}"
+
+
+@mcp.prompt(title="Chart request")
+def chart_request(topic: str) -> str:
+    """Ask for a chart about a topic."""
+    return f"Please draw a chart of {topic}."
 
 
 ICON = mt.Icon(src="data:image/svg+xml;base64,PHN2Zy8+", mime_type="image/svg+xml", sizes=["any"])

@@ -113,7 +113,7 @@ export function newChat() {
   state.title = null;
   stored.set(keys.session(), null);
   resetComposer();
-  ui.approval.hidden = true;
+  showInterrupt(null);
   if (state.models.length) pickModel(null);
   renderHistory();
   showTitle();

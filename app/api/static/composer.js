@@ -4,6 +4,7 @@ import { ApiError, token, upload, uuid4 } from "./api.js";
 import { copyText } from "./markdown.js";
 import { loadSessions, newChat, refresh } from "./chats.js";
 import { clearError, retryText, showError } from "./feedback.js";
+import { questionOpen } from "./questions.js";
 import { run, runningHere } from "./runs.js";
 import { $, NOUN, counted, el, kindOf, limits, megabytes, perMessage, reads, state, ui, visionOn } from "./page.js";
 import { audioChip, documentChip, mediaOf, renderHistory, resendable, scrollDown } from "./transcript.js";
@@ -246,6 +247,10 @@ ui.composer.addEventListener("submit", async (event) => {
   if (!ui.approval.hidden) {
     ui.error.textContent = "Answer the question above first: Approve or Deny.";
     /** @type {HTMLElement | null} */ (ui.approval.querySelector("button"))?.focus();
+    return;
+  }
+  if (questionOpen()) {
+    ui.error.textContent = "Answer the tool's question above first: Submit, Decline or Cancel.";
     return;
   }
   if (attachmentsUnreadable()) return;

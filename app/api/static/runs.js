@@ -12,6 +12,7 @@ import { regenerate } from "./composer.js";
 import { clearError, showError, showProblem } from "./feedback.js";
 import { LiveRun } from "./live.js";
 import { $, addExtras, base, el, keys, state, stored, ui } from "./page.js";
+import { hideQuestion, showQuestion } from "./questions.js";
 
 /** @typedef {import("./api.js").AgUiEvent} AgUiEvent */
 /** @typedef {{runId: string | null, lastEventId: string | null, events: AgUiEvent[]}} RunLog */
@@ -239,13 +240,28 @@ ui.stop.addEventListener("click", async () => {
   }
 });
 
-// -- approval interrupts ----------------------------------------------------------------------------
+// -- approval interrupts, and questions a tool asks (questions.js) -----------------------------------
 
-/** @param {{id: string, message?: string} | null} interrupt */
+/** @typedef {import("./questions.js").Interrupt} Interrupt */
+
+/** Show the chat's open interrupt: an approval, or a tool's question (``input_required``). @param {Interrupt | null} interrupt */
 export function showInterrupt(interrupt) {
-  ui.approval.hidden = !interrupt;
-  ui.approvalQuestion.textContent = interrupt ? interrupt.message || "The assistant asks for approval." : "";
-  ui.approval.dataset.interruptId = interrupt ? interrupt.id : "";
+  const question = interrupt && interrupt.reason === "input_required" ? interrupt : null;
+  const approval = question ? null : interrupt;
+  ui.approval.hidden = !approval;
+  ui.approvalQuestion.textContent = approval ? approval.message || "The assistant asks for approval." : "";
+  ui.approval.dataset.interruptId = approval ? approval.id : "";
+  if (question) showQuestion(question, (status, payload) => answerQuestion(question, status, payload));
+  else hideQuestion();
+}
+
+/** @param {Interrupt} question @param {"resolved" | "cancelled"} status @param {Record<string, unknown>} [payload] */
+async function answerQuestion(question, status, payload) {
+  if (!state.sessionId) return;
+  hideQuestion();
+  stored.set(keys.interrupt(state.sessionId), null);
+  const ok = await run({ resume: [{ interruptId: question.id, status, ...(payload ? { payload } : {}) }] });
+  if (!ok) showInterrupt(question);
 }
 
 /** @param {"resolved" | "cancelled"} status */
