@@ -61,7 +61,7 @@ def test_a_pdf_and_an_audio_file_become_chips(page: Page, site: Site, reader: st
     expect(pdf).to_contain_text("3 pages")
     expect(pdf.get_by_role("img", name="First page of report.pdf")).to_be_visible()
     audio = attachments.get_by_label("Audio memo.wav")
-    expect(audio).to_contain_text("0:02")
+    expect(audio).to_contain_text("2.0 s")
     player = audio.locator("audio")
     expect(player).to_have_count(1)
     page.wait_for_function(
@@ -82,7 +82,7 @@ def test_a_pdf_and_audio_reach_the_multimodal_model(page: Page, site: Site, mult
     page.get_by_label("Attach files").set_input_files(files)  # type: ignore[arg-type]
     attachments = page.get_by_role("list", name="Attachments")
     expect(attachments.get_by_label("PDF minutes.pdf")).to_contain_text("2 pages")
-    expect(attachments.get_by_label("Audio memo.wav")).to_contain_text("0:02")
+    expect(attachments.get_by_label("Audio memo.wav")).to_contain_text("1.5 s")
     send(page, "what are these?")
     # The sent message shows the same chips at once.
     sent = page.get_by_role("list", name="Messages").get_by_label("user message").last
@@ -104,7 +104,7 @@ def test_a_pdf_and_audio_reach_the_multimodal_model(page: Page, site: Site, mult
         ".some((i) => i.complete && i.naturalWidth > 0)"
     )
     audio = sent.get_by_label("Audio memo.wav")
-    expect(audio).to_contain_text("0:02")
+    expect(audio).to_contain_text("1.5 s")
     page.wait_for_function(
         "() => [...document.querySelectorAll('#messages audio')].some((a) => a.duration > 1.4)"
     )

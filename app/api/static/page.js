@@ -192,8 +192,11 @@ export function megabytes(bytes) {
   return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
 }
 
-/** @param {number} seconds */
+/** A clip's length as the file has it: tenths of a second under a minute (a 1.5 s clip is neither
+ * "0:01" nor "0:02"), else minutes and whole seconds, cut as a player's clock cuts them.
+ * @param {number} seconds */
 export function duration(seconds) {
-  const whole = Math.round(seconds);
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const whole = Math.floor(seconds);
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
 }
