@@ -7,6 +7,7 @@ one shared metadata) because they belong to the governance features, not to chat
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
@@ -60,3 +61,6 @@ class AuditEntry(BigIntBase):
     address: Mapped[str | None] = mapped_column(String(64), nullable=True)
     request_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
     trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
+    """What a run's row adds: the tool, its server, the outcome, the duration and (only when
+    ``IRIS_AUDIT_TOOL_ARGUMENTS`` keeps them) the call's arguments; ``None`` for a request's row."""

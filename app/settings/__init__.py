@@ -71,6 +71,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """The same per UTC calendar month (IRIS_BUDGET_USER_MONTH_USD)."""
     audit_retention_days: Annotated[int, msgspec.Meta(ge=0)] = 365
     """How long audit log rows are kept; 0 keeps them forever (IRIS_AUDIT_RETENTION_DAYS)."""
+    audit_tool_arguments: bool = False
+    """Keep a tool call's arguments in its audit row; off, they are redacted (IRIS_AUDIT_TOOL_ARGUMENTS)."""
     guest_token_ttl_seconds: int = 3600
     """Lifetime of tokens from POST /api/auth/guest (IRIS_GUEST_TOKEN_TTL_SECONDS)."""
     storage: StorageKind = "local"
