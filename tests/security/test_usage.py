@@ -99,3 +99,17 @@ async def test_a_run_crossing_the_daily_budget_finishes_and_the_next_is_refused(
         assert gateway.json()["error"]["code"] == "budget_exceeded"  # OpenAI's shape under /v1
         assert "retry-after" in gateway.headers
         assert (await _cost_of_run(client, auth("bob"), ref)) > 0  # budgets are per user
+
+
+async def test_spend_per_key_is_the_sum_of_the_runs_the_key_started(client: Client, auth: Auth) -> None:
+    ref = await _priced_model(client, auth)
+    made = (await client.post("/api/keys", json={"name": "ci"}, headers=auth("alice"))).json()
+    by_key = [await _cost_of_run(client, {"x-api-key": made["key"]}, ref) for _ in range(2)]
+    by_token = await _cost_of_run(client, auth("alice"), ref)
+
+    report = (await client.get("/api/usage?groupBy=key", headers=auth("alice"))).json()
+    spent = {row["group"]: (row["runs"], row["cost"]) for row in report["rows"]}
+    assert set(spent) == {made["id"], None}
+    assert spent[made["id"]][0] == 2
+    assert abs(spent[made["id"]][1] - sum(by_key)) < 1e-6
+    assert abs(spent[None][1] - by_token) < 1e-6

@@ -12,7 +12,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from iris.app.persistence.models import Agent, AgentVersion, Run
 
-GroupBy = Literal["user", "agent", "model", "day"]
+GroupBy = Literal["user", "key", "agent", "model", "day"]
 
 
 class UsageRepository(SQLAlchemyAsyncRepository[Run]):
@@ -60,6 +60,8 @@ async def spent_since(repo: UsageRepository, owner_id: str, since: dt.datetime) 
 def _group_key(group_by: GroupBy) -> ColumnElement[str]:
     if group_by == "user":
         return Run.owner_id.label("group_key")
+    if group_by == "key":
+        return Run.key_id.label("group_key")  # type: ignore[return-value]  # null for runs from a token
     if group_by == "model":
         return Run.model_ref.label("group_key")  # type: ignore[return-value]  # null for runs without one
     if group_by == "agent":

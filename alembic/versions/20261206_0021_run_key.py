@@ -1,0 +1,28 @@
+"""The API key that started each run (``runs.key_id``): spend per key.
+
+Revision ID: 0021_run_key
+Revises: 0020_audit_detail
+Create Date: 2026-12-06 13:55:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0021_run_key"
+down_revision: str | None = "0020_audit_detail"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("key_id", sa.String(length=64), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("key_id")
