@@ -11,7 +11,7 @@ from typing import Any
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
-from sqlalchemy import Index, Integer, String
+from sqlalchemy import Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 
@@ -36,6 +36,10 @@ class ApiKey(UUIDv7AuditBase):
     surfaces: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
     """Surfaces the key may call (``agui``, ``openai``, ``anthropic``…); ``None``: any."""
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    budget_day_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """What the runs the key starts may cost per UTC day before the next is refused (``None``: no budget)."""
+    budget_month_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The same per UTC calendar month."""
     """Requests the key may make per minute, over all processes; ``None``: no limit of its own."""
     created_by: Mapped[str] = mapped_column(String(200))
     expires_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

@@ -15,6 +15,7 @@ OwnerId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}
 SurfaceName = Literal["agui", "chat", "ui-chat", "openai", "responses", "anthropic", "api"]
 Days = Annotated[int, msgspec.Meta(ge=1, le=3650)]
 PerMinute = Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
+Usd = Annotated[float, msgspec.Meta(gt=0, le=1_000_000_000)]
 
 
 class KeyScopes(WireStruct, kw_only=True):
@@ -40,6 +41,10 @@ class ApiKeyCreate(RequestStruct, kw_only=True):
     scopes: KeyScopes = msgspec.field(default_factory=KeyScopes)
     expires_in_days: Days | None = None
     requests_per_minute: PerMinute | None = None
+    budget_day_usd: Usd | None = None
+    """What the runs the key starts may cost per UTC day, in USD (429 ``budget_exceeded`` after)."""
+    budget_month_usd: Usd | None = None
+    """The same per UTC calendar month."""
     """Requests the key may make per minute over all processes (429 ``rate_limited`` past it)."""
 
 
@@ -56,6 +61,8 @@ class ApiKeyOut(WireStruct, kw_only=True):
     created_at: dt.datetime
     expires_at: dt.datetime | None
     requests_per_minute: int | None
+    budget_day_usd: float | None = None
+    budget_month_usd: float | None = None
     revoked_at: dt.datetime | None
     last_used_at: dt.datetime | None
 

@@ -113,3 +113,25 @@ async def test_spend_per_key_is_the_sum_of_the_runs_the_key_started(client: Clie
     assert spent[made["id"]][0] == 2
     assert abs(spent[made["id"]][1] - sum(by_key)) < 1e-6
     assert abs(spent[None][1] - by_token) < 1e-6
+
+
+async def test_a_key_over_its_budget_is_refused_and_its_owner_is_not(client: Client, auth: Auth) -> None:
+    ref = await _priced_model(client, auth)
+    body = {"name": "ci", "budgetDayUsd": 0.0001}
+    made = (await client.post("/api/keys", json=body, headers=auth("alice"))).json()
+    assert made["budgetDayUsd"] == 0.0001
+    key = {"x-api-key": made["key"]}
+    assert await _cost_of_run(client, key, ref) > 0.0001  # under budget when it starts: it finishes
+    again = run_input(str(uuid.uuid4()), user_message("again"), model=ref)
+    refused = await client.post("/agent/runs", json=again, headers=key)
+    assert (refused.status_code, refused.json()["code"]) == (429, "budget_exceeded")
+    assert 1 <= int(refused.headers["retry-after"]) <= 86_400
+    chat = {"model": ref, "messages": [{"role": "user", "content": "hi"}]}
+    gateway = await client.post("/v1/chat/completions", json=chat, headers=key)
+    assert (gateway.status_code, gateway.json()["error"]["code"]) == (429, "budget_exceeded")
+    anthropic = {"model": ref, "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
+    messages = await client.post("/v1/messages", json=anthropic, headers=key)
+    assert messages.status_code == 429  # Anthropic's shape under /v1/messages
+    assert messages.json()["error"]["type"] == "rate_limit_error"
+    assert int(messages.headers["retry-after"]) >= 1
+    assert await _cost_of_run(client, auth("alice"), ref) > 0  # the key's budget, not alice's

@@ -60,6 +60,8 @@ class ApiKeyController(Controller):
             models=scopes.models,
             surfaces=list(scopes.surfaces) if scopes.surfaces is not None else None,
             requests_per_minute=data.requests_per_minute,
+            budget_day_usd=data.budget_day_usd,
+            budget_month_usd=data.budget_month_usd,
             created_by=principal.user_id,
             expires_at=utcnow() + dt.timedelta(days=data.expires_in_days) if data.expires_in_days else None,
         )
@@ -109,6 +111,8 @@ def key_out(row: ApiKey) -> ApiKeyOut:
         created_at=row.created_at,
         expires_at=row.expires_at,
         requests_per_minute=row.requests_per_minute,
+        budget_day_usd=row.budget_day_usd,
+        budget_month_usd=row.budget_month_usd,
         revoked_at=row.revoked_at,
         last_used_at=row.last_used_at,
     )
