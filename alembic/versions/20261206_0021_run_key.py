@@ -1,4 +1,5 @@
-"""The API key that started each run (``runs.key_id``) and each key's USD budgets: spend per key.
+"""The API key that started each run (``runs.key_id``) and each key's USD budgets and tokens per
+minute: spend and limits per key.
 
 Revision ID: 0021_run_key
 Revises: 0020_audit_detail
@@ -22,6 +23,7 @@ def upgrade() -> None:
     with op.batch_alter_table("runs") as batch:
         batch.add_column(sa.Column("key_id", sa.String(length=64), nullable=True))
     with op.batch_alter_table("api_keys") as batch:
+        batch.add_column(sa.Column("tokens_per_minute", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("budget_day_usd", sa.Float(), nullable=True))
         batch.add_column(sa.Column("budget_month_usd", sa.Float(), nullable=True))
 
@@ -30,5 +32,6 @@ def downgrade() -> None:
     with op.batch_alter_table("api_keys") as batch:
         batch.drop_column("budget_month_usd")
         batch.drop_column("budget_day_usd")
+        batch.drop_column("tokens_per_minute")
     with op.batch_alter_table("runs") as batch:
         batch.drop_column("key_id")

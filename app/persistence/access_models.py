@@ -36,6 +36,8 @@ class ApiKey(UUIDv7AuditBase):
     surfaces: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
     """Surfaces the key may call (``agui``, ``openai``, ``anthropic``…); ``None``: any."""
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Model tokens the runs the key started this minute may use before the next is refused."""
     budget_day_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
     """What the runs the key starts may cost per UTC day before the next is refused (``None``: no budget)."""
     budget_month_usd: Mapped[float | None] = mapped_column(Float, nullable=True)

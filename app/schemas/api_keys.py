@@ -41,6 +41,8 @@ class ApiKeyCreate(RequestStruct, kw_only=True):
     scopes: KeyScopes = msgspec.field(default_factory=KeyScopes)
     expires_in_days: Days | None = None
     requests_per_minute: PerMinute | None = None
+    tokens_per_minute: PerMinute | None = None
+    """Model tokens the runs the key started this minute may use (429 ``rate_limited`` after)."""
     budget_day_usd: Usd | None = None
     """What the runs the key starts may cost per UTC day, in USD (429 ``budget_exceeded`` after)."""
     budget_month_usd: Usd | None = None
@@ -61,6 +63,7 @@ class ApiKeyOut(WireStruct, kw_only=True):
     created_at: dt.datetime
     expires_at: dt.datetime | None
     requests_per_minute: int | None
+    tokens_per_minute: int | None = None
     budget_day_usd: float | None = None
     budget_month_usd: float | None = None
     revoked_at: dt.datetime | None

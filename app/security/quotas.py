@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_scoped_session
 
 from iris.app.errors import QuotaExceeded
-from iris.app.persistence.repositories import QuotaRepository, RunRepository, UsageRepository, spent_since
+from iris.app.persistence.repositories import (
+    QuotaRepository,
+    RunRepository,
+    UsageRepository,
+    spent_since,
+    tokens_since,
+)
 from iris.app.security.auth import Principal
 from iris.app.settings import Settings
 
@@ -72,9 +78,12 @@ async def admit_run(db: Db, principal: Principal, settings: Settings, *, stored:
     """Count a run start; refuse when the principal started too many this minute or, for a ``stored``
     run (one with a run row), already has too many going. Stateless chat runs count per minute only."""
     await within_key_budget(db, principal)
+    if principal.key_id is not None and principal.key_tokens_per_minute:
+        await _within_tokens(db, principal.user_id, principal.key_id, principal.key_tokens_per_minute)
     quotas = role_quotas(settings, principal)
     if quotas is None:
         return
+    await _within_tokens(db, principal.user_id, None, settings.quota_user_tokens_per_minute)
     await _use(db, principal.user_id, RUNS_PER_MINUTE, MINUTE, quotas.runs_per_minute, 1)
     await within_budget(db, principal, settings)
     if stored and quotas.concurrent_runs > 0:
@@ -129,6 +138,26 @@ async def _within(
                 retry_after=max(1, math.ceil((end - now).total_seconds())),
                 code="budget_exceeded",
             )
+
+
+async def _within_tokens(db: Db, owner_id: str, key_id: str | None, allowed: int) -> None:
+    """429 ``rate_limited`` when the runs the user (or key) started this minute used ``allowed`` model
+    tokens; ``Retry-After`` is the time until the minute ends. Counted from the runs' stored usage, so
+    it holds over every process and runs still going count when they finish."""
+    if allowed <= 0:
+        return
+    now = time.time()
+    start = int(now // MINUTE) * MINUTE
+    since = dt.datetime.fromtimestamp(start, dt.UTC)
+    used = await tokens_since(UsageRepository(session=db), owner_id, since, key_id=key_id)
+    if used >= allowed:
+        raise QuotaExceeded(
+            f"The runs started this minute used {used} of {allowed} model tokens; try again when it resets.",
+            limit="key_tokens_per_minute" if key_id is not None else "user_tokens_per_minute",
+            allowed=allowed,
+            retry_after=max(1, math.ceil(start + MINUTE - now)),
+            code="rate_limited",
+        )
 
 
 async def admit_upload(db: Db, principal: Principal, settings: Settings, size: int) -> None:

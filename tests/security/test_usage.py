@@ -3,8 +3,10 @@ a user's daily budget refuses the run after the one that crossed it."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import time
 import uuid
 from collections.abc import Callable
 
@@ -135,3 +137,29 @@ async def test_a_key_over_its_budget_is_refused_and_its_owner_is_not(client: Cli
     assert messages.json()["error"]["type"] == "rate_limit_error"
     assert int(messages.headers["retry-after"]) >= 1
     assert await _cost_of_run(client, auth("alice"), ref) > 0  # the key's budget, not alice's
+
+
+async def _early_in_the_minute() -> None:
+    """Start where the minute has room for two runs (the token limits count per minute)."""
+    if (second := time.time() % 60) > 45:
+        await asyncio.sleep(61 - second)
+
+
+async def test_tokens_per_minute_per_key_and_per_user_refuse_the_next_run(
+    settings: Settings, auth: Auth
+) -> None:
+    limited = msgspec.structs.replace(settings, quota_user_tokens_per_minute=1)
+    async with AsyncTestClient(app=create_app(limited, environ={})) as client:
+        ref = await _priced_model(client, auth)
+        made = await client.post(
+            "/api/keys", json={"name": "ci", "tokensPerMinute": 1}, headers=auth("root", "admin")
+        )
+        key = {"x-api-key": made.json()["key"]}  # an admin's key: only the key's own limit binds it
+        await _early_in_the_minute()
+        for caller in (key, auth("alice")):
+            await _cost_of_run(client, caller, ref)  # no tokens used yet this minute
+            body = run_input(str(uuid.uuid4()), user_message("again"), model=ref)
+            refused = await client.post("/agent/runs", json=body, headers=caller)
+            assert (refused.status_code, refused.json()["code"]) == (429, "rate_limited")
+            assert 1 <= int(refused.headers["retry-after"]) <= 60
+        assert await _cost_of_run(client, auth("bob"), ref) > 0  # per user

@@ -35,7 +35,7 @@ from iris.app.persistence.repositories.sessions import (
     place,
 )
 from iris.app.persistence.repositories.uploads import UploadRepository
-from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since
+from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since, tokens_since
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
@@ -66,5 +66,6 @@ __all__ = [
     "parse_uuid",
     "place",
     "spent_since",
+    "tokens_since",
     "utcnow",
 ]

@@ -61,6 +61,20 @@ async def spent_since(
     return float((await repo.session.execute(stmt)).scalar_one() or 0.0)
 
 
+async def tokens_since(
+    repo: UsageRepository, owner_id: str, since: dt.datetime, *, key_id: str | None = None
+) -> int:
+    """The model tokens (input and output) the owner's runs (the key's, when ``key_id`` is given)
+    started since ``since`` used; runs still going have none counted yet."""
+    who = Run.key_id == key_id if key_id is not None else Run.owner_id == owner_id
+    usage = Run.usage
+    used = func.coalesce(usage[("billable", "inputTokens")].as_integer(), 0) + func.coalesce(
+        usage[("billable", "outputTokens")].as_integer(), 0
+    )
+    stmt = select(func.sum(used)).where(who, Run.started_at >= since)
+    return int((await repo.session.execute(stmt)).scalar_one() or 0)
+
+
 def _group_key(group_by: GroupBy) -> ColumnElement[str]:
     if group_by == "user":
         return Run.owner_id.label("group_key")
