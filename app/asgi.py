@@ -207,6 +207,7 @@ def build_run_manager(parts: AppParts, decode_limiter: anyio.CapacityLimiter) ->
             storage=storage,
             delivery=delivery,
             interrupt_ttl_seconds=settings.interrupt_ttl_seconds,
+            audit_tool_arguments=settings.audit_tool_arguments,
             deadlines=Deadlines(
                 first_token=settings.first_token_timeout_seconds,
                 idle=settings.idle_timeout_seconds,

@@ -7,10 +7,11 @@ one shared metadata) because they belong to the governance features, not to chat
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
 from advanced_alchemy.types import DateTimeUTC, JsonB
-from sqlalchemy import Index, Integer, String
+from sqlalchemy import Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 
@@ -35,6 +36,12 @@ class ApiKey(UUIDv7AuditBase):
     surfaces: Mapped[list[str] | None] = mapped_column(JsonB, nullable=True)
     """Surfaces the key may call (``agui``, ``openai``, ``anthropic``…); ``None``: any."""
     requests_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens_per_minute: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Model tokens the runs the key started this minute may use before the next is refused."""
+    budget_day_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """What the runs the key starts may cost per UTC day before the next is refused (``None``: no budget)."""
+    budget_month_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The same per UTC calendar month."""
     """Requests the key may make per minute, over all processes; ``None``: no limit of its own."""
     created_by: Mapped[str] = mapped_column(String(200))
     expires_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
@@ -60,3 +67,6 @@ class AuditEntry(BigIntBase):
     address: Mapped[str | None] = mapped_column(String(64), nullable=True)
     request_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
     trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
+    """What a run's row adds: the tool, its server, the outcome, the duration and (only when
+    ``IRIS_AUDIT_TOOL_ARGUMENTS`` keeps them) the call's arguments; ``None`` for a request's row."""

@@ -196,6 +196,8 @@ class Run(UUIDv7AuditBase):
         ForeignKey("agent_versions.id", ondelete="SET NULL"), nullable=True
     )
     """The agent version the run ran with (``None`` for runs from before versions were recorded)."""
+    key_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The API key that started the run (``None``: a token): spend per key."""
     started_at: Mapped[dt.datetime] = mapped_column(DateTimeUTC(timezone=True))
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)

@@ -15,6 +15,8 @@ OwnerId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}
 SurfaceName = Literal["agui", "chat", "ui-chat", "openai", "responses", "anthropic", "api"]
 Days = Annotated[int, msgspec.Meta(ge=1, le=3650)]
 PerMinute = Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
+Usd = Annotated[float, msgspec.Meta(ge=0, le=1_000_000_000)]
+"""A budget in USD; 0 is no budget, as for the settings' budgets."""
 
 
 class KeyScopes(WireStruct, kw_only=True):
@@ -40,7 +42,23 @@ class ApiKeyCreate(RequestStruct, kw_only=True):
     scopes: KeyScopes = msgspec.field(default_factory=KeyScopes)
     expires_in_days: Days | None = None
     requests_per_minute: PerMinute | None = None
+    tokens_per_minute: PerMinute | None = None
+    """Model tokens the runs the key started this minute may use (429 ``rate_limited`` after)."""
+    budget_day_usd: Usd | None = None
+    """What the runs the key starts may cost per UTC day, in USD (429 ``budget_exceeded`` after)."""
+    budget_month_usd: Usd | None = None
+    """The same per UTC calendar month."""
     """Requests the key may make per minute over all processes (429 ``rate_limited`` past it)."""
+
+
+class ApiKeyLimits(RequestStruct, kw_only=True):
+    """``PATCH /api/keys/{keyId}`` (admins): the key's limits and budgets; a field left out is kept,
+    ``null`` removes that limit."""
+
+    requests_per_minute: PerMinute | msgspec.UnsetType | None = msgspec.UNSET
+    tokens_per_minute: PerMinute | msgspec.UnsetType | None = msgspec.UNSET
+    budget_day_usd: Usd | msgspec.UnsetType | None = msgspec.UNSET
+    budget_month_usd: Usd | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class ApiKeyOut(WireStruct, kw_only=True):
@@ -56,6 +74,9 @@ class ApiKeyOut(WireStruct, kw_only=True):
     created_at: dt.datetime
     expires_at: dt.datetime | None
     requests_per_minute: int | None
+    tokens_per_minute: int | None = None
+    budget_day_usd: float | None = None
+    budget_month_usd: float | None = None
     revoked_at: dt.datetime | None
     last_used_at: dt.datetime | None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from iris.providers.wire import WireStruct
 
@@ -21,6 +22,9 @@ class AuditEntryOut(WireStruct, kw_only=True):
     address: str | None
     request_id: str | None
     trace_id: str | None
+    detail: dict[str, Any] | None = None
+    """A run's row: ``tool``, ``server``, ``outcome``, ``durationMs`` and ``arguments`` (redacted unless
+    kept)."""
 
 
 class AuditPage(WireStruct, kw_only=True):

@@ -7,7 +7,7 @@ from typing import Literal
 
 from iris.providers.wire import WireStruct
 
-GroupByName = Literal["user", "agent", "model", "day"]
+GroupByName = Literal["user", "key", "agent", "model", "day"]
 
 
 class UsageRow(WireStruct, kw_only=True):

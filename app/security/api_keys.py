@@ -117,6 +117,8 @@ class KeyResolver:
             key_id=str(row.id),
             agents=None if row.agents is None else frozenset(row.agents),
             models=None if row.models is None else frozenset(row.models),
+            key_budgets=(row.budget_day_usd or 0.0, row.budget_month_usd or 0.0),
+            key_tokens_per_minute=row.tokens_per_minute or 0,
         )
         await self._note_use(row, principal, digest, now, address)
         return principal

@@ -40,6 +40,10 @@ class Principal(msgspec.Struct, frozen=True, kw_only=True):
     """The agent slugs the caller's key may use; ``None``: any."""
     models: frozenset[str] | None = None
     """The model refs (``provider/modelId``) the caller's key may use; ``None``: any."""
+    key_tokens_per_minute: int = 0
+    """The model tokens per minute the caller's key's runs may use (0: no limit)."""
+    key_budgets: tuple[float, float] = (0.0, 0.0)
+    """The caller's key's USD budgets per UTC day and month (0: none)."""
 
     @property
     def is_admin(self) -> bool:

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_scoped_session
 
 from iris.app.errors import QuotaExceeded
-from iris.app.persistence.repositories import QuotaRepository, RunRepository, UsageRepository, spent_since
+from iris.app.persistence.repositories import (
+    QuotaRepository,
+    RunRepository,
+    UsageRepository,
+    spent_since,
+    tokens_since,
+)
 from iris.app.security.auth import Principal
 from iris.app.settings import Settings
 
@@ -71,9 +77,13 @@ def role_quotas(settings: Settings, principal: Principal) -> RoleQuotas | None:
 async def admit_run(db: Db, principal: Principal, settings: Settings, *, stored: bool = True) -> None:
     """Count a run start; refuse when the principal started too many this minute or, for a ``stored``
     run (one with a run row), already has too many going. Stateless chat runs count per minute only."""
+    await within_key_budget(db, principal)
+    if principal.key_id is not None and principal.key_tokens_per_minute:
+        await _within_tokens(db, principal.user_id, principal.key_id, principal.key_tokens_per_minute)
     quotas = role_quotas(settings, principal)
     if quotas is None:
         return
+    await _within_tokens(db, principal.user_id, None, settings.quota_user_tokens_per_minute)
     await _use(db, principal.user_id, RUNS_PER_MINUTE, MINUTE, quotas.runs_per_minute, 1)
     await within_budget(db, principal, settings)
     if stored and quotas.concurrent_runs > 0:
@@ -92,26 +102,62 @@ async def within_budget(db: Db, principal: Principal, settings: Settings) -> Non
     (``IRIS_BUDGET_USER_{DAY,MONTH}_USD``); ``Retry-After`` is the time until the period ends. Only
     finished runs have a cost, so runs still going when the budget is reached may pass it (each by at
     most its own cost)."""
+    budgets = (settings.budget_user_day_usd, settings.budget_user_month_usd)
+    await _within(db, principal.user_id, None, budgets, "Your runs have cost")
+
+
+async def within_key_budget(db: Db, principal: Principal) -> None:
+    """The same for the budgets of the API key the caller came with (an admin's key included)."""
+    if principal.key_id is not None and any(principal.key_budgets):
+        await _within(
+            db, principal.user_id, principal.key_id, principal.key_budgets, "This key's runs have cost"
+        )
+
+
+async def _within(
+    db: Db, owner_id: str, key_id: str | None, budgets: tuple[float, float], whose: str
+) -> None:
     now = dt.datetime.now(dt.UTC)
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     month = day.replace(day=1)
     next_month = (month + dt.timedelta(days=32)).replace(day=1)
+    prefix = "budget_key" if key_id is not None else "budget_user"
     periods = (
-        ("budget_user_day_usd", settings.budget_user_day_usd, day, day + dt.timedelta(days=1)),
-        ("budget_user_month_usd", settings.budget_user_month_usd, month, next_month),
+        (f"{prefix}_day_usd", budgets[0], day, day + dt.timedelta(days=1)),
+        (f"{prefix}_month_usd", budgets[1], month, next_month),
     )
     for limit, budget, start, end in periods:
         if budget <= 0:
             continue
-        spent = await spent_since(UsageRepository(session=db), principal.user_id, start)
+        spent = await spent_since(UsageRepository(session=db), owner_id, start, key_id=key_id)
         if spent >= budget:
             raise QuotaExceeded(
-                f"Your runs have cost {spent:.4f} USD of the {budget:.2f} USD budget for this period.",
+                f"{whose} {spent:.4f} USD of the {budget:.2f} USD budget for this period.",
                 limit=limit,
                 allowed=budget,
                 retry_after=max(1, math.ceil((end - now).total_seconds())),
                 code="budget_exceeded",
             )
+
+
+async def _within_tokens(db: Db, owner_id: str, key_id: str | None, allowed: int) -> None:
+    """429 ``rate_limited`` when the runs the user (or key) started this minute used ``allowed`` model
+    tokens; ``Retry-After`` is the time until the minute ends. Counted from the runs' stored usage, so
+    it holds over every process and runs still going count when they finish."""
+    if allowed <= 0:
+        return
+    now = time.time()
+    start = int(now // MINUTE) * MINUTE
+    since = dt.datetime.fromtimestamp(start, dt.UTC)
+    used = await tokens_since(UsageRepository(session=db), owner_id, since, key_id=key_id)
+    if used >= allowed:
+        raise QuotaExceeded(
+            f"The runs started this minute used {used} of {allowed} model tokens; try again when it resets.",
+            limit="key_tokens_per_minute" if key_id is not None else "user_tokens_per_minute",
+            allowed=allowed,
+            retry_after=max(1, math.ceil(start + MINUTE - now)),
+            code="rate_limited",
+        )
 
 
 async def admit_upload(db: Db, principal: Principal, settings: Settings, size: int) -> None:

@@ -71,6 +71,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """The same per UTC calendar month (IRIS_BUDGET_USER_MONTH_USD)."""
     audit_retention_days: Annotated[int, msgspec.Meta(ge=0)] = 365
     """How long audit log rows are kept; 0 keeps them forever (IRIS_AUDIT_RETENTION_DAYS)."""
+    audit_tool_arguments: bool = False
+    """Keep a tool call's arguments in its audit row; off, they are redacted (IRIS_AUDIT_TOOL_ARGUMENTS)."""
     guest_token_ttl_seconds: int = 3600
     """Lifetime of tokens from POST /api/auth/guest (IRIS_GUEST_TOKEN_TTL_SECONDS)."""
     storage: StorageKind = "local"
@@ -210,6 +212,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     off (IRIS_COOLDOWN_SECONDS)."""
     quota_user_runs_per_minute: int = 600
     """Runs a user may start per minute, over all processes; 0: no limit (IRIS_QUOTA_USER_RUNS_PER_MINUTE)."""
+    quota_user_tokens_per_minute: Annotated[int, msgspec.Meta(ge=0)] = 0
+    """Model tokens (input and output) a user's runs started this minute may use before the next run is
+    refused (429 ``rate_limited``), over all processes; 0: no limit (IRIS_QUOTA_USER_TOKENS_PER_MINUTE)."""
     quota_user_concurrent_runs: int = 200
     """Runs a user may have going at once (IRIS_QUOTA_USER_CONCURRENT_RUNS)."""
     quota_user_uploads_per_minute: int = 300

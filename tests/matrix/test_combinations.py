@@ -2,9 +2,10 @@
 
 Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (the chat surface,
 ``POST /api/agents/default/chat``), ``llm`` (stateless ``POST /api/llm/chat``) and ``v1``
-(``POST /v1/chat/completions``); and rows of a few cells each: ``responses`` (``POST /v1/responses``,
-:data:`RESPONSES_CELLS`), ``messages`` (``POST /v1/messages``, Anthropic's Messages API,
-:data:`MESSAGES_CELLS`) and ``uichat`` (the AI SDK's ``POST /api/agents/default/ui-chat``,
+(``POST /v1/chat/completions``); and rows of a few cells each: ``key`` (``agui``, ``chat`` and ``v1``
+text cells whose caller is an ``iris_sk_`` API key, :func:`test_key_cell`), ``responses``
+(``POST /v1/responses``, :data:`RESPONSES_CELLS`), ``messages`` (``POST /v1/messages``, Anthropic's
+Messages API, :data:`MESSAGES_CELLS`) and ``uichat`` (the AI SDK's ``POST /api/agents/default/ui-chat``,
 ``test_ui_chat_cell``: text, image, pdf by none, approved, declined). Contents: ``text``; an
 ``image``, a ``pdf`` or ``audio`` (a WAV made
 with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
@@ -124,7 +125,13 @@ class Iris:
         return response.json()
 
 
+KEYS: dict[str, str] = {}
+"""The ``iris_sk_`` API key a key cell's user calls with (:func:`test_key_cell`), instead of a token."""
+
+
 def bearer(user: str, role: Role = "user") -> dict[str, str]:
+    if user in KEYS:
+        return {"Authorization": f"Bearer {KEYS[user]}"}
     return {"Authorization": f"Bearer {issue_token(JWT_SECRET, user, role=role)}"}
 
 
@@ -708,6 +715,25 @@ def test_cell(iris: Iris, engine_name: str, surface: str, content: str, path: st
     else:
         v1_cell(iris, content, path, user)
     still_writes(iris, f"{user}-after")
+
+
+@pytest.mark.parametrize(
+    ("surface", "path"), [("agui", "none"), ("agui", "approved"), ("chat", "none"), ("v1", "none")]
+)
+def test_key_cell(iris: Iris, engine_name: str, surface: str, path: str) -> None:
+    """A text cell whose caller is an ``iris_sk_`` API key (made by its user with a token) rather than a
+    token: every request of the cell, its history and its aftermath carry the key."""
+    user = f"m-{engine_name}-key-{surface}-{path}"
+    made = iris.post("/api/keys", user, json={"name": "matrix"})
+    assert made.status_code == 201, made.text
+    KEYS[user] = KEYS[f"{user}-after"] = made.json()["key"]
+    if surface == "v1":
+        v1_cell(iris, "text", path, user)
+    else:
+        stateful_cell(iris, surface, "text", path, user)
+    still_writes(iris, f"{user}-after")
+    (key,) = iris.get("/api/keys", user)["keys"]
+    assert key["lastUsedAt"] is not None  # the cell really came with the key
 
 
 @pytest.mark.parametrize(("content", "path"), RESPONSES_CELLS)

@@ -149,3 +149,22 @@ async def _clear_of_a_minute_boundary() -> None:
     """Limits count in fixed minutes: a test counting to a limit starts well inside one."""
     if time.time() % 60 > 50:
         await asyncio.sleep(61 - time.time() % 60)
+
+
+async def test_an_admin_changes_a_keys_limits_and_its_owner_may_not(client: Client, auth: Auth) -> None:
+    admin, alice = auth("root", "admin"), auth("alice")
+    made = (await client.post("/api/keys", json={"name": "ci", "requestsPerMinute": 5}, headers=alice)).json()
+    limits = {"tokensPerMinute": 1000, "budgetDayUsd": 2.5, "requestsPerMinute": None}
+    refused = await client.patch(f"/api/keys/{made['id']}", json=limits, headers=alice)
+    assert (refused.status_code, refused.json()["code"]) == (403, "admin_required")
+
+    changed = await client.patch(f"/api/keys/{made['id']}", json=limits, headers=admin)
+    assert changed.status_code == 200, changed.text
+    (listed,) = (await client.get("/api/keys", headers=alice)).json()["keys"]
+    shown = {name: listed[name] for name in ("tokensPerMinute", "budgetDayUsd", "budgetMonthUsd")}
+    assert shown == {"tokensPerMinute": 1000, "budgetDayUsd": 2.5, "budgetMonthUsd": None}
+    assert listed["requestsPerMinute"] is None  # null removed it
+    missing = await client.patch(f"/api/keys/{uuid.uuid4()}", json=limits, headers=admin)
+    assert (missing.status_code, missing.json()["code"]) == (404, "api_key_not_found")
+    invalid = await client.patch(f"/api/keys/{made['id']}", json={"budgetDayUsd": -1.0}, headers=admin)
+    assert invalid.status_code in (400, 422)

@@ -43,7 +43,7 @@ from iris.app.runs import (
     WorkerAgentOutput,
 )
 from iris.app.schemas.agents import AgentCreate, AgentRef, AgentUpdate
-from iris.app.schemas.api_keys import ApiKeyCreate
+from iris.app.schemas.api_keys import ApiKeyCreate, ApiKeyLimits
 from iris.app.schemas.catalogue import ModelCreate, ModelUpdate
 from iris.app.schemas.chat import ChatRequest, LlmChatRequest, LlmMessageIn
 from iris.app.schemas.mcp import HttpServerCreate, McpServerUpdate, StdioServerCreate
@@ -277,6 +277,7 @@ REQUEST_BODIES: tuple[type[msgspec.Struct], ...] = (
     ActiveMessageIn,
     UiChatRequest,
     ApiKeyCreate,
+    ApiKeyLimits,
 )
 """The other JSON request bodies: documented as msgspec states them (every ``Meta`` constraint, unknown
 fields refused), not as Litestar infers them."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from litestar import Controller, delete, get, post
+import msgspec
+from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
@@ -14,7 +15,14 @@ from iris.app.api.openapi import documented
 from iris.app.errors import Forbidden, NotFound
 from iris.app.persistence.access_models import ApiKey
 from iris.app.persistence.repositories import ApiKeyRepository, parse_uuid, utcnow
-from iris.app.schemas.api_keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut, KeyScopes
+from iris.app.schemas.api_keys import (
+    ApiKeyCreate,
+    ApiKeyCreated,
+    ApiKeyLimits,
+    ApiKeyList,
+    ApiKeyOut,
+    KeyScopes,
+)
 from iris.app.security.api_keys import new_key
 from iris.app.security.auth import Principal
 
@@ -60,6 +68,9 @@ class ApiKeyController(Controller):
             models=scopes.models,
             surfaces=list(scopes.surfaces) if scopes.surfaces is not None else None,
             requests_per_minute=data.requests_per_minute,
+            tokens_per_minute=data.tokens_per_minute,
+            budget_day_usd=data.budget_day_usd,
+            budget_month_usd=data.budget_month_usd,
             created_by=principal.user_id,
             expires_at=utcnow() + dt.timedelta(days=data.expires_in_days) if data.expires_in_days else None,
         )
@@ -80,6 +91,32 @@ class ApiKeyController(Controller):
         else:
             rows = await api_key_repo.listed(principal.user_id)
         return ApiKeyList(keys=[key_out(row) for row in rows])
+
+    @patch(
+        "/{keyId:str}",
+        operation_id="UpdateApiKeyLimits",
+        operation_class=documented(problems={**_NOT_FOUND, 403: ["admin_required"]}),
+    )
+    async def update_limits(
+        self,
+        principal: NamedDependency[Principal],
+        api_key_repo: NamedDependency[ApiKeyRepository],
+        keyId: FromPath[str],
+        data: JSONBody[ApiKeyLimits],
+    ) -> ApiKeyOut:
+        """Change a key's limits and budgets (admins: a user could otherwise lift their own key's);
+        every process applies them within a few seconds, as it sees a revocation."""
+        if not principal.is_admin:
+            raise Forbidden("Only an admin changes a key's limits and budgets.", code="admin_required")
+        parsed = parse_uuid(keyId)
+        row = await api_key_repo.by_id(parsed) if parsed is not None else None
+        if row is None:
+            raise NotFound("No such API key.", code="api_key_not_found")
+        for name in data.__struct_fields__:
+            if (value := getattr(data, name)) is not msgspec.UNSET:
+                setattr(row, name, value)
+        await api_key_repo.session.flush()
+        return key_out(row)
 
     @delete("/{keyId:str}", operation_id="RevokeApiKey", operation_class=documented(problems=_NOT_FOUND))
     async def revoke_key(
@@ -109,6 +146,9 @@ def key_out(row: ApiKey) -> ApiKeyOut:
         created_at=row.created_at,
         expires_at=row.expires_at,
         requests_per_minute=row.requests_per_minute,
+        tokens_per_minute=row.tokens_per_minute,
+        budget_day_usd=row.budget_day_usd,
+        budget_month_usd=row.budget_month_usd,
         revoked_at=row.revoked_at,
         last_used_at=row.last_used_at,
     )

@@ -57,6 +57,7 @@ class AuditController(Controller):
                 address=row.address,
                 request_id=row.request_id,
                 trace_id=row.trace_id,
+                detail=row.detail,
             )
             for row in rows
         ]

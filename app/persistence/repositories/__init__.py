@@ -13,7 +13,12 @@ from iris.app.persistence.repositories._common import parse_uuid, utcnow
 from iris.app.persistence.repositories.api_keys import ApiKeyRepository
 from iris.app.persistence.repositories.audit import AuditRepository
 from iris.app.persistence.repositories.catalogue import AgentRepository, ModelRepository
-from iris.app.persistence.repositories.closing_rows import RUN_EVENTS_CHANNEL, AnswerMessage, ClosingRows
+from iris.app.persistence.repositories.closing_rows import (
+    RUN_EVENTS_CHANNEL,
+    AnswerMessage,
+    AuditRow,
+    ClosingRows,
+)
 from iris.app.persistence.repositories.cooldowns import CooldownRepository
 from iris.app.persistence.repositories.intake_rows import IntakeRows
 from iris.app.persistence.repositories.mcp_servers import McpServerRepository
@@ -30,7 +35,7 @@ from iris.app.persistence.repositories.sessions import (
     place,
 )
 from iris.app.persistence.repositories.uploads import UploadRepository
-from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since
+from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since, tokens_since
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
@@ -38,6 +43,7 @@ __all__ = [
     "AnswerMessage",
     "ApiKeyRepository",
     "AuditRepository",
+    "AuditRow",
     "ClosingRows",
     "CooldownRepository",
     "GatewayResponseRepository",
@@ -60,5 +66,6 @@ __all__ = [
     "parse_uuid",
     "place",
     "spent_since",
+    "tokens_since",
     "utcnow",
 ]

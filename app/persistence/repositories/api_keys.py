@@ -41,6 +41,10 @@ class ApiKeyRepository(SQLAlchemyAsyncRepository[ApiKey]):
             await self.session.flush()
         return row
 
+    async def by_id(self, key_id: UUID) -> ApiKey | None:
+        """The key with this id, revoked or not."""
+        return (await self.session.execute(select(ApiKey).where(ApiKey.id == key_id))).scalar_one_or_none()
+
     async def mark_used(self, key_id: UUID, at: dt.datetime, address: str | None) -> None:
         """Record the key's last use and the address it came from."""
         stmt = update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=at, last_used_address=address)

@@ -18,6 +18,7 @@ writer took first still fails the statement (the unique position), and so the co
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -28,7 +29,7 @@ from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncConnection
 from uuid_utils.compat import uuid7
 
-from iris.app.persistence.models import ChatSession, Message, Run, RunEvent
+from iris.app.persistence.models import AuditEntry, ChatSession, Message, Run, RunEvent
 from iris.app.persistence.repositories._common import utcnow
 from iris.app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
 
@@ -40,6 +41,7 @@ _RUNS = cast("Table", Run.__table__)
 _RUN_EVENTS = cast("Table", RunEvent.__table__)
 _MESSAGES = cast("Table", Message.__table__)
 _SESSIONS = cast("Table", ChatSession.__table__)
+_AUDIT = cast("Table", AuditEntry.__table__)
 
 _OUTCOME_COLUMNS = (
     "status",
@@ -68,6 +70,19 @@ class AnswerMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One audit log row a run adds (an approval answered, a tool call made), written with its close."""
+
+    at: dt.datetime
+    actor: str
+    action: str
+    target: str
+    status: int
+    detail: dict[str, Any]
+    trace_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ClosingRows:
     """What a run's closing transaction writes."""
 
@@ -84,6 +99,8 @@ class ClosingRows:
     """The active line's end the first message follows; each later one follows the one before."""
     touch_session: bool
     """Move the thread's activity time (and its line's end to the last message, when there are some)."""
+    audit: Sequence[AuditRow] = ()
+    """The run's audit log rows (approvals answered, tool calls made): one more statement when any."""
 
 
 _PG_APPEND = (
@@ -170,6 +187,16 @@ _SQLITE_MESSAGES = insert_sql(
     (*_MESSAGE_COLUMNS, "session_id", "run_id", "position", "created_at", "updated_at"),
     ["?"] * (len(_MESSAGE_COLUMNS) + 5),
 )
+_AUDIT_COLUMNS = ("at", "actor", "action", "target", "status", "trace_id", "detail")
+_SQLITE_AUDIT = insert_sql("audit_log", _AUDIT_COLUMNS, ["?"] * len(_AUDIT_COLUMNS))
+_PG_AUDIT = insert_sql(
+    "audit_log",
+    _AUDIT_COLUMNS,
+    [
+        f"${n}::{'text::' if name == 'detail' else ''}{pg_type(_AUDIT, name)}"
+        for n, name in enumerate(_AUDIT_COLUMNS, start=1)
+    ],
+)
 _SQLITE_TOUCH = (
     "UPDATE sessions SET last_activity_at = ?, active_leaf_id = coalesce(?, active_leaf_id), updated_at = ?"
     " WHERE id = ?"
@@ -209,7 +236,10 @@ async def write_closing_rows(connection: AsyncConnection, rows: ClosingRows) -> 
         result = await execute(
             connection, _PG_CLOSE, (*parameters, RUN_EVENTS_CHANNEL, str(rows.run_id), *arrays)
         )
-        return bool(result.scalar())
+        closed = bool(result.scalar())
+        if closed:
+            await _append_audit(connection, rows.audit)
+        return closed
     if not (await execute(connection, _SQLITE_FINISH, (*outcome, run_pk))).rowcount:
         return False
     await append_events(connection, rows.run_id, rows.events)
@@ -223,4 +253,32 @@ async def write_closing_rows(connection: AsyncConnection, rows: ClosingRows) -> 
         )
     if rows.touch_session:
         await execute(connection, _SQLITE_TOUCH, (stamp, leaf_pk, stamp, session_pk))
+    await _append_audit(connection, rows.audit)
     return True
+
+
+async def _append_audit(connection: AsyncConnection, audit: Sequence[AuditRow]) -> None:
+    """The run's audit rows in one ``executemany``, in the closing transaction."""
+    if not audit:
+        return
+    dialect = connection.dialect
+    values = [
+        tuple(
+            bound(
+                dialect,
+                _AUDIT,
+                _AUDIT_COLUMNS,
+                (
+                    row.at,
+                    row.actor[:200],
+                    row.action[:120],
+                    row.target[:400],
+                    row.status,
+                    row.trace_id,
+                    row.detail,
+                ),
+            )
+        )
+        for row in audit
+    ]
+    await execute(connection, _PG_AUDIT if dialect.name == "postgresql" else _SQLITE_AUDIT, values)

@@ -32,7 +32,14 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         return await self.get_one_or_none(external_id=external_id)
 
     def running_row(
-        self, *, external_id: str, session_id: UUID, owner_id: str, model: ModelRow, agent_version_id: UUID
+        self,
+        *,
+        external_id: str,
+        session_id: UUID,
+        owner_id: str,
+        model: ModelRow,
+        agent_version_id: UUID,
+        key_id: str | None = None,
     ) -> Run:
         """A new ``running`` run's row, its primary key assigned, unsaved and not added: the intake's
         commit writes it (where a concurrent request that took the same ``runId`` first fails it)."""
@@ -46,6 +53,7 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
             model_id=model.id,
             model_ref=model.ref,
             agent_version_id=agent_version_id,
+            key_id=key_id,
             started_at=now,
             heartbeat_at=now,
         )

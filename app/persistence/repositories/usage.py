@@ -12,7 +12,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from iris.app.persistence.models import Agent, AgentVersion, Run
 
-GroupBy = Literal["user", "agent", "model", "day"]
+GroupBy = Literal["user", "key", "agent", "model", "day"]
 
 
 class UsageRepository(SQLAlchemyAsyncRepository[Run]):
@@ -49,17 +49,37 @@ class UsageRepository(SQLAlchemyAsyncRepository[Run]):
         return [(None if g is None else str(g), int(n), c, i, o) for g, n, c, i, o in rows]
 
 
-async def spent_since(repo: UsageRepository, owner_id: str, since: dt.datetime) -> float:
-    """What the owner's runs started since ``since`` cost (runs without a cost add nothing)."""
+async def spent_since(
+    repo: UsageRepository, owner_id: str, since: dt.datetime, *, key_id: str | None = None
+) -> float:
+    """What the owner's runs (the key's, when ``key_id`` is given) started since ``since`` cost (runs
+    without a cost add nothing)."""
+    who = Run.key_id == key_id if key_id is not None else Run.owner_id == owner_id
     stmt = select(func.sum(Run.usage[("billable", "cost", "total")].as_float())).where(
-        Run.owner_id == owner_id, Run.started_at >= since
+        who, Run.started_at >= since
     )
     return float((await repo.session.execute(stmt)).scalar_one() or 0.0)
+
+
+async def tokens_since(
+    repo: UsageRepository, owner_id: str, since: dt.datetime, *, key_id: str | None = None
+) -> int:
+    """The model tokens (input and output) the owner's runs (the key's, when ``key_id`` is given)
+    started since ``since`` used; runs still going have none counted yet."""
+    who = Run.key_id == key_id if key_id is not None else Run.owner_id == owner_id
+    usage = Run.usage
+    used = func.coalesce(usage[("billable", "inputTokens")].as_integer(), 0) + func.coalesce(
+        usage[("billable", "outputTokens")].as_integer(), 0
+    )
+    stmt = select(func.sum(used)).where(who, Run.started_at >= since)
+    return int((await repo.session.execute(stmt)).scalar_one() or 0)
 
 
 def _group_key(group_by: GroupBy) -> ColumnElement[str]:
     if group_by == "user":
         return Run.owner_id.label("group_key")
+    if group_by == "key":
+        return Run.key_id.label("group_key")  # type: ignore[return-value]  # null for runs from a token
     if group_by == "model":
         return Run.model_ref.label("group_key")  # type: ignore[return-value]  # null for runs without one
     if group_by == "agent":

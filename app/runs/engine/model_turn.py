@@ -48,6 +48,8 @@ from iris.providers import (
     ReasoningStart,
     RequestOptions,
     TextDelta,
+    TextPart,
+    ToolCallPart,
     Usage,
 )
 from iris.providers import ToolCallArgs as ProviderToolCallArgs
@@ -303,3 +305,19 @@ class ModelTurns:
                 message_id=turn.message_id, metadata={WORKER_OUTPUT_KEY: msgspec.to_builtins(worker)}
             )
         )
+
+
+def assistant_message(turn: Turn) -> Message:
+    """A turn that called tools, as the next turn is told it: its reasoning (sent back unchanged on the
+    tool-use continuation), its text and its calls."""
+    return Message(
+        role="assistant",
+        parts=(
+            *turn.reasoning.parts,
+            *((TextPart(text=turn.answer),) if turn.answer else ()),
+            *(
+                ToolCallPart(id=call_id, name=name, arguments=turn.arguments(call_id))
+                for call_id, (name, _) in turn.calls.items()
+            ),
+        ),
+    )

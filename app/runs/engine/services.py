@@ -39,6 +39,8 @@ class RunServices:
     """Lifetime of the signed URLs a tool result's media carry in its event."""
     page_rendering: PageRendering = DEFAULT_PAGE_RENDERING
     """The PDF worker's bounds when scanned pages are rendered for a vision model (the fallback)."""
+    audit_tool_arguments: bool = False
+    """Keep tool calls' arguments in their audit rows (else redacted)."""
     catalogue: CatalogueCache = field(default_factory=CatalogueCache)
     """The process's copy of the catalogue, valid while its generation is current
     (iris.app.catalogue.cache)."""

@@ -38,17 +38,18 @@ from iris.app.runs.content.tool_results import (
     place_images,
     result_part,
 )
-from iris.app.runs.engine.model_turn import Builder, Turn
+from iris.app.runs.engine.model_turn import Builder, Turn, assistant_message
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.engine.tool_activity import ToolActivity, await_reporting
 from iris.app.runs.engine.tool_arguments import call_tool, runnable
+from iris.app.runs.engine.tool_audit import approval_row, tool_call_row
 from iris.app.runs.intake.interrupts import ResumeDecision, approval_interrupt, question_interrupt
 from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.toolbox import RunTool
 from iris.app.runs.store.event_store import EventSink
 from iris.app.storage.signing import sign_image_parts, with_urls
 from iris.app.telemetry import RunTelemetry
-from iris.providers import ImagePart, Message, RequestOptions, TextPart, ToolCallPart
+from iris.providers import ImagePart, Message, RequestOptions
 from iris.providers.http import b64
 from iris.tools import TextContent, ToolContext, ToolFailed, ToolResult
 
@@ -126,6 +127,8 @@ class ToolLoop:
 
         asked: list[Interrupt] = []
         for decision in plan.resume:
+            if decision.answer is None:
+                self.store.audit(approval_row(plan.owner_id, tools.get(decision.tool_name), decision))
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
             if isinstance(output, Interrupt):
                 asked.append(output)  # the server asked again: the user answers before the model goes on
@@ -144,7 +147,7 @@ class ToolLoop:
             turn = await next_turn(build, options, by_url)
             if not turn.calls:
                 return SuccessOutcome()
-            extra.append(_assistant_message(turn))
+            extra.append(assistant_message(turn))
             ended = await self._answer_calls(turn, calls, turns=turns, spent=iteration == turns - 1)
             if ended is not None:
                 return ended
@@ -250,6 +253,9 @@ class ToolLoop:
                 return question_interrupt(call_id, name, arguments, asked.question)
             content = _event_text(output)
             span.outcome(output.status, arguments=arguments, result=content, error=output.error)
+        self.store.audit(
+            tool_call_row(self.plan.owner_id, tool, arguments, output, self.services.audit_tool_arguments)
+        )
         if (last := activity.finish(output.status)) is not None:
             await self.store.emit(last)
         await self._emit_result(output, content)
@@ -428,19 +434,3 @@ class _Calls:
     context: ToolContext
     told: Callable[[ToolAgentOutput], Awaitable[Message]]
     extra: list[Message]
-
-
-def _assistant_message(turn: Turn) -> Message:
-    """A turn that called tools, as the next turn is told it: its reasoning (sent back unchanged on the
-    tool-use continuation), its text and its calls."""
-    return Message(
-        role="assistant",
-        parts=(
-            *turn.reasoning.parts,
-            *((TextPart(text=turn.answer),) if turn.answer else ()),
-            *(
-                ToolCallPart(id=call_id, name=name, arguments=turn.arguments(call_id))
-                for call_id, (name, _) in turn.calls.items()
-            ),
-        ),
-    )

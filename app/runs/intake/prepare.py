@@ -379,6 +379,7 @@ async def _intake_rows(
         owner_id=principal.user_id,
         model=model.row,
         agent_version_id=thread.agent.version_pk,
+        key_id=principal.key_id,
     )
     spec = model_spec(model.row)
     for row in new_rows:

@@ -39,7 +39,7 @@ from iris.app.runs.intake.fallbacks import Request, fallback_choices, retry_poli
 from iris.app.runs.intake.knobs import NO_OPTIONS, check_parameters
 from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.resolution import RunnableModel, runnable
-from iris.app.runs.store.event_store import LiveOnly
+from iris.app.runs.stateless.live_sink import LiveOnly
 from iris.app.runs.store.live import RunChannel
 from iris.app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from iris.app.security.auth import Principal

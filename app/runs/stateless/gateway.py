@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from iris.app.agui.events import OPENING_EVENTS, TERMINAL_EVENTS, AgUiEvent, RunError
+from iris.app.persistence.repositories import AuditRow
 from iris.app.runs.engine.orchestrator import Orchestrator
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.intake.plan import RunPlan
@@ -52,6 +53,9 @@ class _Queued:
 
     async def intake_settled(self) -> None:
         pass
+
+    def audit(self, row: AuditRow) -> None:
+        pass  # nothing is stored
 
 
 class GatewayRun:

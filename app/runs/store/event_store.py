@@ -47,6 +47,7 @@ from iris.app.agui.events import (
 )
 from iris.app.persistence.db import session_scope
 from iris.app.persistence.repositories import AnswerMessage, ClosingRows, RunEventRepository, RunRepository
+from iris.app.persistence.repositories.closing_rows import AuditRow
 from iris.app.runs.content.outputs import (
     TOOL_OUTPUT_KEY,
     WORKER_OUTPUT_KEY,
@@ -71,7 +72,7 @@ A run failed by the crash sweep gets a terminal id above all of them (ids never 
 
 
 class EventSink(Protocol):
-    """Where an orchestrator sends a run's events: the :class:`EventStore`, or :class:`LiveOnly`."""
+    """Where an orchestrator sends a run's events: the :class:`EventStore`, or a stateless run's."""
 
     @property
     def finished(self) -> bool: ...
@@ -89,46 +90,9 @@ class EventSink(Protocol):
         """Wait until the run's intake is committed or failed (nothing to wait for when nothing is stored)."""
         ...
 
-
-class LiveOnly:
-    """A sink for stateless chat (``POST /api/llm/chat``): events are numbered and streamed, and kept in
-    memory for a non-streaming answer; nothing is written anywhere."""
-
-    def __init__(self, channel: RunChannel) -> None:
-        self.channel = channel
-        self.events: list[AgUiEvent] = []
-        self._finished = False
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
-
-    async def emit(self, event: AgUiEvent) -> None:
-        if self._finished:
-            raise RuntimeError("the run already ended")
-        if isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
-            _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
-        self.events.append(event)
-        turn = self.channel.publish(
-            (len(self.events), encode_event(event)), urgent=not isinstance(event, OPENING_EVENTS)
-        )
-        if isinstance(event, TERMINAL_EVENTS):
-            self._finished = True
-            self.channel.close()
-        elif turn or len(self.events) % BATCH_EVENTS == 0:
-            await asyncio.sleep(0)  # a waiting stream sends it now; a long burst lets the loop serve
-
-    def commit_intake(self) -> None:
-        pass  # nothing is stored
-
-    async def intake_settled(self) -> None:
-        pass
-
-    def abandon(self, event: RunError) -> None:
-        self.events.append(event)
-        self._finished = True
-        self.channel.publish((len(self.events), encode_event(event)))
-        self.channel.close()
+    def audit(self, row: AuditRow) -> None:
+        """Keep an audit log row (an approval answered, a tool call made) for the run's closing write."""
+        ...
 
 
 class RunLost(Exception):
@@ -187,6 +151,7 @@ class EventStore:
         self._writing: asyncio.Future[None] | None = None  # the batch being appended
         self._in_flight = 0  # its events
         self._unrecorded: RunError | None = None
+        self._audit: list[AuditRow] = []
 
     async def emit(self, event: AgUiEvent) -> None:
         """Validate, number, publish and buffer one event; a terminal one is persisted before it is sent."""
@@ -294,6 +259,10 @@ class EventStore:
                 if self._writing.done():  # not when this wait was cancelled: the write goes on
                     self._writing = None
 
+    def audit(self, row: AuditRow) -> None:
+        """Keep ``row`` for the closing write (:class:`EventSink`)."""
+        self._audit.append(row)
+
     def commit_intake(self) -> None:
         """Start committing the run's intake (once); see :class:`EventSink`."""
         if self._intake is None and self._start_intake is not None:
@@ -340,7 +309,7 @@ class EventStore:
         elif isinstance(event, ReasoningEncryptedValue):
             self._opaque(event)
         elif isinstance(event, TextMessageEnd) and event.metadata and WORKER_OUTPUT_KEY in event.metadata:
-            worker = _validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
+            worker = validated(event.metadata[WORKER_OUTPUT_KEY], WorkerAgentOutput)
             reasoning = [{**part, "provider": worker.provider} for part in self._reasoning.values()]
             self._reasoning = {}
             calls = [
@@ -358,7 +327,7 @@ class EventStore:
                 )
             )
         elif isinstance(event, ToolCallResult) and event.metadata and TOOL_OUTPUT_KEY in event.metadata:
-            tool = _validated(event.metadata[TOOL_OUTPUT_KEY], ToolAgentOutput)
+            tool = validated(event.metadata[TOOL_OUTPUT_KEY], ToolAgentOutput)
             if tool.content:  # the event's signed URLs are never stored: history signs afresh
                 tool = msgspec.structs.replace(tool, content=without_urls(tool.content))
             self._rows.append(
@@ -404,6 +373,7 @@ class EventStore:
             messages=[] if failed else self._rows,
             parent_id=self._parent_pk,
             touch_session=not failed,
+            audit=self._audit,
         )
         async with session_scope(self._alchemy) as db:
             if not await RunRepository(session=db).close(rows):
@@ -434,7 +404,8 @@ def _status(event: RunFinished) -> str:
     return "succeeded"
 
 
-def _validated(value: Any, kind: type[T]) -> T:
+def validated(value: Any, kind: type[T]) -> T:
+    """``value`` as a ``kind`` (a structured output in an event's metadata), else :class:`InvalidOutput`."""
     try:
         return msgspec.convert(value, type=kind)
     except msgspec.ValidationError as exc:

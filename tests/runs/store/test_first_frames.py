@@ -8,7 +8,7 @@ import asyncio
 
 from iris.app.agui.events import RunStarted, TextMessageContent, TextMessageStart
 from iris.app.agui.sse import Frame
-from iris.app.runs.store.event_store import LiveOnly
+from iris.app.runs.stateless.live_sink import LiveOnly
 from iris.app.runs.store.live import SEND_TURNS, RunChannel
 
 
