@@ -114,8 +114,11 @@ def test_the_ai_sdk_surface_streams_ui_message_chunks(document: dict[str, Any]) 
         and "text/event-stream" in operation["responses"]["200"].get("content", {})
     }
     assert streams == {
-        name: {"$ref": "#/components/schemas/UiMessageChunk"} for name in ("UiChat", "UiChatStream")
+        name: {"$ref": "#/components/schemas/UiMessageServerSentEvent"} for name in ("UiChat", "UiChatStream")
     }
+    data = document["components"]["schemas"]["UiMessageServerSentEvent"]["properties"]["data"]["oneOf"]
+    assert data[0]["contentSchema"] == {"$ref": "#/components/schemas/UiMessageChunk"}
+    assert data[1]["const"] == "[DONE]"
     union = document["components"]["schemas"]["UiMessageChunk"]
     kinds = [resolve(document, s)["properties"]["type"]["const"] for s in union["oneOf"]]
     for kind in ("start", "text-delta", "tool-approval-request", "file", "data-usage", "finish", "error"):
@@ -131,7 +134,10 @@ def test_every_stream_is_the_agui_event_union(document: dict[str, Any]) -> None:
         and "/ui-chat" not in path  # the AI SDK's surface streams its chunks (below)
     }
     assert set(streams) == {"RunAgent", "ResumeRun", "RunEvents", "Chat", "ChatStream", "StatelessChat"}
-    assert all(schema == {"$ref": "#/components/schemas/AgUiEvent"} for schema in streams.values())
+    assert all(schema == {"$ref": "#/components/schemas/AgUiServerSentEvent"} for schema in streams.values())
+    event = document["components"]["schemas"]["AgUiServerSentEvent"]  # OpenAPI 3.1: `schema` is one event
+    assert event["properties"]["data"]["contentMediaType"] == "application/json"
+    assert event["properties"]["data"]["contentSchema"] == {"$ref": "#/components/schemas/AgUiEvent"}
     union = document["components"]["schemas"]["AgUiEvent"]
     tags = {msgspec.inspect.type_info(event).tag: event.__name__ for event in get_args(STREAM_EVENT)}  # type: ignore[attr-defined]
     assert union["discriminator"]["propertyName"] == "type"

@@ -3,7 +3,8 @@
 A typed client is generated from ``/schema/openapi.json`` (README), so nothing we document may be
 untyped:
 
-- **Events.** Every SSE endpoint answers ``text/event-stream`` whose items are ``AgUiEvent``, a
+- **Events.** Every SSE endpoint answers ``text/event-stream``; each event (``AgUiServerSentEvent``,
+  OpenAPI 3.1's ``schema`` of a stream being one event) has a ``data:`` line that is JSON of ``AgUiEvent``, a
   ``oneOf`` of the event structs in :mod:`iris.app.agui.events` and the ``MESSAGES_SNAPSHOT`` a re-attach
   sends when asked, discriminated by ``type``; the ``iris/…``
   metadata objects are typed from :mod:`iris.app.runs.content.outputs`.

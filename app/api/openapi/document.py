@@ -31,6 +31,10 @@ from iris.app.threads import THREAD_ID_PATTERN
 _REF = "#/components/schemas/{name}"
 JSON_VALUE = "JsonValue"
 EVENT = "AgUiEvent"
+SSE_EVENT = "AgUiServerSentEvent"
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+"""Standard, padded base64 without line breaks: what Iris decodes (Anthropic's ``source.data``)."""
+UI_SSE_EVENT = "UiMessageServerSentEvent"
 STREAM_EVENT = AgUiEvent | MessagesSnapshot
 """What an AG-UI stream's ``data:`` lines hold: the run's events, and the ``MESSAGES_SNAPSHOT`` a
 re-attach sends when asked (not one of the run's events, so not in :data:`AgUiEvent`). Its component is
@@ -95,6 +99,11 @@ def components() -> dict[str, Any]:
     assert not messages.keys() & gateway.keys() - {JSON_VALUE}, messages.keys() & gateway.keys()
     gateway = {**gateway, **messages}
     out = {JSON_VALUE: _JSON_VALUE_SCHEMA, **inbound, **outbound, **gateway, **ui_chunk_schemas()}
+    out[SSE_EVENT] = server_sent_event(_ref(EVENT), "One AG-UI event as the stream sends it.")
+    out["Base64Source"]["properties"]["data"] |= {"pattern": BASE64_PATTERN, "contentEncoding": "base64"}
+    done = {"type": "string", "const": "[DONE]", "description": "The stream's last line."}
+    chunk = _json_data(_ref("UiMessageChunk"))
+    out[UI_SSE_EVENT] = server_sent_event({"oneOf": [chunk, done]}, "One UI message chunk, then `[DONE]`.")
     for struct in OPEN:
         out[struct.__name__]["additionalProperties"] = _ref(JSON_VALUE)
     for ruled, rules in COMPONENT_RULES.items():
@@ -222,3 +231,24 @@ _RST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 def markdown(text: str) -> str:
     """Docstring reST literals and roles as Markdown code spans."""
     return _RST_ROLE.sub(r"`\1`", _RST_LITERAL.sub(r"`\1`", text))
+
+
+def server_sent_event(data: dict[str, Any], description: str) -> dict[str, Any]:
+    """One server-sent event as a stream's ``text/event-stream`` schema describes it (OpenAPI 3.1 has
+    ``schema`` describe each event, ``{data, event, id, retry}``): its ``data:`` line is JSON of ``data``."""
+    payload = data if "oneOf" in data else _json_data(data)
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {
+            "data": payload,
+            "event": {"type": "string"},
+            "id": {"type": "string", "description": "Its number in the run: `Last-Event-ID` to re-attach."},
+            "retry": {"type": "integer"},
+        },
+        "required": ["data"],
+    }
+
+
+def _json_data(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "string", "contentMediaType": "application/json", "contentSchema": schema}

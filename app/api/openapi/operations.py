@@ -19,7 +19,7 @@ from litestar.openapi.spec import (
 )
 
 from iris.app.api.openapi.codes import ALWAYS, AUTH, JSON_BODY, Problems
-from iris.app.api.openapi.document import EVENT, markdown, reference
+from iris.app.api.openapi.document import SSE_EVENT, markdown, reference
 from iris.app.api.problems import PROBLEM_JSON, Problem
 
 SSE = "text/event-stream"
@@ -60,7 +60,7 @@ def documented(
                     continue
                 content = {media: OpenAPIMediaType(schema=s) for media, s in (ok or {}).items()}
                 if events:
-                    answer.content = {SSE: OpenAPIMediaType(schema=reference(EVENT)), **content}
+                    answer.content = {SSE: OpenAPIMediaType(schema=reference(SSE_EVENT)), **content}
                     answer.description = (
                         "AG-UI 1.0 events as server-sent events: each `data:` line is one `AgUiEvent`, "
                         "each `id:` its number in the run (send it back as `Last-Event-ID` to re-attach)."

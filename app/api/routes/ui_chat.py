@@ -37,7 +37,7 @@ from iris.app.security.auth import Principal
 from iris.app.settings import Settings
 from iris.app.storage.base import Storage
 
-CHUNK = Reference(ref="#/components/schemas/UiMessageChunk")
+CHUNK = Reference(ref="#/components/schemas/UiMessageServerSentEvent")
 _STREAM = {"text/event-stream": CHUNK}
 _HISTORY_LIMIT = 500
 
