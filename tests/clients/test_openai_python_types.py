@@ -143,7 +143,7 @@ ERRORS = (
     ),
     ("POST", "/chat/completions", {"model": MODEL, "messages": "x"}, 400, "validation_failed"),
     ("GET", "/models/nobody/nothing", None, 404, "model_not_found"),
-    ("POST", "/responses", {"model": MODEL, "input": "Hi"}, 404, "unknown_url"),
+    ("POST", "/embeddings", {"model": MODEL, "input": "Hi"}, 404, "unknown_url"),
     ("GET", "/chat/completions", None, 405, "method_not_allowed"),
 )
 
