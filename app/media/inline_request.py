@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -91,6 +91,22 @@ class InlineDocument:
     name: str
     pages: int
     page_texts: tuple[str, ...]
+
+    def part(self) -> dict[str, Any]:
+        """The document as a request's message part carries it: held in memory, stored nowhere."""
+        return {
+            "type": "document",
+            "path": "",
+            "mimeType": "application/pdf",
+            "name": self.name,
+            "size": len(self.data),
+            "sha256": self.sha256,
+            "pages": self.pages,
+            "textPath": None,
+            "thumbnailPath": None,
+            "data": self.data,
+            "pageTexts": list(self.page_texts),
+        }
 
 
 @dataclass(frozen=True, slots=True)

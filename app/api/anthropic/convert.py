@@ -349,16 +349,4 @@ async def _document(
     pdf = await inspect_inline_pdf(
         data, name=name, settings=settings, limiter=reader.limiter, field=f"{where}.data"
     )
-    return {
-        "type": "document",
-        "path": "",
-        "mimeType": "application/pdf",
-        "name": pdf.name,
-        "size": len(pdf.data),
-        "sha256": pdf.sha256,
-        "pages": pdf.pages,
-        "textPath": None,
-        "thumbnailPath": None,
-        "data": pdf.data,
-        "pageTexts": list(pdf.page_texts),
-    }
+    return pdf.part()

@@ -298,19 +298,7 @@ async def _inline_document(
     )
     name = clean_filename(part.file.filename or "", "pdf")
     pdf = await inspect_inline_pdf(data, name=name, settings=settings, limiter=limiter, field=where)
-    return {
-        "type": "document",
-        "path": "",
-        "mimeType": "application/pdf",
-        "name": pdf.name,
-        "size": len(pdf.data),
-        "sha256": pdf.sha256,
-        "pages": pdf.pages,
-        "textPath": None,
-        "thumbnailPath": None,
-        "data": pdf.data,
-        "pageTexts": list(pdf.page_texts),
-    }
+    return pdf.part()
 
 
 async def _inline_audio(
