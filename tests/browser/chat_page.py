@@ -101,9 +101,9 @@ def serious(page: Page) -> list[dict[str, Any]]:
     return found
 
 
-def sign_in_with_token(page: Page, base: str, token: str) -> None:
+def sign_in_with_token(page: Page, base: str, token: str, path: str = "/") -> None:
     """Paste an access token into the sign-in form, as a user with an account does."""
-    page.goto(base + "/")
+    page.goto(base + path)
     page.get_by_label("Access token").fill(token)
     page.get_by_role("button", name="Use token").click()
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()

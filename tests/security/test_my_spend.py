@@ -24,8 +24,14 @@ async def test_my_spend_is_the_runs_cost_against_the_budgets(settings: Settings,
     budgeted = msgspec.structs.replace(settings, budget_user_day_usd=2.5, budget_user_month_usd=40.0)
     async with AsyncTestClient(app=create_app(budgeted, environ={})) as client:
         admin = auth("root", "admin")
-        body = {"name": "priced", "provider": "local", "modelId": "priced", "type": "text"}
-        body["options"] = {"pricing": {"input": 3.0, "output": 15.0}}
+        pricing = {"pricing": {"input": 3.0, "output": 15.0}}
+        body = {
+            "name": "priced",
+            "provider": "local",
+            "modelId": "priced",
+            "type": "text",
+            "options": pricing,
+        }
         created = await client.post("/api/models", json=body, headers=admin)
         assert created.status_code == 201, created.text
         await offer(client, admin, created.json()["ref"])
@@ -42,7 +48,8 @@ async def test_my_spend_is_the_runs_cost_against_the_budgets(settings: Settings,
         )
         cost = of_type(events, "RUN_FINISHED")[0]["metadata"]["iris/usage"]["cost"]["total"]
         after = (await client.get("/api/usage/me", headers=auth("alice"))).json()
-        assert abs(after["day"]["spent"] - cost) < 1e-6 and abs(after["month"]["spent"] - cost) < 1e-6
+        assert abs(after["day"]["spent"] - cost) < 1e-6
+        assert abs(after["month"]["spent"] - cost) < 1e-6
         assert (await client.get("/api/usage/me", headers=auth("bob"))).json()["day"]["spent"] == 0.0
 
         mine = (await client.get("/api/usage/me", headers=admin)).json()

@@ -18,7 +18,6 @@ const status = $("keys-status");
 const problem = $("keys-error");
 const list = $("key-list");
 const secret = $("new-secret");
-const form = /** @type {HTMLFormElement} */ ($("key-form"));
 const filter = /** @type {HTMLFormElement} */ ($("keys-filter"));
 const userInput = /** @type {HTMLInputElement} */ ($("keys-user"));
 
@@ -156,7 +155,7 @@ function numberOf(id) {
 
 /** The form as ``POST /api/keys`` takes it (a blank field is left out: any, none, never). */
 function newKeyBody() {
-  const surfaces = [...form.querySelectorAll("#key-surfaces input:checked")].map((box) => /** @type {HTMLInputElement} */ (box).value);
+  const surfaces = [...$("key-surfaces").querySelectorAll("input:checked")].map((box) => /** @type {HTMLInputElement} */ (box).value);
   /** @type {Record<string, unknown>} */
   const body = {
     name: input("key-name").value.trim(),
@@ -206,8 +205,24 @@ function showSecret(created) {
   copy.focus();
 }
 
-form.addEventListener("submit", async (event) => {
-  event.preventDefault();
+/** The new-key form, put in the panel the first time it opens (so that its fields are not on the page,
+ * among the chat's own controls, until then). */
+function mountForm() {
+  const template = /** @type {HTMLTemplateElement} */ ($("key-form-template"));
+  template.after(template.content.cloneNode(true));
+  const form = /** @type {HTMLFormElement} */ ($("key-form"));
+  for (const surface of SURFACES) {
+    $("key-surfaces").append(el("label", { class: "check" }, [el("input", { type: "checkbox", value: surface }), ` ${surface}`]));
+  }
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    create(form);
+  });
+  return form;
+}
+
+/** Make the key the form describes, and show its secret. @param {HTMLFormElement} form */
+async function create(form) {
   problem.textContent = "";
   try {
     const created = await json("/api/keys", {
@@ -222,7 +237,7 @@ form.addEventListener("submit", async (event) => {
   } catch (error) {
     refused(error);
   }
-});
+}
 
 /** Everything the panel shows, for who the caller is now. */
 async function refresh() {
@@ -231,6 +246,7 @@ async function refresh() {
     me = /** @type {MySpend} */ (await json("/api/usage/me"));
     const admin = me.role === "admin";
     filter.hidden = !admin;
+    const form = document.getElementById("key-form") || mountForm();
     for (const node of form.querySelectorAll(".admin-only")) /** @type {HTMLElement} */ (node).hidden = !admin;
     form.hidden = me.role === "guest";
     $("keys-guest").hidden = me.role !== "guest";
@@ -262,9 +278,6 @@ function trapFocus(event) {
   }
 }
 
-for (const surface of SURFACES) {
-  $("key-surfaces").append(el("label", { class: "check" }, [el("input", { type: "checkbox", value: surface }), ` ${surface}`]));
-}
 $("api-keys-title").setAttribute("tabindex", "-1");
 dialog.addEventListener("keydown", trapFocus);
 dialog.addEventListener("close", () => {

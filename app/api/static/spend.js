@@ -71,11 +71,16 @@ async function loadTable(guest) {
   ]);
   /** @type {UsageRow[]} */
   const rows = report.rows;
-  const heads = [GROUPS[/** @type {keyof GROUPS} */ (group.value)], "Runs", "Cost", "Input tokens", "Output tokens"];
+  const heads = ["Runs", "Cost", "Tokens in", "Tokens out"];
   const numeric = (/** @type {string | number} */ value) => el("td", { class: "number" }, [String(value)]);
   table.replaceChildren(
     el("caption", {}, [`Spend ${report.user === null ? "of everyone" : `of ${report.user}`}, ${report.since} to ${report.until} (UTC)`]),
-    el("thead", {}, [el("tr", {}, heads.map((head) => el("th", { scope: "col" }, [head])))]),
+    el("thead", {}, [
+      el("tr", {}, [
+        el("th", { scope: "col" }, [GROUPS[/** @type {keyof GROUPS} */ (group.value)]]),
+        ...heads.map((head) => el("th", { scope: "col", class: "number" }, [head])),
+      ]),
+    ]),
     el(
       "tbody",
       {},
