@@ -4,6 +4,7 @@ without sideways scrolling; axe finds nothing serious in it, light or dark."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,7 +53,9 @@ def usd(value: float) -> str:
     """Dollars as the panel writes them."""
     if value == 0:
         return "$0.00"
-    return f"${value:.{6 if value < 0.01 else 4 if value < 1 else 2}f}"
+    if value < 0.01:
+        return f"${value:.6f}"
+    return "$" + re.sub(r"(\.\d\d)(\d*?)0+$", r"\1\2", f"{value:.{4 if value < 1 else 2}f}")
 
 
 def _spent_today(site: Site, token: str) -> float:

@@ -19,7 +19,8 @@ let shownUser = "";
 /** US dollars, with enough places that a cheap run does not read as nothing. @param {number} value */
 export function usd(value) {
   if (value === 0) return "$0.00";
-  return `$${value.toFixed(value < 0.01 ? 6 : value < 1 ? 4 : 2)}`;
+  if (value < 0.01) return `$${value.toFixed(6)}`;
+  return `$${value.toFixed(value < 1 ? 4 : 2).replace(/(\.\d\d)(\d*?)0+$/, "$1$2")}`;
 }
 
 /** "$0.000330 of $2.50" with a meter, or "$0.000330 (no budget)". @param {string} name @param {MySpend["day"]} period */
