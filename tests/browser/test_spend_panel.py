@@ -16,6 +16,9 @@ from playwright.sync_api import Browser, Page, ViewportSize, expect
 from iris.app.security.auth import issue_token
 from tests.browser.chat_page import AXE, open_keys_panel, send, serious, sign_in_with_token, wait_idle
 from tests.browser.conftest import JWT_SECRET, Site, patient
+from tests.support.databases import copy_sqlite
+from tests.support.iris_process import iris_process
+from tests.support.postgres import free_port
 from tests.support.waits import REQUEST_SECONDS
 
 PHONE: ViewportSize = {"width": 390, "height": 844}
@@ -29,14 +32,36 @@ PRICED_MODEL = {
 SPEND_AGENT = {"slug": "spend", "name": "Spend", "models": ["local/priced"]}
 
 
-@pytest.fixture(scope="module")
-def priced_agent(site: Site) -> str:
+def _priced(base: str) -> str:
     """An agent (for signed-in users only) whose one model has a price, so its runs cost something."""
     admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
     for path, body in (("/api/models", PRICED_MODEL), ("/api/agents", SPEND_AGENT)):
-        made = httpx.post(site.base + path, json=body, headers=admin, timeout=REQUEST_SECONDS)
+        made = httpx.post(base + path, json=body, headers=admin, timeout=REQUEST_SECONDS)
         assert made.status_code in (201, 409), made.text  # 409: another run of this module made it
     return "/chat/spend"
+
+
+@pytest.fixture(scope="module")
+def priced_agent(site: Site) -> str:
+    return _priced(site.base)
+
+
+@pytest.fixture(scope="module")
+def budgeted(sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory, site: Site) -> Iterator[str]:
+    """A second Iris whose users have a daily budget one priced run crosses, and a monthly one."""
+    root = tmp_path_factory.mktemp("budgeted")
+    port = free_port()
+    env = {
+        "IRIS_DATA_DIR": str(root / "data"),
+        "IRIS_DATABASE_URL": copy_sqlite(sqlite_template, root / "iris.db"),
+        "IRIS_JWT_SECRET": JWT_SECRET,
+        "IRIS_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "IRIS_BUDGET_USER_DAY_USD": "0.0001",
+        "IRIS_BUDGET_USER_MONTH_USD": "5",
+    }
+    with iris_process(env, port, root / "iris.log") as iris:
+        _priced(iris.base_url)
+        yield iris.base_url
 
 
 @pytest.fixture
@@ -58,9 +83,9 @@ def usd(value: float) -> str:
     return "$" + re.sub(r"(\.\d\d)(\d*?)0+$", r"\1\2", f"{value:.{4 if value < 1 else 2}f}")
 
 
-def _spent_today(site: Site, token: str) -> float:
+def _spent_today(base: str, token: str) -> float:
     me = httpx.get(
-        f"{site.base}/api/usage/me", headers={"Authorization": f"Bearer {token}"}, timeout=REQUEST_SECONDS
+        f"{base}/api/usage/me", headers={"Authorization": f"Bearer {token}"}, timeout=REQUEST_SECONDS
     )
     return float(me.json()["day"]["spent"])
 
@@ -72,7 +97,7 @@ def test_spend_shows_a_runs_cost_by_period_model_and_agent_and_as_csv(
     sign_in_with_token(page, site.base, token, priced_agent)
     send(page, "what does this cost?")
     wait_idle(page)
-    cost = _spent_today(site, token)
+    cost = _spent_today(site.base, token)
     assert cost > 0
 
     panel = open_keys_panel(page)
@@ -92,6 +117,27 @@ def test_spend_shows_a_runs_cost_by_period_model_and_agent_and_as_csv(
     lines = saved.read_text().splitlines()
     assert lines[0].startswith("agent,runs,cost_usd")
     assert any(line.startswith("spend,1,") for line in lines), lines
+
+
+def test_spend_is_shown_against_the_budget_and_the_next_run_is_refused(page: Page, budgeted: str) -> None:
+    token = issue_token(JWT_SECRET, f"bea-{uuid.uuid4().hex[:8]}")
+    sign_in_with_token(page, budgeted, token, "/chat/spend")
+    panel = open_keys_panel(page)
+    expect(panel.locator(".period", has_text="Today:")).to_contain_text("$0.00 of $0.000100")
+    expect(panel.locator(".period", has_text="This month:")).to_contain_text("$0.00 of $5.00 · $5.00 left")
+    panel.get_by_role("button", name="Close").click()
+    send(page, "spend my budget")
+    wait_idle(page)  # the run that crosses the budget finishes
+    cost = _spent_today(budgeted, token)
+    assert cost > 0.0001
+    panel = open_keys_panel(page)
+    expect(panel.locator(".period", has_text="Today:")).to_contain_text(
+        f"{usd(cost)} of $0.000100 · $0.00 left"
+    )
+    expect(panel.get_by_role("meter", name=re.compile("^Today"))).to_have_attribute("value", "0.0001")
+    panel.get_by_role("button", name="Close").click()
+    send(page, "one more")
+    expect(page.get_by_role("alert").filter(has_text="budget_exceeded")).to_be_visible()
 
 
 def test_the_panel_fits_a_phone_and_reads_in_the_dark(phone: Page, site: Site) -> None:
