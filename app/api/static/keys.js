@@ -224,6 +224,8 @@ function mountForm() {
 /** Make the key the form describes, and show its secret. @param {HTMLFormElement} form */
 async function create(form) {
   problem.textContent = "";
+  const button = /** @type {HTMLButtonElement} */ ($("key-create"));
+  button.disabled = true; // one key per press, however often it is pressed
   try {
     const created = await json("/api/keys", {
       method: "POST",
@@ -236,6 +238,8 @@ async function create(form) {
     announce(`Key ${created.name} created. Copy it now: you won't see it again.`);
   } catch (error) {
     refused(error);
+  } finally {
+    button.disabled = false;
   }
 }
 
