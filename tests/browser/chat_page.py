@@ -99,3 +99,20 @@ def serious(page: Page) -> list[dict[str, Any]]:
             }))"""
     )
     return found
+
+
+def sign_in_with_token(page: Page, base: str, token: str, path: str = "/") -> None:
+    """Paste an access token into the sign-in form, as a user with an account does."""
+    page.goto(base + path)
+    page.get_by_label("Access token").fill(token)
+    page.get_by_role("button", name="Use token").click()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+
+
+def open_keys_panel(page: Page) -> Locator:
+    """The "Keys & spend" dialog, opened from the header, once it has read the caller's spend."""
+    page.get_by_role("button", name="Keys & spend").click()
+    panel = page.get_by_role("dialog", name="Keys & spend")
+    expect(panel).to_be_visible()
+    expect(panel.get_by_role("table")).to_contain_text("Total")
+    return panel

@@ -8,13 +8,27 @@ import sys
 import tempfile
 from pathlib import Path
 
+import httpx
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.chat_page import file_payload, open_as_guest, pick, png, send, wait_idle, wait_thumbnails
+from iris.app.security.auth import issue_token
+from tests.browser.chat_page import (
+    file_payload,
+    open_as_guest,
+    open_keys_panel,
+    pick,
+    png,
+    send,
+    sign_in_with_token,
+    wait_idle,
+    wait_thumbnails,
+)
 from tests.browser.conftest import CHROMIUM_FLAGS, JWT_SECRET, find_chromium
+from tests.support.agents import offer_sync
 from tests.support.databases import migrate, sqlite_url
 from tests.support.iris_process import iris_process
 from tests.support.postgres import free_port
+from tests.support.waits import REQUEST_SECONDS
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 ANSWER_WITH_CODE = "Show me some code:\n```python\ndef greet(name):\n    return f'Hello, {name}'\n```"
@@ -51,6 +65,36 @@ def views(browser: Browser, base: str, folder: Path) -> None:
             context.close()
 
 
+def keys_panel(browser: Browser, base: str, folder: Path) -> None:
+    """The "Keys & spend" panel of a user who has chatted and just made a key: both sizes, light and dark."""
+    admin = {"Authorization": f"Bearer {issue_token(JWT_SECRET, 'root', role='admin')}"}
+    pricing = {"pricing": {"input": 3.0, "output": 15.0}}
+    priced = {
+        "name": "Priced echo",
+        "provider": "local",
+        "modelId": "priced",
+        "type": "text",
+        "options": pricing,
+    }
+    httpx.post(f"{base}/api/models", json=priced, headers=admin, timeout=REQUEST_SECONDS).raise_for_status()
+    offer_sync(base, admin, "local/priced")
+    token = issue_token(JWT_SECRET, "robin")
+    for size, viewport in SIZES.items():
+        for scheme in ("light", "dark"):
+            context = browser.new_context(viewport=viewport, color_scheme=scheme)  # type: ignore[arg-type]
+            page = context.new_page()
+            sign_in_with_token(page, base, token)
+            page.get_by_label("Model", exact=True).select_option(label="Priced echo (text)")
+            send(page, "What would a long answer cost?")
+            wait_idle(page)
+            panel = open_keys_panel(page)
+            panel.get_by_label("Name").fill(f"CI ({size}, {scheme})")
+            panel.get_by_role("button", name="Create key").click()
+            panel.get_by_role("button", name="Copy key").wait_for()
+            page.screenshot(path=str(folder / f"keys-panel-{size}-{scheme}.png"))
+            context.close()
+
+
 def main(target: Path, folder: Path | None) -> None:
     chromium = find_chromium()
     if chromium is None:
@@ -82,6 +126,7 @@ def main(target: Path, folder: Path | None) -> None:
             if folder is not None:
                 folder.mkdir(parents=True, exist_ok=True)
                 views(browser, iris.base_url, folder)
+                keys_panel(browser, iris.base_url, folder)
             browser.close()
     print(target, folder or "")
 

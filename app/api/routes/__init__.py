@@ -21,6 +21,7 @@ from iris.app.api.routes.models import ModelController
 from iris.app.api.routes.providers import ProviderController
 from iris.app.api.routes.runs import RunController
 from iris.app.api.routes.sessions import SearchController, SessionController
+from iris.app.api.routes.spend import MySpendController
 from iris.app.api.routes.storage import StorageController
 from iris.app.api.routes.ui_chat import UiChatController
 from iris.app.api.routes.usage import UsageController
@@ -32,6 +33,7 @@ ROUTE_HANDLERS = [
     AuthController,
     ApiKeyController,
     UsageController,
+    MySpendController,
     AuditController,
     ModelController,
     ProviderController,

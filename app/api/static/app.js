@@ -7,6 +7,7 @@ import { signedIn, signedOut } from "./auth.js";
 import { newChat, openSession, sessionList } from "./chats.js";
 import { showError } from "./feedback.js";
 import { $, keys, slug, stored, ui } from "./page.js";
+import "./keys.js";
 import "./prompts.js";
 import { reattach } from "./runs.js";
 import { jumpTo, setUpSearch } from "./search.js";
