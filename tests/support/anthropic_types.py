@@ -26,7 +26,7 @@ NULLABLE_REQUIRED: dict[type[BaseModel], frozenset[str]] = {
 }
 """Keys Anthropic's API reference requires (``null`` allowed) that the SDK's types default to ``None``."""
 
-STREAM_EVENT: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)  # type: ignore[arg-type]
+STREAM_EVENT: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)  # type: ignore[arg-type, unused-ignore]
 
 
 def required_keys(model: type[BaseModel]) -> set[str]:
