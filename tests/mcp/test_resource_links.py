@@ -117,8 +117,8 @@ async def test_links_are_read_on_request_and_kept_like_tool_media(
 
     assert refused(await read(client, alice, thread, message, 0, 404), "resource_link_not_found")
     assert refused(await read(client, alice, thread, message, 99, 404), "resource_link_not_found")
-    assert refused(await read(client, alice, thread, message, 3, 413), "resource_too_large")
-    assert refused(await read(client, alice, thread, message, 4, 413), "resource_too_large")
+    assert refused(await read(client, alice, thread, message, 3, 422), "resource_too_large")
+    assert refused(await read(client, alice, thread, message, 4, 422), "resource_too_large")
     assert not (marks / "read.declared").exists()  # refused by its declared size: never asked for
     assert refused(await read(client, alice, thread, message, 5, 422), "resource_link_external")
     assert refused(await read(client, alice, thread, message, 6, 502), "mcp_read_failed")
@@ -130,7 +130,6 @@ async def test_links_are_read_on_request_and_kept_like_tool_media(
     assert (await read(client, alice, thread, message, 1))["text"] == "hello from a note"  # kept
     after = await run(client, alice, run_input(str(uuid.uuid4()), user_message("still here?")))
     assert after[-1]["outcome"]["type"] == "success"  # nothing held by the refusals
-
 
 
 @pytest.fixture(scope="module")

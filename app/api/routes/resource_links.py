@@ -30,10 +30,15 @@ class ResourceLinkController(Controller):
         status_code=200,
         operation_class=documented(
             problems={
-                404: ["agent_not_found", "thread_not_found", "resource_link_not_found"],
+                404: ["agent_not_found", "thread_not_found", "resource_link_not_found", "route_not_found"],
                 409: ["mcp_server_gone"],
-                413: ["resource_too_large"],
-                422: ["invalid_thread_id", "resource_link_unreadable", "resource_link_external"],
+                422: [
+                    "invalid_thread_id",
+                    "resource_link_unreadable",
+                    "resource_link_external",
+                    "resource_too_large",
+                    "validation_failed",
+                ],
                 502: ["mcp_read_failed"],
                 503: ["storage_unavailable"],
             }

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from iris.app.errors import Conflict, NotFound, PayloadTooLarge, Unprocessable, UpstreamFailed
+from iris.app.errors import Conflict, NotFound, Unprocessable, UpstreamFailed
 from iris.app.mcp.config import ServerConfig
 from iris.app.mcp.resources import read_refusal, read_resource
 from iris.app.media.tool_media import MediaStore, ResultTooLarge, canonical_parts, check_limits
@@ -71,7 +71,7 @@ async def read_link(
     except ToolFailed as exc:
         raise UpstreamFailed(str(exc), code="mcp_read_failed") from None
     except ResultTooLarge as exc:
-        raise PayloadTooLarge(f"The resource is too large: {exc}.", code="resource_too_large") from None
+        raise Unprocessable(f"The resource is too large: {exc}.", code="resource_too_large") from None
     (stored,) = await canonical_parts([content], media, owner_id=owner_id, thread_id=thread_id)
     read = {k: v for k, v in stored.items() if k not in ("type", "uri", "name")}  # the link keeps its name
     read["readAt"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -110,7 +110,7 @@ async def _find(
             )
         declared, limit = link.get("size"), media.limits.max_media_bytes
         if isinstance(declared, int) and declared > limit:
-            raise PayloadTooLarge(
+            raise Unprocessable(
                 f"The resource has {declared} bytes; at most {limit} are read.", code="resource_too_large"
             )
         return _Found(row.id, index, link, ServerConfig.from_row(rows[0]))
