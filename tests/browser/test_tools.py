@@ -59,7 +59,9 @@ def test_a_tools_resource_link_is_read_on_request(page: Page, site: Site) -> Non
     wait_idle(page)
     page.reload()
     card = page.get_by_label("Tool call charts__linked")
-    expect(card.get_by_role("link", name="report")).to_have_attribute("href", "https://example.com/report.pdf")
+    expect(card.get_by_role("link", name="report")).to_have_attribute(
+        "href", "https://example.com/report.pdf"
+    )
     card.get_by_role("button", name="Read greeting").click()
     expect(card.get_by_label("Contents of greeting")).to_have_text("hello from a note")
     card.get_by_role("button", name="Read chart").click()
