@@ -117,6 +117,14 @@ class BadGateway(IrisError):
     title = "The model provider failed"
 
 
+class UpstreamFailed(IrisError):
+    """A server Iris asked on the caller's behalf (an MCP server) failed or refused."""
+
+    status_code = 502
+    default_code = "upstream_failed"
+    title = "A server Iris asked failed"
+
+
 class ServiceUnavailable(IrisError):
     """A dependency (database, migrations) is not ready."""
 

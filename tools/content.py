@@ -35,12 +35,14 @@ class JsonContent(msgspec.Struct, tag="json", tag_field="type", frozen=True, kw_
 
 
 class ResourceLinkContent(msgspec.Struct, tag="resource_link", tag_field="type", frozen=True, kw_only=True):
-    """A pointer to something the tool did not inline (never fetched by Iris)."""
+    """A pointer to something the tool did not inline: Iris reads it only when asked, and only from
+    the MCP server that returned it. ``size``: the bytes the tool says it has."""
 
     uri: str
     name: str
     mime_type: str | None = None
     description: str | None = None
+    size: int | None = None
 
 
 class ResourceContent(msgspec.Struct, tag="resource", tag_field="type", frozen=True, kw_only=True):

@@ -128,9 +128,11 @@ class McpPool:
             self.retire(name)
 
     async def close(self) -> None:
-        """Leave every server (shutdown)."""
+        """Leave every server (shutdown), those still being retired too (a stdio server's process is
+        gone before the loop is)."""
         connections, self._connections = list(self._connections.values()), {}
-        await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
+        retiring = list(self._closing)
+        await asyncio.gather(*(c.close() for c in connections), *retiring, return_exceptions=True)
 
     def _retire(self, connection: ServerConnection) -> None:
         task = asyncio.get_running_loop().create_task(connection.close())

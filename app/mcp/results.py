@@ -52,7 +52,11 @@ def _part(block: mt.ContentBlock) -> ContentPart:
             return TextContent(text=f"[resource {resource.uri} that is not valid base64, dropped]")
         return ResourceContent(uri=str(resource.uri), mime_type=resource.mime_type, data=blob)
     return ResourceLinkContent(
-        uri=str(block.uri), name=block.name, mime_type=block.mime_type, description=block.description
+        uri=str(block.uri),
+        name=block.name,
+        mime_type=block.mime_type,
+        description=block.description,
+        size=block.size,
     )
 
 

@@ -79,10 +79,16 @@ def check_limits(content: Sequence[ContentPart], limits: ResultLimits) -> None:
 
 
 async def canonical_parts(
-    content: Sequence[ContentPart], store: MediaStore, *, owner_id: str, thread_id: str
+    content: Sequence[ContentPart],
+    store: MediaStore,
+    *,
+    owner_id: str,
+    thread_id: str,
+    server: str | None = None,
 ) -> list[dict[str, Any]]:
     """Canonical parts for the result, its media stored first; an image that is not PNG, JPEG or WebP
-    (or does not decode) is kept as a note saying so."""
+    (or does not decode) is kept as a note saying so. ``server``: the MCP server that returned the
+    result, recorded on its resource links (the only server they are read from)."""
     out: list[dict[str, Any]] = []
     for part in content:
         if isinstance(part, TextContent):
@@ -98,6 +104,8 @@ async def canonical_parts(
                         "name": part.name,
                         "mimeType": part.mime_type,
                         "description": part.description,
+                        "size": part.size,
+                        "server": server,
                     }
                 )
             )

@@ -48,6 +48,7 @@ from iris.app.runs.intake.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt, Coo
 from iris.app.runs.intake.interrupts import TOOL_CALL_KEY
 from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.prepare import prepare_run
+from iris.app.runs.intake.resource_links import read_link
 from iris.app.runs.intake.tool_views import every_tool, server_out
 from iris.app.runs.intake.toolbox import Toolbox
 from iris.app.runs.intake.ui_chat_input import ui_chat_run_input
@@ -114,6 +115,7 @@ __all__ = [
     "observed",
     "offered_model",
     "prepare_run",
+    "read_link",
     "resume_point",
     "server_out",
     "session_export",

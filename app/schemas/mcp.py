@@ -190,6 +190,26 @@ class ToolList(WireStruct):
     failed: list[ToolFailureOut]
 
 
+class ResourceLinkOut(WireStruct, omit_defaults=True):
+    """A resource link a tool returned, once read (``POST …/resource-links/{index}/read``): what the
+    tool said of it, the MCP server it was read from, and what was read, as its text or as stored bytes
+    (``uploadId``, ``size``, ``sha256``, and a signed ``url`` until ``expiresAt``)."""
+
+    type: Literal["resource_link"]
+    uri: str
+    name: str
+    server: str
+    read_at: str
+    mime_type: str | None = None
+    description: str | None = None
+    size: int | None = None
+    text: str | None = None
+    upload_id: str | None = None
+    sha256: str | None = None
+    url: str | None = None
+    expires_at: dt.datetime | None = None
+
+
 _SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-key")
 _SECRET_WORDS = ("token", "secret", "password", "key", "auth")
 

@@ -11,8 +11,9 @@ import msgspec
 
 from iris.app.storage.base import SignedUrl, Storage
 
-STORED_TYPES = frozenset({"image", "document", "audio", "resource"})
-"""Canonical part types whose bytes live in the object store (``path``) rather than in the part."""
+STORED_TYPES = frozenset({"image", "document", "audio", "resource", "resource_link"})
+"""Canonical part types whose bytes live in the object store (``path``) rather than in the part (a
+``resource_link`` once it has been read)."""
 
 
 async def sign_image_parts(

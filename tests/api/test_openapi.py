@@ -212,6 +212,8 @@ def test_path_parameters_are_camel_case(document: dict[str, Any]) -> None:
         "model",
         "responseId",
         "keyId",
+        "messageId",
+        "index",
     }
     # A vendor's API keeps its own paths (Anthropic's /v1/messages/count_tokens).
     assert all("_" not in path for path in document["paths"] if not path.startswith("/v1/"))
@@ -245,6 +247,7 @@ def _url(path: str, operation: dict[str, Any]) -> str:
     ids = {"runId": "r", "threadId": str(uuid.uuid4()), "sessionId": "s", "chatId": "c", "name": "n"}
     ids["responseId"] = "resp_x"
     ids["keyId"] = str(uuid.uuid4())
+    ids |= {"messageId": "m", "index": "0"}
     url = path.format_map({**values, **ids})
     query = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query" and p["required"]]
     return url + ("?" + "&".join(f"{name}=x" for name in query) if query else "")

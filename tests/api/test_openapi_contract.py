@@ -46,7 +46,7 @@ def _codes(operation: dict[str, Any], status: int) -> list[str]:
 async def test_options_allow_lists_every_documented_method_of_the_path(
     document: dict[str, Any], client: Client
 ) -> None:
-    values = {"modelId": str(uuid.uuid4()), "objectPath": "a/b.png"}
+    values = {"modelId": str(uuid.uuid4()), "objectPath": "a/b.png", "index": "0"}
     checked = 0
     for path, item in document["paths"].items():
         documented = {m.upper() for m in METHODS if m in item} | {"OPTIONS"}
@@ -148,6 +148,12 @@ THREAD_ID_PLACES = {
     ("patch", "/api/agents/{slug}/sessions/{sessionId}", "path", "sessionId"),
     ("post", "/api/agents/{slug}/sessions/{sessionId}/active", "path", "sessionId"),
     ("get", "/api/agents/{slug}/sessions/{sessionId}/export", "path", "sessionId"),
+    (
+        "post",
+        "/api/agents/{slug}/sessions/{sessionId}/messages/{messageId}/resource-links/{index}/read",
+        "path",
+        "sessionId",
+    ),
 }
 """Every place a client sends a thread id (each is checked by ``check_thread_id``)."""
 

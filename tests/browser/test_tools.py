@@ -49,3 +49,25 @@ def test_an_mcp_tool_asks_first_and_runs_once_approved(page: Page, site: Site) -
     page.get_by_role("button", name="Approve").click()
     wait_idle(page)
     expect(page.get_by_label("Tool call charts__wipe")).to_contain_text("wiped browser")
+
+
+def test_a_tools_resource_link_is_read_on_request(page: Page, site: Site) -> None:
+    """A stored tool card offers Read for a server's resource link: its text, or its image, appears; a
+    web link stays a link; a link the server cannot read says why."""
+    open_as_guest(page, site.base)
+    send(page, "use tool charts__linked {}")
+    wait_idle(page)
+    page.reload()
+    card = page.get_by_label("Tool call charts__linked")
+    expect(card.get_by_role("link", name="report")).to_have_attribute(
+        "href", "https://example.com/report.pdf"
+    )
+    card.get_by_role("button", name="Read greeting").click()
+    expect(card.get_by_label("Contents of greeting")).to_have_text("hello from a note")
+    card.get_by_role("button", name="Read chart").click()
+    _loaded(page, ".tool-call .resource-link img")
+    card.get_by_role("button", name="Read missing").click()
+    expect(card.get_by_role("status")).to_contain_text("Not read:")
+    page.reload()  # what was read is kept, and shown again
+    expect(page.get_by_label("Contents of greeting")).to_have_text("hello from a note")
+    _loaded(page, ".tool-call .resource-link img")

@@ -6,7 +6,9 @@ Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (
 text cells whose caller is an ``iris_sk_`` API key, :func:`test_key_cell`), ``responses``
 (``POST /v1/responses``, :data:`RESPONSES_CELLS`), ``messages`` (``POST /v1/messages``, Anthropic's
 Messages API, :data:`MESSAGES_CELLS`) and ``uichat`` (the AI SDK's ``POST /api/agents/default/ui-chat``,
-``test_ui_chat_cell``: text, image, pdf by none, approved, declined). Contents: ``text``; an
+``test_ui_chat_cell``: text, image, pdf by none, approved, declined), and ``question`` (an MCP tool
+that asks the user, ``charts__ask_contact``, answered accept or decline on ``agui``, ``chat`` and
+``uichat``: :func:`test_question_cell`). Contents: ``text``; an
 ``image``, a ``pdf`` or ``audio`` (a WAV made
 with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
 ``approved``, ``declined``, ``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris
@@ -280,9 +282,11 @@ def send(iris: Iris, surface: str, user: str, thread: str, text: str, file: dict
     return check_stream(response.content)
 
 
-def resume(iris: Iris, surface: str, user: str, thread: str, interrupt: str, status: str) -> Events:
+def resume(
+    iris: Iris, surface: str, user: str, thread: str, interrupt: str, status: str, payload: Any = None
+) -> Events:
     """Answer the thread's open interrupt; the checked events of the resuming run."""
-    entry = [{"interruptId": interrupt, "status": status}]
+    entry = [{"interruptId": interrupt, "status": status, **({"payload": payload} if payload else {})}]
     if surface == "agui":
         response = iris.post("/agent/runs/resume", user, json=agui_input(thread, resume=entry))
     else:
@@ -821,6 +825,62 @@ def test_ui_chat_cell(iris: Iris, engine_name: str, content: str, path: str) -> 
     if path in ASKS:
         (call,) = [p for p in history[1]["parts"] if p["type"] == "dynamic-tool"]
         assert call["state"] == ("output-available" if path == "approved" else "output-denied"), call
+    still_writes(iris, f"{user}-after")
+
+
+# -- a tool's question (MCP elicitation): a row of its own on each surface that resumes ---------------------
+
+QUESTION = "use tool charts__ask_contact {}"
+ANSWERS = {"accept": {"action": "accept", "content": {"name": "Ada"}}, "decline": {"action": "decline"}}
+TOLD = {"accept": "sending to Ada (subscribe: False)", "decline": "the user chose decline"}
+"""What ``ask_contact`` answers once the user accepted the form (with a name) or declined it."""
+
+
+def question(interrupts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one open interrupt: the MCP tool's question, with its form."""
+    (asked,) = interrupts
+    assert (asked["reason"], asked["message"]) == ("input_required", "Who should the report go to?")
+    assert asked["responseSchema"]["required"] == ["name"], asked
+    return asked
+
+
+def ui_question_cell(iris: Iris, user: str, chat: str, given: str) -> None:
+    """On ``/ui-chat``: the question is a ``data-interrupt`` part; its ``data.response`` answers it."""
+    chunks = ui_post(
+        iris, user, chat, {"id": "m1", "role": "user", "parts": [{"type": "text", "text": QUESTION}]}
+    )
+    (part,) = [c for c in chunks if c["type"] == "data-interrupt"]
+    asked = question([part["data"]])
+    response = {"status": "resolved", "payload": ANSWERS[given]}
+    answered = {"type": "data-interrupt", "id": asked["id"], "data": {**asked, "response": response}}
+    chunks = ui_post(
+        iris, user, chat, {"id": chunks[0]["messageId"], "role": "assistant", "parts": [answered]}
+    )
+    assert [c["type"] for c in chunks][-1] == "finish", chunks
+    assert TOLD[given] in json.dumps(chunks), chunks
+    history = iris.get(f"/api/agents/default/ui-chat/{chat}/messages", user)
+    assert TOLD[given] in json.dumps(history), history
+
+
+@pytest.mark.parametrize("given", ["accept", "decline"])
+@pytest.mark.parametrize("surface", ["agui", "chat", "uichat"])
+def test_question_cell(iris: Iris, engine_name: str, surface: str, given: str) -> None:
+    """An MCP tool asks the user mid-call (a form); the run ends with an ``input_required`` interrupt,
+    the answer (accept with the form, or decline) resumes the waiting call, the server's answer is what
+    the run and history say; then an unrelated write and run."""
+    user, thread = f"m-{engine_name}-question-{surface}-{given}", str(uuid.uuid4())
+    if surface == "uichat":
+        ui_question_cell(iris, user, thread, given)
+    else:
+        events = send(iris, surface, user, thread, QUESTION, None)
+        assert events[-1]["outcome"]["type"] == "interrupt", events[-1]
+        asked = question(events[-1]["outcome"]["interrupts"])
+        events = resume(iris, surface, user, thread, asked["id"], "resolved", ANSWERS[given])
+        assert events[-1]["outcome"]["type"] == "success", events[-1]
+        output = tool_output(events)
+        assert (output["status"], output["content"]) == ("succeeded", [{"type": "text", "text": TOLD[given]}])
+        outputs = outputs_in(stored_history(iris, surface, user, thread))
+        assert outputs[-1]["content"] == output["content"], outputs
     still_writes(iris, f"{user}-after")
 
 

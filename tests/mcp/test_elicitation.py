@@ -193,6 +193,11 @@ async def test_an_unanswered_question_expires_and_the_server_hears_cancel(
     late = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"content": {"name": "Ada"}}}
     refused = await client.post("/agent/runs", json=run_input(thread, resume=[late]), headers=alice)
     assert (refused.status_code, refused.json()["code"]) == (422, "interrupt_expired")
+    # Nothing held: the thread takes a new message, and the server's connection a new call.
+    events = await run(client, alice, run_input(thread, user_message("use tool forms__labelled {}")))
+    (result,) = of_type(events, "TOOL_CALL_RESULT")
+    assert result["metadata"]["iris/toolAgentOutput"]["content"] == [{"type": "text", "text": "labelled"}]
+    assert events[-1]["outcome"]["type"] == "success"
 
 
 @pytest.fixture(scope="module")

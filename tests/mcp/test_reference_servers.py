@@ -6,6 +6,7 @@ AG-UI stream and history, and accepted by ``/v1`` from the ``openai`` SDK as a d
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import shutil
@@ -253,3 +254,36 @@ async def test_a_task_is_bounded_by_the_servers_call_timeout(
         assert echoed.summary
     finally:
         await connection.close()
+
+
+async def test_a_server_that_dies_mid_task_fails_the_call_at_once(
+    engine_name: str, everything_entry: Path
+) -> None:
+    """The research task runs (about 4 s) when its server is killed: the call fails saying so, long
+    before the call timeout (no hang), and the connection is down, not wedged."""
+    port = free_port()
+    command = [_node(), str(everything_entry), "streamableHttp"]
+    with serving(command, port, env={"PORT": str(port)}) as server:
+        config = ServerConfig(
+            name="dying",
+            transport="http",
+            url=f"http://127.0.0.1:{port}/mcp",
+            connect_timeout_seconds=CONNECT,
+            call_timeout_seconds=120,
+            version="1",
+        )
+        connection = ServerConnection(config, {}, tools_ttl_seconds=300)
+        try:
+            assert any(tool.task for tool in await connection.tools())
+            call = asyncio.ensure_future(connection.call(TASK_ONLY, {"topic": "MCP"}))
+            await asyncio.sleep(1.0)  # the task is created and being polled
+            assert not call.done()
+            started = time.monotonic()
+            server.kill()
+            with pytest.raises(ToolFailed, match="dying"):
+                await asyncio.wait_for(call, timeout=30)
+            assert time.monotonic() - started < 15, "the call waited for the server well past its death"
+            with pytest.raises(ToolFailed):
+                await connection.call("echo", {"message": "anyone?"})
+        finally:
+            await connection.close()

@@ -9,6 +9,8 @@ answered, ``visited.{action}`` when ``visit_page``'s page is done with. ``book``
 ``chart_request`` is a prompt. ``trace_context`` answers with the W3C trace context its call arrived
 with. ``grow`` adds a tool (and, asked to, says so to ``subscriptions/listen``); with ``TOOLS_TTL_MS``
 set, ``tools/list`` says its list may be trusted that long. ``labelled`` has a title and an icon.
+``linked`` returns resource links to the ``memo://notes/…`` resources (``read.declared`` when the one
+declared huge is read).
 """
 
 from __future__ import annotations
@@ -192,6 +194,51 @@ def everything() -> mt.CallToolResult:
             ),
         ],
         structured_content={"answer": 42},
+    )
+
+
+@mcp.resource("memo://notes/greeting", mime_type="text/plain")
+def greeting_note() -> str:
+    """A short text resource (``linked`` links to it)."""
+    return "hello from a note"
+
+
+@mcp.resource("memo://notes/chart", mime_type="image/png")
+def chart_note() -> bytes:
+    """A binary resource: a small chart."""
+    return draw_chart([1, 2, 3])
+
+
+@mcp.resource("memo://notes/big", mime_type="application/octet-stream")
+def big_note() -> bytes:
+    """A binary resource of ``BIG_NOTE_BYTES`` (200 000 by default)."""
+    return bytes(int(os.environ.get("BIG_NOTE_BYTES", "200000")))
+
+
+@mcp.resource("memo://notes/declared", mime_type="application/octet-stream")
+def declared_note() -> bytes:
+    """A resource its link says is huge; it notes being read (it should not be)."""
+    _mark("read.declared")
+    return b"small after all"
+
+
+@mcp.tool(annotations=READ_ONLY)
+def linked() -> mt.CallToolResult:
+    """Resource links: a text note, a chart, a big blob, one declared huge, one to the web, one that is
+    not there."""
+    links = [
+        ("memo://notes/greeting", "greeting", "text/plain", None),
+        ("memo://notes/chart", "chart", "image/png", None),
+        ("memo://notes/big", "big", "application/octet-stream", None),
+        ("memo://notes/declared", "declared", "application/octet-stream", 10**9),
+        ("https://example.com/report.pdf", "report", "application/pdf", None),
+        ("memo://notes/missing", "missing", "text/plain", None),
+    ]
+    return mt.CallToolResult(
+        content=[
+            mt.TextContent(text="Here are some notes."),
+            *(mt.ResourceLink(uri=u, name=n, mime_type=m, size=z) for u, n, m, z in links),
+        ]
     )
 
 

@@ -51,9 +51,11 @@ def http_server(
 
 
 @contextmanager
-def serving(command: list[str], port: int, *, env: Mapping[str, str] | None = None) -> Iterator[None]:
+def serving(
+    command: list[str], port: int, *, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """Any MCP server process (``command``, with ``env`` over this process's) until it listens on
-    ``port`` of the loopback interface; stopped afterwards."""
+    ``port`` of the loopback interface (yielded, for a test that kills it); stopped afterwards."""
     process = subprocess.Popen(command, env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -65,7 +67,7 @@ def serving(command: list[str], port: int, *, env: Mapping[str, str] | None = No
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"the MCP server {command[0]} did not start") from None
                 time.sleep(0.05)
-        yield
+        yield process
     finally:
         process.terminate()
         try:

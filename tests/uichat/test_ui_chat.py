@@ -2,8 +2,8 @@
 under Node against Iris on a socket (every chunk parsed by the SDK's own schema), on the offline
 multimodal model: text with reasoning, an image, a PDF and audio as ``data:`` URLs and an uploaded image
 by its signed URL, a server tool returning an image, a server tool reporting progress, an approval
-approved and denied, a regeneration, history as ``UIMessage[]`` (validated by the SDK) and resume with
-nothing running (204)."""
+approved and denied, a tool's question answered in its data part, a regeneration, history as
+``UIMessage[]`` (validated by the SDK) and resume with nothing running (204)."""
 
 from __future__ import annotations
 
@@ -203,6 +203,27 @@ def test_an_approval_is_answered_in_the_tool_part(ai: Path, iris: str, approved:
         assert "Their reason: Not now." in said, said  # the model was told why
     (_, answer) = flow(ai, iris, user, "messages", chat)["messages"]
     assert tool_part(answer)["state"] == part["state"]
+
+
+def test_a_tools_question_is_answered_in_its_data_part(ai: Path, iris: str) -> None:
+    """An MCP tool's question arrives as a ``data-interrupt`` part (the SDK keeps it in the message);
+    the client gives its ``data`` a ``response`` and sends the message back: the call resumes."""
+    chat, user = f"chat-{uuid.uuid4().hex}", "ivy"
+    ask = user_message("use tool charts__ask_contact {}")
+    asked = flow(ai, iris, user, "send", chat, messages=[ask], body=MODEL)
+    (question,) = [p for p in asked["message"]["parts"] if p["type"] == "data-interrupt"]
+    assert (question["data"]["reason"], question["data"]["responseSchema"]["required"]) == (
+        "input_required",
+        ["name"],
+    )
+    response = {"status": "resolved", "payload": {"action": "accept", "content": {"name": "Ivy"}}}
+    given = {**question, "data": {**question["data"], "response": response}}
+    parts = [given if p is question else p for p in asked["message"]["parts"]]
+    reply = {**asked["message"], "parts": parts}
+    done = flow(ai, iris, user, "send", chat, messages=[ask, reply], body=MODEL, continues=reply)
+    assert done["errors"] == []
+    assert tool_part(done["message"])["state"] == "output-available"
+    assert "sending to Ivy (subscribe: False)" in str(tool_part(done["message"])["output"])
 
 
 def test_regenerate_answers_again_on_a_sibling_branch(ai: Path, iris: str) -> None:

@@ -19,6 +19,7 @@ from iris.app.api.routes.llm import LlmController
 from iris.app.api.routes.mcp_servers import McpServerController, ToolController
 from iris.app.api.routes.models import ModelController
 from iris.app.api.routes.providers import ProviderController
+from iris.app.api.routes.resource_links import ResourceLinkController
 from iris.app.api.routes.runs import RunController
 from iris.app.api.routes.sessions import SearchController, SessionController
 from iris.app.api.routes.spend import MySpendController
@@ -46,6 +47,7 @@ ROUTE_HANDLERS = [
     StorageController,
     ChatController,
     SessionController,
+    ResourceLinkController,
     SearchController,
     LlmController,
     OpenAIController,

@@ -4,6 +4,7 @@ import { refocusSwitcher, showVersion, versionSwitcher } from "./branches.js";
 import { refresh } from "./chats.js";
 import { regenerate, startEdit } from "./composer.js";
 import { showError } from "./feedback.js";
+import { json } from "./api.js";
 import { copyText, decorateCode, renderMarkdown } from "./markdown.js";
 import { base, duration, el, extrasOf, state, ui, usageText } from "./page.js";
 import { openPreview } from "./preview.js";
@@ -119,7 +120,8 @@ export function renderHistory() {
     const item = el("li", { class: `msg ${message.role}`, "data-message-id": message.id, "aria-label": `${message.role} message` });
     const text = textOf(message);
     if (message.role === "tool") {
-      item.append(toolBlock(message.toolOutput || !extra.tool ? historyTool(message, calls) : extra.tool));
+      const read = state.sessionId ? linkReader(state.sessionId, message.id) : undefined;
+      item.append(toolBlock(message.toolOutput || !extra.tool ? historyTool(message, calls) : extra.tool, read));
     } else {
       const media = mediaOf(message.parts);
       if (media.length) item.append(el("div", { class: "images" }, media));
@@ -192,7 +194,21 @@ export function reasoningBlock(text, open) {
   return block;
 }
 
-/** @param {ToolView} tool */
-export function toolBlock(tool) {
-  return toolCard(tool, openPreview);
+/**
+ * @param {ToolView} tool
+ * @param {import("./tools.js").ReadLink} [read]
+ */
+export function toolBlock(tool, read) {
+  return toolCard(tool, openPreview, read);
+}
+
+/**
+ * Reads the resource links of one stored tool message (ADR 0089).
+ * @param {string} sessionId
+ * @param {string} messageId
+ * @returns {import("./tools.js").ReadLink}
+ */
+function linkReader(sessionId, messageId) {
+  const path = `${base}/sessions/${encodeURIComponent(sessionId)}/messages/${encodeURIComponent(messageId)}`;
+  return (index) => json(`${path}/resource-links/${index}/read`, { method: "POST" });
 }

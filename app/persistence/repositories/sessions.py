@@ -344,6 +344,12 @@ class MessageRepository(SQLAlchemyAsyncRepository[Message]):
         )
         return [(pk, role, parent) for pk, role, parent in (await self.session.execute(stmt)).all()]
 
+    async def locked(self, pk: UUID) -> Message | None:
+        """The message, locked against concurrent writers until the transaction ends (PostgreSQL;
+        SQLite's writers take turns anyway)."""
+        stmt = select(Message).where(Message.id == pk).with_for_update()
+        return (await self.session.scalars(stmt)).one_or_none()
+
     async def every_message(self, session_id: UUID) -> Sequence[Message]:
         """Every message of the session, on every branch, in the order written (an export)."""
         stmt = select(Message).where(Message.session_id == session_id).order_by(Message.position)

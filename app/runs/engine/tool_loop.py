@@ -291,6 +291,7 @@ class ToolLoop:
                 self.services.media,
                 owner_id=self.plan.owner_id,
                 thread_id=self.plan.thread_id,
+                server=tool.source.removeprefix("mcp:") if tool and tool.source.startswith("mcp:") else None,
             )
             output = ToolAgentOutput(
                 tool_call_id=call_id,

@@ -83,6 +83,12 @@ class ResumeDecision:
     answer: Answer | None = None
 
 
+def all_expired(pending: Sequence[Mapping[str, Any]], now: dt.datetime) -> bool:
+    """Whether every one of these open interrupts is past its expiry (none can be answered any more)."""
+    expiries = [msgspec.convert(stored, Interrupt).expires_at for stored in pending]
+    return all(at is not None and dt.datetime.fromisoformat(at) < now for at in expiries)
+
+
 def match_resume(
     pending: Sequence[Mapping[str, Any]], entries: Sequence[ResumeEntryIn], now: dt.datetime
 ) -> tuple[list[ResumeDecision], list[str]]:

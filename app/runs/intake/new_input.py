@@ -21,7 +21,7 @@ from iris.app.persistence.repositories import UploadRepository, utcnow
 from iris.app.runs.content.context import pending_calls
 from iris.app.runs.content.parts import PartLimits, canonical_user_parts, image_parts
 from iris.app.runs.content.usage import image_part_estimate
-from iris.app.runs.intake.interrupts import ResumeDecision, match_resume
+from iris.app.runs.intake.interrupts import ResumeDecision, all_expired, match_resume
 from iris.app.security.auth import Principal
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings
@@ -81,10 +81,14 @@ async def new_messages(
 
 
 def resume_decisions(awaiting: Run | None, body: RunAgentInput) -> tuple[list[ResumeDecision], list[str]]:
-    """Match ``resume`` to the thread's open interrupts; an open interrupt needs an answer to go on."""
+    """Match ``resume`` to the thread's open interrupts; an open interrupt needs an answer to go on,
+    unless every one has expired (nothing can answer them: the thread takes a new message, and its
+    unanswered calls are told to the model as such)."""
     entries = body.resume or []
     if awaiting is None or not awaiting.pending_interrupts:
         return [], [entry.interrupt_id for entry in entries]  # nothing to resume: unrecognised entries
+    if not entries and all_expired(awaiting.pending_interrupts, utcnow()):
+        return [], []
     if not entries:
         raise Unprocessable(
             "This thread is waiting for an answer to its interrupt: send 'resume' (POST /agent/runs/resume).",

@@ -6,7 +6,8 @@ document, ``audio/*`` audio): an Iris-signed upload URL as a ``url`` source (the
 checks it), a ``data:`` URL as inline bytes (checked as an upload is, stored as an upload of the
 thread once the run is accepted). An assistant message answers approvals: each tool part in the
 ``approval-responded`` state is a ``resume`` entry (approved: ``resolved``; denied: ``cancelled``, its
-reason kept in the payload), and the resumed run's chunks go on in that message.
+reason kept in the payload), as is each ``data-interrupt`` part given a ``response`` (a tool's
+question), and the resumed run's chunks go on in that message.
 """
 
 from __future__ import annotations
@@ -124,9 +125,13 @@ def file_part(part: dict[str, Any], field: str) -> dict[str, Any]:
 
 
 def approval_answers(message: dict[str, Any], index: int) -> list[ResumeEntryIn]:
-    """The ``approval-responded`` tool parts of the last assistant message, as ``resume`` entries."""
+    """The ``approval-responded`` tool parts of the last assistant message, and its answered
+    questions (:func:`question_answer`), as ``resume`` entries."""
     entries: list[ResumeEntryIn] = []
     for part in message.get("parts") or ():
+        answered = question_answer(part, index)
+        if answered is not None:
+            entries.append(answered)
         if not isinstance(part, dict) or part.get("state") != "approval-responded":
             continue
         approval = part.get("approval")
@@ -152,3 +157,22 @@ def approval_answers(message: dict[str, Any], index: int) -> list[ResumeEntryIn]
             field=f"messages[{index}]",
         )
     return entries
+
+
+def question_answer(part: object, index: int) -> ResumeEntryIn | None:
+    """A ``data-interrupt`` part (any interrupt but an approval: an MCP tool's question) whose ``data``
+    the client gave a ``response``: ``{status, payload}``, as a ``resume`` entry has them."""
+    if not isinstance(part, dict) or part.get("type") != "data-interrupt":
+        return None
+    data = part.get("data")
+    response = data.get("response") if isinstance(data, dict) else None
+    if response is None:
+        return None
+    status = response.get("status") if isinstance(response, dict) else None
+    if status not in ("resolved", "cancelled") or not isinstance(part.get("id"), str):
+        raise Unprocessable(
+            "An answered question needs its 'id' and 'data.response.status' (resolved or cancelled).",
+            code="validation_failed",
+            field=f"messages[{index}].parts",
+        )
+    return ResumeEntryIn(interrupt_id=part["id"], status=status, payload=response.get("payload"))

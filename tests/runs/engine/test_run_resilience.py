@@ -222,14 +222,25 @@ async def test_resume_must_answer_every_open_interrupt(
 
 
 async def test_an_expired_interrupt_cannot_be_resumed(settings: Settings, alice: dict[str, str]) -> None:
+    """An expired interrupt is refused as an answer, and no longer holds the thread: a new message
+    runs (the unanswered call is told to the model as such) and the thread is free again."""
     app = create_app(msgspec.structs.replace(settings, interrupt_ttl_seconds=0), environ={})
     async with AsyncTestClient(app=app) as client:
         thread, _, interrupt = await _interrupted(client, alice)
         await asyncio.sleep(1.1)  # expiry has a resolution of one second
         body = run_input(thread, resume=[{"interruptId": interrupt["id"], "status": "resolved"}])
         response = await client.post("/agent/runs/resume", json=body, headers=alice)
-    assert response.status_code == 422
-    assert response.json()["code"] == "interrupt_expired"
+        assert response.status_code == 422
+        assert response.json()["code"] == "interrupt_expired"
+        moved_on = await client.post(
+            "/agent/runs", json=run_input(thread, user_message("and now?")), headers=alice
+        )
+        assert moved_on.status_code == 200, moved_on.text
+        assert check_stream(moved_on.content)[-1]["outcome"]["type"] == "success"
+        again = await client.post(
+            "/agent/runs", json=run_input(thread, user_message("still?")), headers=alice
+        )
+        assert again.status_code == 200, again.text
 
 
 # -- re-attach and cancel (a real socket: the client really disconnects) -----------------------------
