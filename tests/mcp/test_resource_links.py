@@ -1,5 +1,5 @@
 """Resource links a tool returned, read on request (``POST /api/agents/{slug}/sessions/{sessionId}/messages/
-{messageId}/resource-links/{index}/read``, ADR 0089): read from the server that returned them, kept like a
+{messageId}/resource-links/{index}/read``, ADR 0084): read from the server that returned them, kept like a
 tool's media (text in the link, bytes as an upload history signs afresh), and refused with a stable code
 when they cannot be. Against the SDK-built test server over stdio (on both engines: the link is updated
 in the stored output) and the reference ``server-everything`` over stdio."""

@@ -1,4 +1,4 @@
-"""Reading a resource link a tool returned, on request (ADR 0089)."""
+"""Reading a resource link a tool returned, on request (ADR 0084)."""
 
 from __future__ import annotations
 

@@ -203,7 +203,7 @@ export function toolBlock(tool, read) {
 }
 
 /**
- * Reads the resource links of one stored tool message (ADR 0089).
+ * Reads the resource links of one stored tool message (ADR 0084).
  * @param {string} sessionId
  * @param {string} messageId
  * @returns {import("./tools.js").ReadLink}

@@ -5,7 +5,7 @@ the MCP server that returned it (recorded on the link when the result was stored
 connection its tool calls use, and kept like a tool's media: bytes as an upload of the thread (history
 signs them afresh), text in the part, both over the same limits as a tool result. The link part then
 carries what was read (``readAt``; ``text``, or ``path``/``uploadId``/``size``), so a second read
-answers from what is stored. No transaction is open while the server is asked. See ADR 0089.
+answers from what is stored. No transaction is open while the server is asked. See ADR 0084.
 """
 
 from __future__ import annotations
