@@ -29,7 +29,7 @@ from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncConnection
 from uuid_utils.compat import uuid7
 
-from iris.app.persistence.models import AuditEntry, ChatSession, Message, Run, RunEvent
+from iris.app.persistence.models import AuditEntry, ChatSession, Message, Run, RunEvent, SpendEntry
 from iris.app.persistence.repositories._common import utcnow
 from iris.app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
 
@@ -197,6 +197,10 @@ _PG_AUDIT = insert_sql(
         for n, name in enumerate(_AUDIT_COLUMNS, start=1)
     ],
 )
+_SPEND = cast("Table", SpendEntry.__table__)
+_PG_RELEASE = f"DELETE FROM spend_ledger WHERE id = $1::{pg_type(_SPEND, 'id')}"  # noqa: S608 (a column type, not input)
+_SQLITE_RELEASE = "DELETE FROM spend_ledger WHERE id = ?"
+"""The run's budget hold ends with it (ADR 0086): its cost is on the run row from now on."""
 _SQLITE_TOUCH = (
     "UPDATE sessions SET last_activity_at = ?, active_leaf_id = coalesce(?, active_leaf_id), updated_at = ?"
     " WHERE id = ?"
@@ -237,9 +241,11 @@ async def write_closing_rows(connection: AsyncConnection, rows: ClosingRows) -> 
             connection, _PG_CLOSE, (*parameters, RUN_EVENTS_CHANNEL, str(rows.run_id), *arrays)
         )
         closed = bool(result.scalar())
+        await execute(connection, _PG_RELEASE, (bound(dialect, _SPEND, ("id",), (rows.run_id,))[0],))
         if closed:
             await _append_audit(connection, rows.audit)
         return closed
+    await execute(connection, _SQLITE_RELEASE, (bound(dialect, _SPEND, ("id",), (rows.run_id,))[0],))
     if not (await execute(connection, _SQLITE_FINISH, (*outcome, run_pk))).rowcount:
         return False
     await append_events(connection, rows.run_id, rows.events)

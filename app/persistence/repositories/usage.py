@@ -49,18 +49,6 @@ class UsageRepository(SQLAlchemyAsyncRepository[Run]):
         return [(None if g is None else str(g), int(n), c, i, o) for g, n, c, i, o in rows]
 
 
-async def spent_since(
-    repo: UsageRepository, owner_id: str, since: dt.datetime, *, key_id: str | None = None
-) -> float:
-    """What the owner's runs (the key's, when ``key_id`` is given) started since ``since`` cost (runs
-    without a cost add nothing)."""
-    who = Run.key_id == key_id if key_id is not None else Run.owner_id == owner_id
-    stmt = select(func.sum(Run.usage[("billable", "cost", "total")].as_float())).where(
-        who, Run.started_at >= since
-    )
-    return float((await repo.session.execute(stmt)).scalar_one() or 0.0)
-
-
 async def tokens_since(
     repo: UsageRepository, owner_id: str, since: dt.datetime, *, key_id: str | None = None
 ) -> int:
