@@ -96,10 +96,11 @@ class SpendRepository(SQLAlchemyAsyncRepository[SpendEntry]):
 
     async def spent_since(self, subject: Subject, subject_id: str | UUID, since: dt.datetime) -> float:
         """What the subject's runs started since ``since`` cost, plus its settled calls' cost and its
-        live holds' estimates since then: what a budget compares."""
-        runs = select(func.sum(Run.usage[("billable", "cost", "total")].as_float())).where(
-            Run.started_at >= since
-        )
+        live holds' estimates since then: what a budget compares. One statement, so one snapshot: a
+        run closing meanwhile (its hold gone, its cost written) is counted once, never missed."""
+        runs = select(
+            func.coalesce(func.sum(Run.usage[("billable", "cost", "total")].as_float()), 0.0)
+        ).where(Run.started_at >= since)
         if subject == "agent":
             runs = runs.join(AgentVersion, AgentVersion.id == Run.agent_version_id).where(
                 AgentVersion.agent_id == subject_id
@@ -108,14 +109,13 @@ class SpendRepository(SQLAlchemyAsyncRepository[SpendEntry]):
             runs = runs.where((Run.key_id if subject == "key" else Run.owner_id) == subject_id)
         settled = SpendEntry.held_until.is_(None)
         amount = case((settled, func.coalesce(SpendEntry.cost_usd, 0.0)), else_=SpendEntry.reserved_usd)
-        ledger = select(func.sum(amount)).where(
+        ledger = select(func.coalesce(func.sum(amount), 0.0)).where(
             _of(subject, subject_id),
             SpendEntry.created_at >= since,
             or_(settled, SpendEntry.held_until > utcnow()),
         )
-        spent_runs = (await self.session.execute(runs)).scalar_one() or 0.0
-        spent_ledger = (await self.session.execute(ledger)).scalar_one() or 0.0
-        return float(spent_runs) + float(spent_ledger)
+        both = select(runs.scalar_subquery() + ledger.scalar_subquery())
+        return float((await self.session.execute(both)).scalar_one() or 0.0)
 
 
 def _of(subject: Subject, subject_id: str | UUID) -> ColumnElement[bool]:
