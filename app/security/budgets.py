@@ -64,8 +64,6 @@ async def within_budgets(db: Db, principal: Principal, settings: Settings, hold:
     for budget in budgets:
         await _within(ledger, budget)
     if hold is not None and (budgets or hold.kind == "call"):
-        import logging
-
         await ledger.hold(hold, principal.user_id, principal.key_id)
 
 
@@ -82,8 +80,6 @@ async def _within(ledger: SpendRepository, budget: _Budget) -> None:
         if amount <= 0:
             continue
         spent = await ledger.spent_since(budget.subject, budget.subject_id, start)
-        import logging
-
         logging.getLogger("iris").warning(
         )
         if spent >= amount:
