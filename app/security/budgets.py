@@ -80,8 +80,6 @@ async def _within(ledger: SpendRepository, budget: _Budget) -> None:
         if amount <= 0:
             continue
         spent = await ledger.spent_since(budget.subject, budget.subject_id, start)
-        logging.getLogger("iris").warning(
-        )
         if spent >= amount:
             raise QuotaExceeded(
                 f"{budget.whose} {spent:.4f} USD of the {amount:.2f} USD budget for this period.",
