@@ -80,6 +80,10 @@ class AuditRow:
     status: int
     detail: dict[str, Any]
     trace_id: str | None = None
+    key_id: str | None = None
+    """The API key the run was started with."""
+    request_id: str | None = None
+    """The ``x-request-id`` of the request that started the run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +191,17 @@ _SQLITE_MESSAGES = insert_sql(
     (*_MESSAGE_COLUMNS, "session_id", "run_id", "position", "created_at", "updated_at"),
     ["?"] * (len(_MESSAGE_COLUMNS) + 5),
 )
-_AUDIT_COLUMNS = ("at", "actor", "action", "target", "status", "trace_id", "detail")
+_AUDIT_COLUMNS = (
+    "at",
+    "actor",
+    "action",
+    "target",
+    "status",
+    "trace_id",
+    "detail",
+    "actor_key_id",
+    "request_id",
+)
 _SQLITE_AUDIT = insert_sql("audit_log", _AUDIT_COLUMNS, ["?"] * len(_AUDIT_COLUMNS))
 _PG_AUDIT = insert_sql(
     "audit_log",
@@ -282,6 +296,8 @@ async def _append_audit(connection: AsyncConnection, audit: Sequence[AuditRow]) 
                     row.status,
                     row.trace_id,
                     row.detail,
+                    row.key_id,
+                    row.request_id,
                 ),
             )
         )

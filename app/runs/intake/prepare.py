@@ -79,6 +79,7 @@ async def prepare_run(
     storage: Storage,
     rewind: Rewind | None = None,
     inline: InlineUploads | None = None,
+    request_id: str | None = None,
 ) -> RunPlan:
     """Check the run (every query comes first), then add its new messages and its run row to the
     intake's session without writing them: the intake's commit does, while the model is asked.
@@ -119,6 +120,8 @@ async def prepare_run(
         session_pk=rows.session.id,
         thread_id=ids.thread_id,
         owner_id=principal.user_id,
+        key_id=principal.key_id,
+        request_id=request_id,
         provider=model.provider,
         model=spec,
         model_ref=model.row.ref,
