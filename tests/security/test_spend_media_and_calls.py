@@ -111,3 +111,28 @@ async def test_spend_per_user_and_key_is_the_sum_of_runs_and_calls(client: Clien
     assert by_model[ref]["cost"] == pytest.approx(run_cost + chat_cost + completion_cost, abs=1e-6)
     exported = await client.get("/api/usage/export?groupBy=user", headers=auth("root", "admin"))
     assert exported.text.splitlines()[0].endswith(",calls")
+
+
+async def test_an_agents_budget_is_set_shown_audited_and_refuses_its_next_run(
+    client: Client, auth: Auth
+) -> None:
+    ref = await _model(client, auth)
+    admin = auth("root", "admin")
+    changed = await client.patch("/api/agents/default", json={"budgetDayUsd": 1e-9}, headers=admin)
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["budgetDayUsd"] == 1e-9
+    assert "budgetMonthUsd" not in changed.json()
+    audited = (await client.get("/api/audit?action=PATCH", headers=admin)).json()["entries"]
+    assert (audited[0]["target"], audited[0]["actor"]) == ("/api/agents/default", "root")  # newest first
+
+    first = await run(client, auth("olga"), run_input(str(uuid.uuid4()), user_message("hello"), model=ref))
+    assert of_type(first, "RUN_FINISHED")  # under the budget when it started: it finishes
+    body = run_input(str(uuid.uuid4()), user_message("hello again"), model=ref)
+    refused = await client.post("/agent/runs", json=body, headers=auth("pat"))  # any user: the agent's
+    assert (refused.status_code, refused.json()["code"]) == (429, "budget_exceeded")
+    assert refused.json()["extra"]["limit"] == "budget_agent_day_usd"
+    assert int(refused.headers["retry-after"]) >= 1
+
+    cleared = await client.patch("/api/agents/default", json={"budgetDayUsd": None}, headers=admin)
+    assert "budgetDayUsd" not in cleared.json()
+    await run(client, auth("pat"), run_input(str(uuid.uuid4()), user_message("hello again"), model=ref))
