@@ -11,10 +11,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
+from iris.app.asgi import create_app
+from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.documents import text_pdf, wav_bytes
 from tests.support.images import image_bytes
@@ -23,6 +26,7 @@ from tests.support.runs import of_type, run, run_input, user_message
 Client = AsyncTestClient[Litestar]
 Auth = Callable[..., dict[str, str]]
 PRICING = {"input": 2.0, "output": 4.0, "perImage": 0.5, "perPdfPage": 0.25, "perAudioSecond": 0.01}
+DEAR = {"input": 1000.0, "output": 1000.0}
 
 
 async def _model(client: Client, auth: Auth) -> str:
@@ -41,8 +45,8 @@ async def _model(client: Client, auth: Auth) -> str:
     return str(response.json()["ref"])
 
 
-def _tokens(prompt: int, completion: int) -> float:
-    return (prompt * PRICING["input"] + completion * PRICING["output"]) / 1_000_000
+def _tokens(prompt: int, completion: int, pricing: dict[str, float] = PRICING) -> float:
+    return (prompt * pricing["input"] + completion * pricing["output"]) / 1_000_000
 
 
 async def _usage(client: Client, auth: Auth, group_by: str, calls: int) -> dict[str | None, dict[str, Any]]:
@@ -136,3 +140,38 @@ async def test_an_agents_budget_is_set_shown_audited_and_refuses_its_next_run(
     cleared = await client.patch("/api/agents/default", json={"budgetDayUsd": None}, headers=admin)
     assert "budgetDayUsd" not in cleared.json()
     await run(client, auth("pat"), run_input(str(uuid.uuid4()), user_message("hello again"), model=ref))
+
+
+@pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+async def test_concurrent_calls_hold_a_users_budget_on_sqlite(settings: Settings, auth: Auth) -> None:
+    """SQLite's write lock serialises the budget check and the hold as PostgreSQL's row lock does (the
+    two-process test): 20 calls at once pass the budget by at most one call's cost."""
+    budgeted = msgspec.structs.replace(settings, budget_user_day_usd=0.03)
+    async with AsyncTestClient(app=create_app(budgeted, environ={})) as client:
+        admin = auth("root", "admin")
+        body = {
+            "name": "P",
+            "provider": "local",
+            "modelId": "p",
+            "type": "vision",
+            "options": {"pricing": DEAR},
+        }
+        assert (await client.post("/api/models", json=body, headers=admin)).status_code == 201
+        ask = {
+            "model": "local/p",
+            "messages": [{"role": "user", "content": "Say something short"}],
+            "max_tokens": 5,
+        }
+        answers = await asyncio.gather(
+            *(client.post("/v1/chat/completions", json=ask, headers=auth("quinn")) for _ in range(20))
+        )
+        ok = [a for a in answers if a.status_code == 200]
+        assert all(a.json()["error"]["code"] == "budget_exceeded" for a in answers if a.status_code != 200)
+        assert 1 <= len(ok) < len(answers)
+        costs = [
+            _tokens(a.json()["usage"]["prompt_tokens"], a.json()["usage"]["completion_tokens"], DEAR)
+            for a in ok
+        ]
+        rows = await _usage(client, auth, "user", calls=len(ok))
+    assert rows["quinn"]["cost"] == pytest.approx(sum(costs), abs=1e-6)
+    assert rows["quinn"]["cost"] <= 0.03 + max(costs) + 1e-9
