@@ -9,7 +9,13 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from iris.app.persistence.repositories import CallSpend, SpendHold, SpendRepository
+from iris.app.persistence.repositories import (
+    CallSpend,
+    SpendHold,
+    SpendRepository,
+    UsageRepository,
+    spent_since,
+)
 
 SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
@@ -37,6 +43,9 @@ async def test_live_holds_count_lapsed_ones_do_not_and_are_pruned(db_session: As
     assert await ledger.spent_since("user", "uma", SINCE) == 0.5 + 0.125
     assert await ledger.spent_since("key", "key-1", SINCE) == 0.5 + 0.125
     assert await ledger.spent_since("user", "someone-else", SINCE) == 0.0
+    assert (
+        await spent_since(UsageRepository(session=db_session), "uma", SINCE) == 0.5 + 0.125
+    )  # /api/usage/me's
     assert await ledger.holding() == 1
 
     await ledger.prune_lapsed()

@@ -37,7 +37,7 @@ from iris.app.persistence.repositories.sessions import (
 )
 from iris.app.persistence.repositories.spend import CallSpend, SpendHold, SpendRepository, Subject
 from iris.app.persistence.repositories.uploads import UploadRepository
-from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, tokens_since
+from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since, tokens_since
 
 __all__ = [
     "RUN_EVENTS_CHANNEL",
@@ -71,6 +71,7 @@ __all__ = [
     "chain",
     "parse_uuid",
     "place",
+    "spent_since",
     "tokens_since",
     "utcnow",
 ]

@@ -12,6 +12,7 @@ from sqlalchemy import Select, String, cast, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from iris.app.persistence.models import Agent, AgentVersion, Run, SpendEntry
+from iris.app.persistence.repositories.spend import SpendRepository
 
 GroupBy = Literal["user", "key", "agent", "model", "day"]
 
@@ -109,6 +110,17 @@ def _call_key(group_by: GroupBy) -> ColumnElement[Any]:
     if group_by == "agent":
         return Agent.slug.label("group_key")
     return cast(func.date(SpendEntry.created_at), String).label("group_key")
+
+
+async def spent_since(
+    repo: UsageRepository, owner_id: str, since: dt.datetime, *, key_id: str | None = None
+) -> float:
+    """What the owner (the key, when ``key_id`` is given) spent since ``since`` as its budgets count it:
+    its runs' and calls' costs and its live holds (:meth:`SpendRepository.spent_since`)."""
+    ledger = SpendRepository(session=repo.session)
+    if key_id is not None:
+        return await ledger.spent_since("key", key_id, since)
+    return await ledger.spent_since("user", owner_id, since)
 
 
 async def tokens_since(
