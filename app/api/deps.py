@@ -126,6 +126,8 @@ class RunContext:
     run_manager: RunManager
     decode_limiter: anyio.CapacityLimiter
     """Bounds the image decodes of inline media (data URLs)."""
+    request_id: str | None = None
+    """The caller's ``x-request-id``, for the audit rows a run writes."""
 
 
 async def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
@@ -137,6 +139,7 @@ async def provide_run_context(request: Request[Any, Any, Any]) -> RunContext:
         url_policy=state.url_policy,
         run_manager=state.run_manager,
         decode_limiter=state.decode_limiter,
+        request_id=request.headers.get("x-request-id", "")[:128] or None,
     )
 
 

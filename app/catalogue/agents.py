@@ -51,6 +51,8 @@ class AgentDefinition:
     guest_access: bool
     reasoning: AgentReasoning
     enabled: bool
+    budget_day_usd: float | None = None
+    budget_month_usd: float | None = None
 
 
 async def check_definition(
@@ -69,6 +71,8 @@ async def check_definition(
         guest_access=body.guest_access,
         reasoning=body.reasoning,
         enabled=body.enabled,
+        budget_day_usd=body.budget_day_usd,
+        budget_month_usd=body.budget_month_usd,
     )
 
 
@@ -104,6 +108,8 @@ async def current_definition(row: Agent, models: ModelRepository) -> AgentDefini
         guest_access=row.guest_access,
         reasoning=msgspec.convert(row.reasoning, AgentReasoning),
         enabled=row.enabled,
+        budget_day_usd=row.budget_day_usd,
+        budget_month_usd=row.budget_month_usd,
     )
 
 
@@ -163,6 +169,8 @@ def _columns(definition: AgentDefinition) -> dict[str, Any]:
         "guest_access": definition.guest_access,
         "reasoning": msgspec.to_builtins(definition.reasoning),
         "enabled": definition.enabled,
+        "budget_day_usd": definition.budget_day_usd,
+        "budget_month_usd": definition.budget_month_usd,
     }
 
 
@@ -174,6 +182,8 @@ def differences(row: Agent, definition: AgentDefinition) -> list[str]:
         "model_ids": "models",
         "max_tool_iterations": "maxToolIterations",
         "guest_access": "guestAccess",
+        "budget_day_usd": "budgetDayUsd",
+        "budget_month_usd": "budgetMonthUsd",
     }
     return [names.get(column, column) for column, value in wanted.items() if getattr(row, column) != value]
 
@@ -243,4 +253,6 @@ def agent_out(
         updated_at=row.updated_at,
         default_model=default.ref if default is not None and default in visible else None,
         instructions=row.instructions if admin else None,
+        budget_day_usd=row.budget_day_usd,
+        budget_month_usd=row.budget_month_usd,
     )

@@ -40,7 +40,10 @@ CORE_OPTIONS: dict[str, OptionSpec] = {
     ),
     "pricing": OptionSpec(
         type="object",
-        description="prices per million tokens: input, output, and optional reasoning, cachedInput, image",
+        description=(
+            "prices per million tokens: input, output, and optional reasoning, cachedInput, image;"
+            " per unit sent: optional perImage, perPdfPage, perAudioSecond"
+        ),
     ),
     "imageCostFormula": OptionSpec(
         type="string",

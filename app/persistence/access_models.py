@@ -1,4 +1,4 @@
-"""ORM tables of access control: API keys and the audit log.
+"""ORM tables of access control: API keys, the audit log and the spend ledger.
 
 Kept apart from :mod:`iris.app.persistence.models` (which imports this module, so every table is on the
 one shared metadata) because they belong to the governance features, not to chats and runs.
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from uuid import UUID
 
 from advanced_alchemy.base import BigIntBase, UUIDv7AuditBase
-from advanced_alchemy.types import DateTimeUTC, JsonB
+from advanced_alchemy.types import GUID, DateTimeUTC, JsonB
 from sqlalchemy import Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -70,3 +71,31 @@ class AuditEntry(BigIntBase):
     detail: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
     """What a run's row adds: the tool, its server, the outcome, the duration and (only when
     ``IRIS_AUDIT_TOOL_ARGUMENTS`` keeps them) the call's arguments; ``None`` for a request's row."""
+
+
+class SpendEntry(UUIDv7AuditBase):
+    """One request's place in the budgets (ADR 0086): a hold of its estimated cost taken at admission
+    (``held_until`` set: a lease, past which it counts no more), and for a stateless call (``kind``
+    ``call``) its settled cost and tokens once it ends (``held_until`` ``None``). A run's hold has the
+    run's id and goes with its closing transaction: the run row keeps its cost. Never any content."""
+
+    __tablename__ = "spend_ledger"
+    __table_args__ = (
+        Index("ix_spend_ledger_owner_id_created_at", "owner_id", "created_at"),
+        Index("ix_spend_ledger_key_id_created_at", "key_id", "created_at"),
+        Index("ix_spend_ledger_agent_id_created_at", "agent_id", "created_at"),
+    )
+
+    kind: Mapped[str] = mapped_column(String(8))
+    """``run`` (a stored run's hold) or ``call`` (a stateless call: ``/v1``, ``/api/llm/chat``)."""
+    owner_id: Mapped[str] = mapped_column(String(200))
+    key_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    agent_id: Mapped[UUID | None] = mapped_column(GUID(length=16), nullable=True)
+    surface: Mapped[str] = mapped_column(String(32))
+    model_ref: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    reserved_usd: Mapped[float] = mapped_column(Float)
+    """The estimated cost held at admission."""
+    held_until: Mapped[dt.datetime | None] = mapped_column(DateTimeUTC(timezone=True), nullable=True)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)

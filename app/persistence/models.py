@@ -32,6 +32,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 # Re-exported: importing the ORM tables registers the access tables on the one shared metadata too.
 from iris.app.persistence.access_models import ApiKey as ApiKey
 from iris.app.persistence.access_models import AuditEntry as AuditEntry
+from iris.app.persistence.access_models import SpendEntry as SpendEntry
 
 POSITION_MAX = 2_147_483_647
 """The largest ``Integer`` every engine stores (PostgreSQL's ``integer``): message positions and event
@@ -101,6 +102,10 @@ class Agent(UUIDv7AuditBase):
     """Managed by the models file (``[[agents]]``): dropped from it, the agent is disabled."""
     version: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
     """The number of the newest :class:`AgentVersion`."""
+    budget_day_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """What the agent's runs may cost per UTC day, over all users, before the next is refused."""
+    budget_month_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The same per UTC calendar month (``None``: no budget)."""
 
 
 class AgentVersion(UUIDv7AuditBase):

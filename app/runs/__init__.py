@@ -44,6 +44,7 @@ from iris.app.runs.engine.streaming import (
 from iris.app.runs.intake.chat_input import chat_field, chat_run_input
 from iris.app.runs.intake.deadlines import MESSAGES as DEADLINE_MESSAGES
 from iris.app.runs.intake.deadlines import Deadlines
+from iris.app.runs.intake.estimate import estimate_input_tokens
 from iris.app.runs.intake.fallbacks import ATTEMPTS_KEY, MODEL_KEY, Attempt, Cooldowns
 from iris.app.runs.intake.interrupts import TOOL_CALL_KEY
 from iris.app.runs.intake.plan import RunPlan
@@ -59,8 +60,8 @@ from iris.app.runs.stateless.chat import (
     stream_stateless,
     thread_of,
 )
-from iris.app.runs.stateless.estimate import estimate_input_tokens
 from iris.app.runs.stateless.gateway import GatewayRun
+from iris.app.runs.stateless.settle import call_hold
 from iris.app.runs.store.live import FollowerLimits
 from iris.app.runs.store.notices import log_wakeups
 
@@ -99,6 +100,7 @@ __all__ = [
     "Tree",
     "WorkerAgentOutput",
     "answer_stateless",
+    "call_hold",
     "canonical_user_parts",
     "chat_field",
     "chat_message",

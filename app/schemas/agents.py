@@ -17,6 +17,8 @@ ModelRef = Annotated[str, msgspec.Meta(min_length=1, max_length=270)]
 ToolEntry = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 Iterations = Annotated[int, msgspec.Meta(ge=1, le=100)]
 Effort = Literal["low", "medium", "high"]
+Usd = Annotated[float, msgspec.Meta(ge=0, le=1_000_000_000)]
+"""A budget in USD; 0 is no budget, as for the settings' budgets."""
 
 
 class AgentReasoning(RequestStruct, omit_defaults=True):
@@ -33,7 +35,9 @@ class AgentCreate(RequestStruct, kw_only=True):
     ``models`` are what the agent offers (its picker, in order); ``defaultModel`` is one of them (the
     first when omitted; with ``models`` omitted it is the only one). ``tools`` takes tool names
     (``current_time``, ``{server}__{tool}``) and whole MCP servers (``mcp:{server}/*``).
-    ``maxToolIterations`` omitted or ``null`` follows ``IRIS_MAX_TOOL_ITERATIONS``."""
+    ``maxToolIterations`` omitted or ``null`` follows ``IRIS_MAX_TOOL_ITERATIONS``. ``budgetDayUsd`` and
+    ``budgetMonthUsd`` are what the agent's runs may cost per UTC day and month, over all users (429
+    ``budget_exceeded`` after; omitted, ``null`` or 0: no budget)."""
 
     slug: Annotated[str, msgspec.Meta(max_length=200)]
     name: Name
@@ -46,11 +50,13 @@ class AgentCreate(RequestStruct, kw_only=True):
     guest_access: bool = False
     reasoning: AgentReasoning = msgspec.field(default_factory=AgentReasoning)
     enabled: bool = True
+    budget_day_usd: Usd | None = None
+    budget_month_usd: Usd | None = None
 
 
 class AgentUpdate(RequestStruct, kw_only=True):
     """``PATCH /api/agents/{slug}``: only the fields present change (the slug never does); ``null``
-    clears ``maxToolIterations`` back to the deployment's figure."""
+    clears ``maxToolIterations`` back to the deployment's figure, and a budget."""
 
     name: Name | msgspec.UnsetType = msgspec.UNSET
     description: Description | msgspec.UnsetType = msgspec.UNSET
@@ -62,6 +68,8 @@ class AgentUpdate(RequestStruct, kw_only=True):
     guest_access: bool | msgspec.UnsetType = msgspec.UNSET
     reasoning: AgentReasoning | msgspec.UnsetType = msgspec.UNSET
     enabled: bool | msgspec.UnsetType = msgspec.UNSET
+    budget_day_usd: Usd | msgspec.UnsetType | None = msgspec.UNSET
+    budget_month_usd: Usd | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class AgentOut(WireStruct, omit_defaults=True):
@@ -83,6 +91,9 @@ class AgentOut(WireStruct, omit_defaults=True):
     updated_at: dt.datetime
     default_model: str | None = None
     instructions: str | None = None
+    budget_day_usd: float | None = None
+    """USD the agent's runs may cost per UTC day (absent: no budget)."""
+    budget_month_usd: float | None = None
 
 
 class AgentList(WireStruct):

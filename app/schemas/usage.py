@@ -11,18 +11,20 @@ GroupByName = Literal["user", "key", "agent", "model", "day"]
 
 
 class UsageRow(WireStruct, kw_only=True):
-    """One group's runs: how many, what they cost (runs without prices add nothing) and their tokens.
-    ``group`` is ``None`` for runs without one (a model since deleted, a run from before agents)."""
+    """One group's runs and stateless calls (``/v1``, ``/api/llm/chat``): how many of each, what they
+    cost together (those without prices add nothing) and their tokens. ``group`` is ``None`` for those
+    without one (a model since deleted, a run from before agents, a call: it has no agent)."""
 
     group: str | None
     runs: int
+    calls: int = 0
     cost: float
     input_tokens: int
     output_tokens: int
 
 
 class UsageReport(WireStruct, kw_only=True):
-    """Runs started from ``since`` (inclusive) to ``until`` (exclusive), grouped by ``group_by``."""
+    """Runs and calls started from ``since`` (inclusive) to ``until`` (exclusive), grouped by ``group_by``."""
 
     group_by: GroupByName
     since: dt.date

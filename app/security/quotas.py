@@ -21,11 +21,12 @@ from iris.app.errors import QuotaExceeded
 from iris.app.persistence.repositories import (
     QuotaRepository,
     RunRepository,
+    SpendHold,
     UsageRepository,
-    spent_since,
     tokens_since,
 )
 from iris.app.security.auth import Principal
+from iris.app.security.budgets import within_budgets
 from iris.app.settings import Settings
 
 MINUTE = 60
@@ -74,70 +75,33 @@ def role_quotas(settings: Settings, principal: Principal) -> RoleQuotas | None:
     )
 
 
-async def admit_run(db: Db, principal: Principal, settings: Settings, *, stored: bool = True) -> None:
+async def admit_run(
+    db: Db,
+    principal: Principal,
+    settings: Settings,
+    *,
+    stored: bool = True,
+    hold: SpendHold | None = None,
+) -> None:
     """Count a run start; refuse when the principal started too many this minute or, for a ``stored``
-    run (one with a run row), already has too many going. Stateless chat runs count per minute only."""
-    await within_key_budget(db, principal)
+    run (one with a run row), already has too many going; refuse one over a budget, else take its
+    ``hold`` (iris.app.security.budgets). Stateless calls count per minute only."""
     if principal.key_id is not None and principal.key_tokens_per_minute:
         await _within_tokens(db, principal.user_id, principal.key_id, principal.key_tokens_per_minute)
     quotas = role_quotas(settings, principal)
-    if quotas is None:
-        return
-    await _within_tokens(db, principal.user_id, None, settings.quota_user_tokens_per_minute)
-    await _use(db, principal.user_id, RUNS_PER_MINUTE, MINUTE, quotas.runs_per_minute, 1)
-    await within_budget(db, principal, settings)
-    if stored and quotas.concurrent_runs > 0:
-        running = await RunRepository(session=db).running_count(principal.user_id)
-        if running >= quotas.concurrent_runs:
-            raise QuotaExceeded(
-                f"At most {quotas.concurrent_runs} run(s) may be going at once; wait for one to end.",
-                limit=CONCURRENT_RUNS,
-                allowed=quotas.concurrent_runs,
-                retry_after=CONCURRENT_RETRY_SECONDS,
-            )
-
-
-async def within_budget(db: Db, principal: Principal, settings: Settings) -> None:
-    """429 ``budget_exceeded`` when the user's runs this UTC day or month already cost their budget
-    (``IRIS_BUDGET_USER_{DAY,MONTH}_USD``); ``Retry-After`` is the time until the period ends. Only
-    finished runs have a cost, so runs still going when the budget is reached may pass it (each by at
-    most its own cost)."""
-    budgets = (settings.budget_user_day_usd, settings.budget_user_month_usd)
-    await _within(db, principal.user_id, None, budgets, "Your runs have cost")
-
-
-async def within_key_budget(db: Db, principal: Principal) -> None:
-    """The same for the budgets of the API key the caller came with (an admin's key included)."""
-    if principal.key_id is not None and any(principal.key_budgets):
-        await _within(
-            db, principal.user_id, principal.key_id, principal.key_budgets, "This key's runs have cost"
-        )
-
-
-async def _within(
-    db: Db, owner_id: str, key_id: str | None, budgets: tuple[float, float], whose: str
-) -> None:
-    now = dt.datetime.now(dt.UTC)
-    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    month = day.replace(day=1)
-    next_month = (month + dt.timedelta(days=32)).replace(day=1)
-    prefix = "budget_key" if key_id is not None else "budget_user"
-    periods = (
-        (f"{prefix}_day_usd", budgets[0], day, day + dt.timedelta(days=1)),
-        (f"{prefix}_month_usd", budgets[1], month, next_month),
-    )
-    for limit, budget, start, end in periods:
-        if budget <= 0:
-            continue
-        spent = await spent_since(UsageRepository(session=db), owner_id, start, key_id=key_id)
-        if spent >= budget:
-            raise QuotaExceeded(
-                f"{whose} {spent:.4f} USD of the {budget:.2f} USD budget for this period.",
-                limit=limit,
-                allowed=budget,
-                retry_after=max(1, math.ceil((end - now).total_seconds())),
-                code="budget_exceeded",
-            )
+    if quotas is not None:
+        await _within_tokens(db, principal.user_id, None, settings.quota_user_tokens_per_minute)
+        await _use(db, principal.user_id, RUNS_PER_MINUTE, MINUTE, quotas.runs_per_minute, 1)
+        if stored and quotas.concurrent_runs > 0:
+            running = await RunRepository(session=db).running_count(principal.user_id)
+            if running >= quotas.concurrent_runs:
+                raise QuotaExceeded(
+                    f"At most {quotas.concurrent_runs} run(s) may be going at once; wait for one to end.",
+                    limit=CONCURRENT_RUNS,
+                    allowed=quotas.concurrent_runs,
+                    retry_after=CONCURRENT_RETRY_SECONDS,
+                )
+    await within_budgets(db, principal, settings, hold)
 
 
 async def _within_tokens(db: Db, owner_id: str, key_id: str | None, allowed: int) -> None:

@@ -79,7 +79,7 @@ async def test_spend_per_user_model_agent_and_day_equals_the_runs_costs(client: 
     assert exported.status_code == 200
     assert exported.headers["content-type"].startswith("text/csv")
     lines = list(csv.reader(io.StringIO(exported.text)))
-    assert lines[0] == ["user", "runs", "cost_usd", "input_tokens", "output_tokens"]
+    assert lines[0] == ["user", "runs", "cost_usd", "input_tokens", "output_tokens", "calls"]
     assert {line[0]: int(line[1]) for line in lines[1:]} == {"alice": 2, "bob": 1}
 
 

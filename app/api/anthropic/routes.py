@@ -34,6 +34,7 @@ from iris.app.runs import (
     EventStream,
     GatewayRun,
     RunPlan,
+    call_hold,
     estimate_input_tokens,
     observed,
     stateless_run,
@@ -102,7 +103,8 @@ class MessagesController(Controller):
         ``thinking`` blocks go back to the vendor that signed them. Nothing is stored."""
         given = await messages_input(data, _reader(run_context, db_session))
         plan = await _plan(data.model, given, run_context, db_session)
-        await admit_run(db_session, run_context.principal, run_context.settings, stored=False)
+        plan, hold = call_hold(plan, "messages", run_context.settings)
+        await admit_run(db_session, run_context.principal, run_context.settings, stored=False, hold=hold)
         await db_session.commit()  # counted before the vendor is called, whatever happens next
         answer = Answer(message_id=f"msg_{uuid.uuid4().hex}", model=plan.model_ref)
         run = GatewayRun(plan, run_context.run_manager.services)

@@ -51,7 +51,7 @@ from iris.app.api.openai.routes import CHAT_CODES
 from iris.app.errors import IrisError, NotFound, Unprocessable
 from iris.app.persistence.models import GatewayResponse
 from iris.app.persistence.repositories import GatewayResponseRepository, UploadRepository
-from iris.app.runs import EventStream, GatewayRun, observed, stateless_run
+from iris.app.runs import EventStream, GatewayRun, call_hold, observed, stateless_run
 from iris.app.security.auth import Principal
 from iris.app.security.quotas import admit_run
 
@@ -92,7 +92,6 @@ class ResponsesController(Controller):
         run_manager, principal = run_context.run_manager, run_context.principal
         response_id = uuid.uuid4()
         read, run, previous = await _planned(data, run_context, db_session, response_id)
-        await admit_run(db_session, principal, run_context.settings, stored=False)
         await db_session.commit()  # counted before the vendor is called, whatever happens next
         draft = ResponseDraft(
             template=_template(data, response_id, run.model_ref), response_hex=response_id.hex
@@ -195,7 +194,8 @@ async def _planned(
     data: ResponsesRequest, run_context: RunContext, db_session: AsyncSession, response_id: uuid.UUID
 ) -> tuple[ReadInput, GatewayRun, GatewayResponse | None]:
     """The request read (after its stored chain) and checked, as ``/v1/chat/completions`` checks its
-    own, and its run, not started; the model first, before the input is read (the request's subject)."""
+    own, and its run, admitted (its budget hold taken) but not started; the model first, before the
+    input is read (the request's subject)."""
     principal, settings = run_context.principal, run_context.settings
     responses = GatewayResponseRepository(session=db_session)
     models = await run_context.run_manager.services.catalogue.current(db_session)
@@ -228,6 +228,8 @@ async def _planned(
         )
     except IrisError as exc:
         raise renamed(exc, read.origins) from None
+    plan, hold = call_hold(plan, "responses", settings)
+    await admit_run(db_session, principal, settings, stored=False, hold=hold)
     return read, GatewayRun(plan, run_context.run_manager.services), previous
 
 

@@ -33,7 +33,7 @@ from iris.app.api.openai.wire import ChatCompletionRequest, ModelCard, ModelCard
 from iris.app.errors import NotFound
 from iris.app.persistence.models import ModelRow
 from iris.app.persistence.repositories import ModelRepository, UploadRepository
-from iris.app.runs import EventStream, GatewayRun, observed, stateless_run
+from iris.app.runs import EventStream, GatewayRun, call_hold, observed, stateless_run
 from iris.app.security.auth import Principal
 from iris.app.security.quotas import admit_run
 
@@ -131,7 +131,8 @@ class OpenAIController(Controller):
             request=given.request,
             reasoning=given.reasoning,
         )
-        await admit_run(db_session, principal, settings, stored=False)
+        plan, hold = call_hold(plan, "chat-completions", settings)
+        await admit_run(db_session, principal, settings, stored=False, hold=hold)
         await db_session.commit()  # counted before the vendor is called, whatever happens next
         answer = Answer(completion_id=f"chatcmpl-{uuid.uuid4().hex}", model=plan.model_ref)
         run = GatewayRun(plan, run_manager.services)

@@ -96,6 +96,7 @@ class ChatController(Controller):
                 plan = await prepare_run(
                     run_input,
                     principal=context.principal,
+                    request_id=context.request_id,
                     repos=intake.repos,
                     registry=context.registry,
                     settings=settings,

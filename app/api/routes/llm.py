@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from iris.app.api.deps import RunContext
 from iris.app.api.openapi import STATELESS_CHECKS, documented
 from iris.app.persistence.repositories import UploadRepository
-from iris.app.runs import answer_stateless, stateless_plan, stream_stateless
+from iris.app.runs import answer_stateless, call_hold, stateless_plan, stream_stateless
 from iris.app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from iris.app.security.quotas import admit_run
 
@@ -60,7 +60,8 @@ class LlmController(Controller):
             settings=settings,
             policy=run_context.url_policy,
         )
-        await admit_run(db_session, principal, settings, stored=False)
+        plan, hold = call_hold(plan, "llm-chat", settings)
+        await admit_run(db_session, principal, settings, stored=False, hold=hold)
         await db_session.commit()  # counted before the vendor is called, whatever happens next
         if data.stream:
             return stream_stateless(plan, run_manager.services, ping_seconds=settings.sse_ping_seconds)

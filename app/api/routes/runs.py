@@ -130,6 +130,7 @@ class RunController(Controller):
             plan = await prepare_run(
                 data,
                 principal=context.principal,
+                request_id=context.request_id,
                 repos=intake.repos,
                 registry=context.registry,
                 settings=settings,

@@ -84,6 +84,7 @@ class UiChatController(Controller):
                 plan = await prepare_run(
                     asked.run,
                     principal=context.principal,
+                    request_id=context.request_id,
                     repos=intake.repos,
                     registry=context.registry,
                     settings=settings,

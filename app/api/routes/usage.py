@@ -1,5 +1,5 @@
-"""``GET /api/usage``: what runs cost, grouped by user, agent, model or day; ``/api/usage/export`` as CSV.
-A user sees their own; an admin everyone's, or one user's."""
+"""``GET /api/usage``: what runs and stateless calls cost, grouped by user, key, agent, model or day;
+``/api/usage/export`` as CSV. A user sees their own; an admin everyone's, or one user's."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ _CHECKS = {403: ["admin_required"], 422: ["usage_range_invalid", "validation_fai
 
 
 class UsageController(Controller):
-    """Spend from the runs' stored costs (each run's cost is also in its ``RUN_FINISHED`` metadata)."""
+    """Spend from the runs' stored costs (each run's cost is also in its ``RUN_FINISHED`` metadata) and
+    the stateless calls' (the spend ledger)."""
 
     path = "/api/usage"
     tags = ["Usage"]
@@ -58,14 +59,14 @@ class UsageController(Controller):
         until: FromQuery[dt.date | None] = None,
         user: FromQuery[str | None] = None,
     ) -> Response[bytes]:
-        """The same report as CSV: one line per group (group, runs, cost, input and output tokens)."""
+        """The same report as CSV: one line per group (group, runs, cost, input and output tokens, calls)."""
         report = await _report(principal, usage_repo, groupBy, since, until, user)
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow([report.group_by, "runs", "cost_usd", "input_tokens", "output_tokens"])
+        writer.writerow([report.group_by, "runs", "cost_usd", "input_tokens", "output_tokens", "calls"])
         for row in report.rows:
             writer.writerow(
-                [row.group or "", row.runs, f"{row.cost:.6f}", row.input_tokens, row.output_tokens]
+                [row.group or "", row.runs, f"{row.cost:.6f}", row.input_tokens, row.output_tokens, row.calls]
             )
         filename = f"iris-usage-{report.group_by}-{report.since}-{report.until}.csv"
         return Response(
@@ -100,8 +101,15 @@ async def _report(
     end = dt.datetime.combine(until, dt.time(), dt.UTC)
     summed = await usage_repo.summed(group_by, start, end, owner)
     rows = [
-        UsageRow(group=g, runs=n, cost=round(c or 0.0, 6), input_tokens=i or 0, output_tokens=o or 0)
-        for g, n, c, i, o in summed
+        UsageRow(
+            group=row.group,
+            runs=row.runs,
+            calls=row.calls,
+            cost=round(row.cost, 6),
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+        )
+        for row in summed
     ]
     return UsageReport(
         group_by=group_by,

@@ -3,9 +3,10 @@
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
 models and agents; ``cooldowns``: failing models; ``mcp_servers``; ``api_keys``; ``audit``;
 ``sessions``: threads and their messages; ``runs``: runs and their event logs; ``uploads``; ``usage``:
-spend summed from the runs; ``quotas``; ``responses``: the Responses API's stored answers; ``search``:
-the full-text index over sessions; ``intake_rows`` and ``closing_rows``: a run's first and last writes
-without the ORM), ``_common`` for what they share and ``_driver_sql`` for what the writers without the
+spend summed from the runs and calls; ``spend``: the ledger of holds and calls (ADR 0086);
+``quotas``; ``responses``: the Responses API's stored answers; ``search``: the full-text index over
+sessions; ``intake_rows`` and ``closing_rows``: a run's first and last writes without the ORM),
+``_common`` for what they share and ``_driver_sql`` for what the writers without the
 ORM share. Import from this package, not from its modules: every public name is here.
 """
 
@@ -34,6 +35,7 @@ from iris.app.persistence.repositories.sessions import (
     chain,
     place,
 )
+from iris.app.persistence.repositories.spend import CallSpend, SpendHold, SpendRepository, Subject
 from iris.app.persistence.repositories.uploads import UploadRepository
 from iris.app.persistence.repositories.usage import GroupBy, UsageRepository, spent_since, tokens_since
 
@@ -44,6 +46,7 @@ __all__ = [
     "ApiKeyRepository",
     "AuditRepository",
     "AuditRow",
+    "CallSpend",
     "ClosingRows",
     "CooldownRepository",
     "GatewayResponseRepository",
@@ -59,6 +62,9 @@ __all__ = [
     "SearchHit",
     "SearchRepository",
     "SessionRepository",
+    "SpendHold",
+    "SpendRepository",
+    "Subject",
     "TreeRow",
     "UploadRepository",
     "UsageRepository",

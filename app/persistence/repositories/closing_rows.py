@@ -29,7 +29,7 @@ from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncConnection
 from uuid_utils.compat import uuid7
 
-from iris.app.persistence.models import AuditEntry, ChatSession, Message, Run, RunEvent
+from iris.app.persistence.models import AuditEntry, ChatSession, Message, Run, RunEvent, SpendEntry
 from iris.app.persistence.repositories._common import utcnow
 from iris.app.persistence.repositories._driver_sql import bound, execute, insert_sql, pg_type
 
@@ -80,6 +80,10 @@ class AuditRow:
     status: int
     detail: dict[str, Any]
     trace_id: str | None = None
+    key_id: str | None = None
+    """The API key the run was started with."""
+    request_id: str | None = None
+    """The ``x-request-id`` of the request that started the run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +191,17 @@ _SQLITE_MESSAGES = insert_sql(
     (*_MESSAGE_COLUMNS, "session_id", "run_id", "position", "created_at", "updated_at"),
     ["?"] * (len(_MESSAGE_COLUMNS) + 5),
 )
-_AUDIT_COLUMNS = ("at", "actor", "action", "target", "status", "trace_id", "detail")
+_AUDIT_COLUMNS = (
+    "at",
+    "actor",
+    "action",
+    "target",
+    "status",
+    "trace_id",
+    "detail",
+    "actor_key_id",
+    "request_id",
+)
 _SQLITE_AUDIT = insert_sql("audit_log", _AUDIT_COLUMNS, ["?"] * len(_AUDIT_COLUMNS))
 _PG_AUDIT = insert_sql(
     "audit_log",
@@ -197,6 +211,10 @@ _PG_AUDIT = insert_sql(
         for n, name in enumerate(_AUDIT_COLUMNS, start=1)
     ],
 )
+_SPEND = cast("Table", SpendEntry.__table__)
+_PG_RELEASE = f"DELETE FROM spend_ledger WHERE id = $1::{pg_type(_SPEND, 'id')}"  # noqa: S608 (a column type, not input)
+_SQLITE_RELEASE = "DELETE FROM spend_ledger WHERE id = ?"
+"""The run's budget hold ends with it (ADR 0086): its cost is on the run row from now on."""
 _SQLITE_TOUCH = (
     "UPDATE sessions SET last_activity_at = ?, active_leaf_id = coalesce(?, active_leaf_id), updated_at = ?"
     " WHERE id = ?"
@@ -237,9 +255,11 @@ async def write_closing_rows(connection: AsyncConnection, rows: ClosingRows) -> 
             connection, _PG_CLOSE, (*parameters, RUN_EVENTS_CHANNEL, str(rows.run_id), *arrays)
         )
         closed = bool(result.scalar())
+        await execute(connection, _PG_RELEASE, (bound(dialect, _SPEND, ("id",), (rows.run_id,))[0],))
         if closed:
             await _append_audit(connection, rows.audit)
         return closed
+    await execute(connection, _SQLITE_RELEASE, (bound(dialect, _SPEND, ("id",), (rows.run_id,))[0],))
     if not (await execute(connection, _SQLITE_FINISH, (*outcome, run_pk))).rowcount:
         return False
     await append_events(connection, rows.run_id, rows.events)
@@ -276,6 +296,8 @@ async def _append_audit(connection: AsyncConnection, audit: Sequence[AuditRow]) 
                     row.status,
                     row.trace_id,
                     row.detail,
+                    row.key_id,
+                    row.request_id,
                 ),
             )
         )

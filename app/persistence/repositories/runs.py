@@ -40,12 +40,13 @@ class RunRepository(SQLAlchemyAsyncRepository[Run]):
         model: ModelRow,
         agent_version_id: UUID,
         key_id: str | None = None,
+        run_pk: UUID | None = None,
     ) -> Run:
         """A new ``running`` run's row, its primary key assigned, unsaved and not added: the intake's
         commit writes it (where a concurrent request that took the same ``runId`` first fails it)."""
         now = utcnow()
         return Run(
-            id=uuid7(),
+            id=run_pk or uuid7(),
             external_id=external_id,
             session_id=session_id,
             owner_id=owner_id,

@@ -11,11 +11,12 @@ what the run row stores and the session usage endpoint sums.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from iris.app.agui.events import TokenUsage
 from iris.app.media.image_tokens import fitted
+from iris.app.runs.content.media_prices import MediaSent, media_cost
 from iris.providers import (
     Capabilities,
     ImageFormula,
@@ -35,12 +36,14 @@ _PRICE_KEYS = ("input", "output", "reasoning", "cachedInput", "image")
 
 
 class Cost(WireStruct, kw_only=True):
-    """What the counted tokens cost at the model's prices (``options.pricing``, per million tokens)."""
+    """What the counted tokens cost at the model's prices (``options.pricing``, per million tokens), and
+    the media sent at its prices per image, PDF page and audio second (``media``, part of ``total``)."""
 
     currency: str
     input: float
     output: float
     total: float
+    media: float = 0.0
 
 
 class BillableUsage(TokenUsage, omit_defaults=True, kw_only=True):
@@ -55,6 +58,10 @@ class BillableUsage(TokenUsage, omit_defaults=True, kw_only=True):
     estimated_image_tokens: int | None = None
     estimated_document_tokens: int | None = None
     estimated_audio_tokens: int | None = None
+    images_sent: int | None = None
+    pdf_pages_sent: int | None = None
+    audio_seconds_sent: float | None = None
+    """The billable media sent (every request's), what the media prices apply to; absent when none."""
     cost: Cost | None = None
 
 
@@ -74,6 +81,7 @@ class Counts:
     estimated_image_tokens: int | None = None
     estimated_document_tokens: int | None = None
     estimated_audio_tokens: int | None = None
+    media: MediaSent = field(default_factory=MediaSent)
 
     def report(self, usage: Usage) -> None:
         """A provider's ``Usage`` event (the last report of a turn wins)."""
@@ -92,6 +100,9 @@ class Counts:
         self.estimated_image_tokens = _add(self.estimated_image_tokens, other.estimated_image_tokens)
         self.estimated_document_tokens = _add(self.estimated_document_tokens, other.estimated_document_tokens)
         self.estimated_audio_tokens = _add(self.estimated_audio_tokens, other.estimated_audio_tokens)
+        self.media.images += other.media.images
+        self.media.pdf_pages += other.media.pdf_pages
+        self.media.audio_seconds += other.media.audio_seconds
 
     @property
     def empty(self) -> bool:
@@ -147,6 +158,9 @@ def _billable_usage(
         estimated_image_tokens=counts.estimated_image_tokens,
         estimated_document_tokens=counts.estimated_document_tokens,
         estimated_audio_tokens=counts.estimated_audio_tokens,
+        images_sent=counts.media.images or None,
+        pdf_pages_sent=counts.media.pdf_pages or None,
+        audio_seconds_sent=round(counts.media.audio_seconds, 3) or None,
         cost=spent,
     )
 
@@ -159,7 +173,8 @@ def _total(counts: Counts) -> int | None:
 
 def cost(counts: Counts, pricing: Any) -> Cost | None:
     """``pricing`` (per million tokens: ``input``, ``output``, optional ``reasoning``, ``cachedInput``,
-    ``image``, ``currency``) applied to the counts; ``None`` without prices or without counts.
+    ``image``, ``currency``; per unit: ``perImage``, ``perPdfPage``, ``perAudioSecond``) applied to the
+    counts; ``None`` without prices or without counts.
 
     Cached, image and reasoning tokens are priced as parts of the totals (never counted twice); image
     tokens the vendor did not report are the estimate, bounded by the input."""
@@ -179,11 +194,13 @@ def cost(counts: Counts, pricing: Any) -> Cost | None:
     reasoning = min(counts.reasoning_tokens or 0, counts.output_tokens)
     input_cost = (plain_in * p_in + cached * p_cached + images * p_image) / 1_000_000
     output_cost = ((counts.output_tokens - reasoning) * p_out + reasoning * p_reason) / 1_000_000
+    media = media_cost(counts.media, pricing)
     return Cost(
         currency=str(pricing.get("currency", "USD")),
         input=round(input_cost, 8),
         output=round(output_cost, 8),
-        total=round(input_cost + output_cost, 8),
+        total=round(input_cost + output_cost + media, 8),
+        media=media,
     )
 
 
@@ -314,11 +331,16 @@ def session_usage(session_id: str, recorded: Sequence[Mapping[str, Any]]) -> Ses
                     estimated_image_tokens=entry.get("estimatedImageTokens"),
                     estimated_document_tokens=entry.get("estimatedDocumentTokens"),
                     estimated_audio_tokens=entry.get("estimatedAudioTokens"),
+                    media=MediaSent(
+                        int(entry.get("imagesSent") or 0),
+                        int(entry.get("pdfPagesSent") or 0),
+                        float(entry.get("audioSecondsSent") or 0),
+                    ),
                 )
             )
             spent = entry.get("cost")
             if isinstance(spent, Mapping):
-                for part in ("input", "output", "total"):
+                for part in ("input", "output", "total", "media"):
                     money[part] = money.get(part, 0.0) + float(spent.get(part, 0.0))
                 totals[key] = (counts, money, str(spent.get("currency", "USD")))
     out = [
@@ -331,6 +353,7 @@ def session_usage(session_id: str, recorded: Sequence[Mapping[str, Any]]) -> Ses
                 input=round(money["input"], 8),
                 output=round(money["output"], 8),
                 total=round(money["total"], 8),
+                media=round(money.get("media", 0.0), 8),
             )
             if currency is not None
             else None,

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import time
 from collections.abc import Callable
 from uuid import UUID
 
@@ -30,7 +31,7 @@ from iris.app.agui.events import RunError, now_ms
 from iris.app.errors import Conflict
 from iris.app.persistence.availability import cause, database_unavailable
 from iris.app.persistence.db import session_scope
-from iris.app.persistence.repositories import RunEventRepository, RunRepository, utcnow
+from iris.app.persistence.repositories import RunEventRepository, RunRepository, SpendRepository, utcnow
 from iris.app.runs.engine.orchestrator import Orchestrator
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.intake.plan import RunPlan
@@ -43,6 +44,8 @@ log = logging.getLogger("iris.runs")
 SHUTDOWN_GRACE_SECONDS = 10.0
 FOLLOW_POLL_SECONDS = 0.1
 """How often a follower re-reads the log of a run executing elsewhere when no notice can wake it."""
+PRUNE_HOLDS_SECONDS = 600.0
+"""How often a process forgets the budget holds whose lease ran out (they already count nothing)."""
 LOST_MESSAGE = "The run was lost: the server running it stopped before it finished."
 
 
@@ -64,6 +67,7 @@ class RunManager:
         """How followers of runs executing in other processes learn that the log grew."""
         self._heartbeat = heartbeat_seconds
         self._stale = dt.timedelta(seconds=stale_seconds)
+        self._holds_pruned_at = float("-inf")
         self._runs: dict[str, tuple[UUID, asyncio.Task[None], RunChannel, Orchestrator]] = {}
         self._threads: set[tuple[str, str]] = set()
         """``(owner, threadId)`` of the runs executing here: a second run on one of them is refused even
@@ -155,6 +159,9 @@ class RunManager:
         cutoff = utcnow() - self._stale
         async with session_scope(self.services.alchemy) as db:
             stale = [run.id for run in await RunRepository(session=db).stale(cutoff)]
+            if time.monotonic() - self._holds_pruned_at > PRUNE_HOLDS_SECONDS:
+                self._holds_pruned_at = time.monotonic()
+                await SpendRepository(session=db).prune_lapsed()  # a dead process's holds (ADR 0086)
         failed = 0
         for run_id in stale:
             async with session_scope(self.services.alchemy) as db:

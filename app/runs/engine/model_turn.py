@@ -31,6 +31,7 @@ from iris.app.agui.events import (
     ToolCallStart,
 )
 from iris.app.media.pipeline import stream_with_inline_fallback
+from iris.app.runs.content.media_prices import media_sent
 from iris.app.runs.content.outputs import WORKER_OUTPUT_KEY, WorkerAgentOutput
 from iris.app.runs.content.reasoning import ProviderReasoningEvent, ReasoningStream
 from iris.app.runs.content.usage import Counts, billable, request_attachment_tokens, request_image_tokens
@@ -210,6 +211,7 @@ class ModelTurns:
                 turn.counts.estimated_document_tokens,
                 turn.counts.estimated_audio_tokens,
             ) = request_attachment_tokens(messages, plan.provider)
+            turn.counts.media = media_sent(messages)  # what the media prices apply to (the last build)
             chat.request(messages, options.system)
             if not self._intake_started and self._intake_timer is None:  # while the vendor thinks
                 loop = asyncio.get_running_loop()

@@ -40,7 +40,7 @@ from iris.app.runs.content.outputs import (
     USER_MESSAGE_KEY,
 )
 from iris.app.runs.content.reasoning import REASONING_NOTE_KEY
-from iris.app.runs.content.usage import USAGE_KEY, Counts, billable, token_usage
+from iris.app.runs.content.usage import USAGE_KEY, BillableUsage, Counts, billable, token_usage
 from iris.app.runs.engine.model_turn import Builder, ModelTurns, Turn
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.engine.tool_loop import CallCancelled, ToolLoop
@@ -319,10 +319,14 @@ class Orchestrator:
         usage = token_usage(self._usage, provider=self.plan.provider.id, model=self.plan.model.model_id)
         return [usage] if usage is not None else None
 
+    def billed(self) -> BillableUsage | None:
+        """The usage billed so far, to the model answering now (its cost included)."""
+        return billable(self._usage, provider=self.plan.provider.id, model=self.plan.model)
+
     def _usage_metadata(self) -> dict[str, object]:
         """The usage billed to the model that answered, that model and the attempts before it."""
         out = attempts_metadata(self.plan.model_ref, self._attempts.attempts)
-        usage = billable(self._usage, provider=self.plan.provider.id, model=self.plan.model)
+        usage = self.billed()
         if usage is not None:
             out[USAGE_KEY] = msgspec.to_builtins(usage)
         return out

@@ -18,6 +18,7 @@ from opentelemetry import trace
 from iris.app.persistence.repositories import AuditRow
 from iris.app.runs.content.outputs import ToolAgentOutput
 from iris.app.runs.intake.interrupts import ResumeDecision
+from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.toolbox import RunTool
 
 REDACTED = "[redacted]"
@@ -26,37 +27,40 @@ _CALL_STATUS = {"succeeded": 200, "cancelled": 499, "failed": 500}
 
 
 def tool_call_row(
-    owner_id: str, tool: RunTool | None, arguments: str, output: ToolAgentOutput, keep_arguments: bool
+    plan: RunPlan, tool: RunTool | None, arguments: str, output: ToolAgentOutput, keep_arguments: bool
 ) -> AuditRow:
     """The row for one tool call that ran (or failed to): its outcome and duration from ``output``."""
     name, outcome = output.tool_name, output.status
     detail = _tool_detail(tool, name, outcome)
     detail["durationMs"] = output.duration_ms
     detail["arguments"] = _arguments(arguments, keep=keep_arguments)
-    return _row(owner_id, "tool call", tool, name, _CALL_STATUS.get(outcome, 500), detail)
+    return _row(plan, "tool call", tool, name, _CALL_STATUS.get(outcome, 500), detail)
 
 
-def approval_row(owner_id: str, tool: RunTool | None, decision: ResumeDecision) -> AuditRow:
+def approval_row(plan: RunPlan, tool: RunTool | None, decision: ResumeDecision) -> AuditRow:
     """The row for one approval answered: granted (the call then runs and has its own row) or declined."""
     granted = decision.status == "resolved"
     detail = _tool_detail(tool, decision.tool_name, "approved" if granted else "declined")
     detail["interruptId"] = decision.interrupt_id
     action = "approval granted" if granted else "approval declined"
-    return _row(owner_id, action, tool, decision.tool_name, 200 if granted else 403, detail)
+    return _row(plan, action, tool, decision.tool_name, 200 if granted else 403, detail)
 
 
 def _row(
-    owner_id: str, action: str, tool: RunTool | None, name: str, status: int, detail: dict[str, Any]
+    plan: RunPlan, action: str, tool: RunTool | None, name: str, status: int, detail: dict[str, Any]
 ) -> AuditRow:
+    """A row of the run's: its owner, the key and request that started it, the current trace."""
     context = trace.get_current_span().get_span_context()
     return AuditRow(
         at=dt.datetime.now(dt.UTC),
-        actor=owner_id,
+        actor=plan.owner_id,
         action=action,
         target=f"{tool.source}/{name}" if tool is not None else name,
         status=status,
         detail=detail,
         trace_id=format(context.trace_id, "032x") if context.is_valid else None,
+        key_id=plan.key_id,
+        request_id=plan.request_id,
     )
 
 

@@ -128,7 +128,7 @@ class ToolLoop:
         asked: list[Interrupt] = []
         for decision in plan.resume:
             if decision.answer is None:
-                self.store.audit(approval_row(plan.owner_id, tools.get(decision.tool_name), decision))
+                self.store.audit(approval_row(plan, tools.get(decision.tool_name), decision))
             output = await self._resume(tools.get(decision.tool_name), decision, tool_context)
             if isinstance(output, Interrupt):
                 asked.append(output)  # the server asked again: the user answers before the model goes on
@@ -254,7 +254,7 @@ class ToolLoop:
             content = _event_text(output)
             span.outcome(output.status, arguments=arguments, result=content, error=output.error)
         self.store.audit(
-            tool_call_row(self.plan.owner_id, tool, arguments, output, self.services.audit_tool_arguments)
+            tool_call_row(self.plan, tool, arguments, output, self.services.audit_tool_arguments)
         )
         if (last := activity.finish(output.status)) is not None:
             await self.store.emit(last)

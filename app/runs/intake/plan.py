@@ -105,6 +105,13 @@ class RunPlan:
     intake_rows: IntakeRows | None = None
     """What the intake's commit writes (:mod:`iris.app.persistence.repositories.intake_rows`); none for
     stateless chat, which stores nothing."""
+    key_id: str | None = None
+    """The API key that started the run (its audit rows name it)."""
+    request_id: str | None = None
+    """The starting request's ``x-request-id`` (its audit rows carry it)."""
+    spend_hold: UUID | None = None
+    """A stateless call's budget hold (ADR 0086), settled to its cost when it ends; ``None`` for a
+    stored run (its closing transaction ends its hold)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from uuid_utils.compat import uuid7
+
 from iris.app.agui.input import InboundMessage, RunAgentInput, check_protocol_version, parse_messages
 from iris.app.catalogue.cache import CatalogueView
 from iris.app.catalogue.views import model_spec
@@ -23,13 +25,21 @@ from iris.app.errors import Conflict, NotFound, Unprocessable
 from iris.app.media.inline_uploads import InlineUploads
 from iris.app.media.pipeline import check_images
 from iris.app.persistence.models import ChatSession, Message, Run
-from iris.app.persistence.repositories import IntakeRead, IntakeRows, MessageRepository, chain, place
+from iris.app.persistence.repositories import (
+    IntakeRead,
+    IntakeRows,
+    MessageRepository,
+    SpendHold,
+    chain,
+    place,
+)
 from iris.app.runs.content.attachments import check_new_attachments, mark_delivery, notices
 from iris.app.runs.content.context import check_request_fits, sent_images
 from iris.app.runs.content.parts import deleted_uploads, image_parts
 from iris.app.runs.content.reasoning import ReasoningControl, reasoning_control
 from iris.app.runs.conversations.branches import BranchPoint, branch_point, leaf_of, line_from
 from iris.app.runs.intake.fallbacks import ModelChoice, Request, fallback_choices, retry_policy
+from iris.app.runs.intake.holds import admit_stored_run, run_hold
 from iris.app.runs.intake.interrupts import ResumeDecision
 from iris.app.runs.intake.knobs import NO_OPTIONS
 from iris.app.runs.intake.new_input import estimate_images, new_messages, resume_decisions
@@ -47,7 +57,6 @@ from iris.app.runs.intake.resolution import (
 )
 from iris.app.runs.intake.toolbox import RunTool, Toolbox
 from iris.app.security.auth import Principal
-from iris.app.security.quotas import admit_run
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings
 from iris.app.storage.base import Storage
@@ -70,6 +79,7 @@ async def prepare_run(
     storage: Storage,
     rewind: Rewind | None = None,
     inline: InlineUploads | None = None,
+    request_id: str | None = None,
 ) -> RunPlan:
     """Check the run (every query comes first), then add its new messages and its run row to the
     intake's session without writing them: the intake's commit does, while the model is asked.
@@ -93,8 +103,11 @@ async def prepare_run(
     decisions, ignored = _checked_new_input(body, offer, thread, new_rows)
     request, leaf = await _request(body, offer, thread, new_rows, repos, settings)
     fallbacks = await _fallbacks(offer, ids, thread, request, registry, settings)
-    await _admit(thread, principal, repos, settings, inline)
-    rows, spec = await _intake_rows(ids, offer, thread, request, leaf, new_rows, principal, repos, storage)
+    hold = run_hold(uuid7(), request, offer.model, thread.agent, settings)
+    await admit_stored_run(thread.found.run_id_taken, principal, repos, settings, inline, hold)
+    rows, spec = await _intake_rows(
+        ids, offer, thread, request, leaf, new_rows, principal, repos, storage, hold
+    )
     history = request.history
     answered = [row for row in new_rows if row.role == "user"] or (
         [row for row in history if row.role == "user"][-1:] if rewind is not None else []
@@ -107,6 +120,8 @@ async def prepare_run(
         session_pk=rows.session.id,
         thread_id=ids.thread_id,
         owner_id=principal.user_id,
+        key_id=principal.key_id,
+        request_id=request_id,
         provider=model.provider,
         model=spec,
         model_ref=model.row.ref,
@@ -330,25 +345,6 @@ async def _fallbacks(
     )
 
 
-async def _admit(
-    thread: _Thread,
-    principal: Principal,
-    repos: Repositories,
-    settings: Settings,
-    inline: InlineUploads | None,
-) -> None:
-    """The last refusals (a runId used before, the quotas); then the inline files are stored."""
-    if thread.found.run_id_taken:
-        raise Conflict(
-            "This runId was already used; every run needs a new one.", code="run_exists", field="runId"
-        )
-    if inline is not None:
-        await inline.admit(repos.session, principal)
-    await admit_run(repos.session, principal, settings)  # last check: refusals use no quota
-    if inline is not None:  # accepted: the inline files are stored (the intake removes them on failure)
-        await inline.store(repos.uploads)
-
-
 async def _intake_rows(
     ids: _Ids,
     offer: _Offer,
@@ -359,6 +355,7 @@ async def _intake_rows(
     principal: Principal,
     repos: Repositories,
     storage: Storage,
+    hold: SpendHold,
 ) -> tuple[IntakeRows, ModelSpec]:
     """The accepted run's rows, and the model's spec. Nothing here queries: these rows are written by the
     intake's commit, which runs while the model is being asked (iris.app.runs.engine.streaming), without the
@@ -380,6 +377,7 @@ async def _intake_rows(
         model=model.row,
         agent_version_id=thread.agent.version_pk,
         key_id=principal.key_id,
+        run_pk=hold.hold_id,
     )
     spec = model_spec(model.row)
     for row in new_rows:

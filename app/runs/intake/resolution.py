@@ -58,6 +58,8 @@ class RunAgent:
     version_pk: UUID
     config: AgentSnapshot
     ref: AgentRef
+    budgets: tuple[float, float] = (0.0, 0.0)
+    """The agent's USD budgets per day and month (0: none), as it is now (not versioned)."""
 
     @property
     def reasoning_defaults(self) -> dict[str, Any]:
@@ -96,6 +98,7 @@ async def resolve_agent(
         version_pk=version.id,
         config=msgspec.convert(version.snapshot, AgentSnapshot),
         ref=AgentRef(slug=agent.slug, version=version.version),
+        budgets=(agent.budget_day_usd or 0.0, agent.budget_month_usd or 0.0),
     )
 
 

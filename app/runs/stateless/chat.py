@@ -40,6 +40,7 @@ from iris.app.runs.intake.knobs import NO_OPTIONS, check_parameters
 from iris.app.runs.intake.plan import RunPlan
 from iris.app.runs.intake.resolution import RunnableModel, runnable
 from iris.app.runs.stateless.live_sink import LiveOnly
+from iris.app.runs.stateless.settle import run_settled
 from iris.app.runs.store.live import RunChannel
 from iris.app.schemas.chat import LlmChatAnswer, LlmChatRequest
 from iris.app.security.auth import Principal
@@ -221,7 +222,7 @@ def stream_stateless(plan: RunPlan, services: RunServices, *, ping_seconds: floa
     """Stream the run; it lives only as long as the request (a client that leaves stops it)."""
     channel = RunChannel()
     subscription = channel.subscribe()
-    task = asyncio.create_task(Orchestrator(plan, services, LiveOnly(channel)).run())
+    task = asyncio.create_task(run_settled(Orchestrator(plan, services, LiveOnly(channel)), services))
 
     def close() -> None:
         channel.unsubscribe(subscription)
@@ -234,7 +235,7 @@ def stream_stateless(plan: RunPlan, services: RunServices, *, ping_seconds: floa
 async def answer_stateless(plan: RunPlan, services: RunServices) -> LlmChatAnswer:
     """Run to the end and answer ``{content, usage}``; a failed run is a 502 with the run's code."""
     sink = LiveOnly(RunChannel())
-    await Orchestrator(plan, services, sink).run()
+    await run_settled(Orchestrator(plan, services, sink), services)
     last = sink.events[-1]
     if isinstance(last, RunError):
         raise BadGateway(last.message, code=last.code or "provider_other")

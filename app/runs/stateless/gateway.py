@@ -13,6 +13,7 @@ from iris.app.persistence.repositories import AuditRow
 from iris.app.runs.engine.orchestrator import Orchestrator
 from iris.app.runs.engine.services import RunServices
 from iris.app.runs.intake.plan import RunPlan
+from iris.app.runs.stateless.settle import run_settled
 from iris.app.runs.store.event_store import BATCH_EVENTS
 from iris.app.runs.store.live import SEND_TURNS
 
@@ -64,6 +65,7 @@ class GatewayRun:
     def __init__(self, plan: RunPlan, services: RunServices) -> None:
         self._sink = _Queued()
         self._orchestrator = Orchestrator(plan, services, self._sink)
+        self._services = services
 
     @property
     def model_ref(self) -> str:
@@ -78,7 +80,7 @@ class GatewayRun:
     async def events(self) -> AsyncIterator[AgUiEvent]:
         """The run's events up to and including its terminal one; closing the iterator early cancels
         the run."""
-        task = asyncio.create_task(self._orchestrator.run())
+        task = asyncio.create_task(run_settled(self._orchestrator, self._services))
         try:
             while True:
                 event = await self._sink.queue.get()

@@ -53,7 +53,7 @@ async def _wipe_and_answer(client: Client, alice: dict[str, str], status: str) -
     response = await client.post(
         "/agent/runs/resume",
         json=run_input(thread, resume=[{"interruptId": interrupt["id"], "status": status}]),
-        headers=alice,
+        headers={**alice, "x-request-id": f"req-{status}"},
     )
     assert response.status_code == 200, response.text
     events = check_stream(response.content)
@@ -67,9 +67,9 @@ async def _run_rows(client: Client, admin: dict[str, str]) -> list[dict[str, Any
 
 
 async def _approve_one_decline_one(
-    client: Client, auth: Callable[..., dict[str, str]], stored: Stored, tmp_path: Path
+    client: Client, auth: Callable[..., dict[str, str]], stored: Stored, tmp_path: Path, alice: dict[str, str]
 ) -> list[dict[str, Any]]:
-    admin, alice = auth("root", role="admin"), auth("alice")
+    admin = auth("root", role="admin")
     with http_server(tmp_path) as url:
         added = await client.post(
             "/api/mcp-servers", json={"name": "files", "transport": "http", "url": url}, headers=admin
@@ -90,7 +90,10 @@ async def client(settings: Settings) -> AsyncIterator[Client]:
 async def test_approvals_and_tool_calls_are_audited_with_arguments_redacted(
     client: Client, auth: Callable[..., dict[str, str]], stored: Stored, tmp_path: Path, database_url: str
 ) -> None:
-    rows = await _approve_one_decline_one(client, auth, stored, tmp_path)
+    made = await client.post("/api/keys", json={"name": "agent"}, headers=auth("alice"))
+    assert made.status_code == 201, made.text
+    by_key = {"Authorization": f"Bearer {made.json()['key']}"}
+    rows = await _approve_one_decline_one(client, auth, stored, tmp_path, by_key)
 
     assert [(r["actor"], r["action"], r["target"], r["status"]) for r in rows] == [
         ("alice", "approval granted", "mcp:files/files__wipe", 200),
@@ -104,6 +107,9 @@ async def test_approvals_and_tool_calls_are_audited_with_arguments_redacted(
     assert call["durationMs"] >= 0
     assert call["arguments"] == {"target": "[redacted]"}
     assert rows[2]["detail"]["outcome"] == "declined"
+    # the key and the request that started each run (the resume) are on its rows
+    assert {r["actorKeyId"] for r in rows} == {made.json()["id"]}
+    assert [r["requestId"] for r in rows] == ["req-resolved", "req-resolved", "req-cancelled"]
     page = (await client.get("/api/audit", headers=auth("root", role="admin"))).text
     assert SECRET not in page
     assert SECRET not in await _stored_audit_rows(database_url)
@@ -115,5 +121,5 @@ async def test_kept_arguments_are_in_the_row(
 ) -> None:
     keeping = msgspec.structs.replace(settings, audit_tool_arguments=True)
     async with AsyncTestClient(app=create_app(keeping, environ={})) as client:
-        rows = await _approve_one_decline_one(client, auth, stored, tmp_path)
+        rows = await _approve_one_decline_one(client, auth, stored, tmp_path, auth("alice"))
     assert rows[1]["detail"]["arguments"] == {"target": SECRET}
