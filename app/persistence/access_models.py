@@ -74,7 +74,7 @@ class AuditEntry(BigIntBase):
 
 
 class SpendEntry(UUIDv7AuditBase):
-    """One request's place in the budgets (ADR 0086): a hold of its estimated cost taken at admission
+    """One request's place in the budgets (ADR 0085): a hold of its estimated cost taken at admission
     (``held_until`` set: a lease, past which it counts no more), and for a stateless call (``kind``
     ``call``) its settled cost and tokens once it ends (``held_until`` ``None``). A run's hold has the
     run's id and goes with its closing transaction: the run row keeps its cost. Never any content."""

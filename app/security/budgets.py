@@ -1,5 +1,5 @@
 """USD budgets per UTC day and month, for users (``IRIS_BUDGET_USER_{DAY,MONTH}_USD``), API keys and
-agents, held across processes without overspend (ADR 0086).
+agents, held across processes without overspend (ADR 0085).
 
 Admission takes a hold of the request's estimated cost in the caller's transaction, after a check that
 what the subject spent (its runs' and calls' costs) plus what it holds (the estimates of requests still

@@ -71,7 +71,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """The same per UTC calendar month (IRIS_BUDGET_USER_MONTH_USD)."""
     budget_hold_output_tokens: Annotated[int, msgspec.Meta(ge=0)] = 4096
     """The output tokens a request's budget hold assumes when the request sets no maximum
-    (ADR 0086; IRIS_BUDGET_HOLD_OUTPUT_TOKENS)."""
+    (ADR 0085; IRIS_BUDGET_HOLD_OUTPUT_TOKENS)."""
     audit_retention_days: Annotated[int, msgspec.Meta(ge=0)] = 365
     """How long audit log rows are kept; 0 keeps them forever (IRIS_AUDIT_RETENTION_DAYS)."""
     audit_tool_arguments: bool = False

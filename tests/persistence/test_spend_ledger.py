@@ -1,4 +1,4 @@
-"""The spend ledger's holds (ADR 0086): a live hold counts its estimate against its spender; a hold
+"""The spend ledger's holds (ADR 0085): a live hold counts its estimate against its spender; a hold
 whose lease ran out (its process died) counts nothing and is pruned; a settled call counts its cost.
 Both engines."""
 

@@ -1,4 +1,4 @@
-"""Budgets under load (ADR 0086): two Iris processes on one PostgreSQL database, a loopback OpenAI that
+"""Budgets under load (ADR 0085): two Iris processes on one PostgreSQL database, a loopback OpenAI that
 reports known usage, and 50 concurrent requests against a small budget — a user's (stateless
 ``/v1/chat/completions`` calls), an API key's (the same) and an agent's (stored AG-UI runs). What was
 spent stays within the budget and one request's cost; the rest are 429 ``budget_exceeded`` with

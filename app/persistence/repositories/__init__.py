@@ -3,7 +3,7 @@
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
 models and agents; ``cooldowns``: failing models; ``mcp_servers``; ``api_keys``; ``audit``;
 ``sessions``: threads and their messages; ``runs``: runs and their event logs; ``uploads``; ``usage``:
-spend summed from the runs and calls; ``spend``: the ledger of holds and calls (ADR 0086);
+spend summed from the runs and calls; ``spend``: the ledger of holds and calls (ADR 0085);
 ``quotas``; ``responses``: the Responses API's stored answers; ``search``: the full-text index over
 sessions; ``intake_rows`` and ``closing_rows``: a run's first and last writes without the ORM),
 ``_common`` for what they share and ``_driver_sql`` for what the writers without the

@@ -214,7 +214,7 @@ _PG_AUDIT = insert_sql(
 _SPEND = cast("Table", SpendEntry.__table__)
 _PG_RELEASE = f"DELETE FROM spend_ledger WHERE id = $1::{pg_type(_SPEND, 'id')}"  # noqa: S608 (a column type, not input)
 _SQLITE_RELEASE = "DELETE FROM spend_ledger WHERE id = ?"
-"""The run's budget hold ends with it (ADR 0086): its cost is on the run row from now on."""
+"""The run's budget hold ends with it (ADR 0085): its cost is on the run row from now on."""
 _SQLITE_TOUCH = (
     "UPDATE sessions SET last_activity_at = ?, active_leaf_id = coalesce(?, active_leaf_id), updated_at = ?"
     " WHERE id = ?"

@@ -1,4 +1,4 @@
-"""The spend ledger (ADR 0086): holds of estimated cost taken at admission, settled or released when a
+"""The spend ledger (ADR 0085): holds of estimated cost taken at admission, settled or released when a
 request ends, and what a subject (a user, a key, an agent) spent or holds in a period, runs included."""
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ class RunManager:
             stale = [run.id for run in await RunRepository(session=db).stale(cutoff)]
             if time.monotonic() - self._holds_pruned_at > PRUNE_HOLDS_SECONDS:
                 self._holds_pruned_at = time.monotonic()
-                await SpendRepository(session=db).prune_lapsed()  # a dead process's holds (ADR 0086)
+                await SpendRepository(session=db).prune_lapsed()  # a dead process's holds (ADR 0085)
         failed = 0
         for run_id in stale:
             async with session_scope(self.services.alchemy) as db:

@@ -1,4 +1,4 @@
-"""A request's budget hold (ADR 0086), and a stored run's admission that takes it.
+"""A request's budget hold (ADR 0085), and a stored run's admission that takes it.
 
 The hold is the request's cost estimated before any vendor is called: the input tokens as
 :mod:`.estimate` counts them, the request's maximum output (else ``IRIS_BUDGET_HOLD_OUTPUT_TOKENS``) at

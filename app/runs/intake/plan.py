@@ -110,7 +110,7 @@ class RunPlan:
     request_id: str | None = None
     """The starting request's ``x-request-id`` (its audit rows carry it)."""
     spend_hold: UUID | None = None
-    """A stateless call's budget hold (ADR 0086), settled to its cost when it ends; ``None`` for a
+    """A stateless call's budget hold (ADR 0085), settled to its cost when it ends; ``None`` for a
     stored run (its closing transaction ends its hold)."""
 
 

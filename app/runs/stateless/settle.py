@@ -1,4 +1,4 @@
-"""A stateless call's spend (ADR 0086): ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``
+"""A stateless call's spend (ADR 0085): ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``
 and ``/api/llm/chat`` store no run, so admission holds their estimated cost in the spend ledger
 (:func:`call_hold`) and the call's end settles that row to what it cost — user, key, model, surface,
 tokens and cost, never any content — which ``GET /api/usage`` and the budgets count with the runs.

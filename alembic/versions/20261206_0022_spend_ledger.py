@@ -1,7 +1,7 @@
 """The spend ledger (holds of estimated cost taken at admission, and the stateless calls' settled cost)
-and each agent's USD budgets per day and month (ADR 0086).
+and each agent's USD budgets per day and month (ADR 0085).
 
-Revision ID: 20261206_budgets
+Revision ID: 0022_spend_ledger
 Revises: 0021_run_key
 Create Date: 2026-12-06 16:00:00
 """
@@ -14,7 +14,7 @@ import advanced_alchemy.types
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "20261206_budgets"
+revision: str = "0022_spend_ledger"
 down_revision: str | None = "0021_run_key"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
