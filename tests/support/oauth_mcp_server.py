@@ -67,6 +67,7 @@ class AutoApproveProvider:
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         assert client_info.client_id is not None
+        client_info.scope = " ".join(SCOPES)  # RFC 7591 lets a server widen it: a step-up may ask for more
         self.clients[client_info.client_id] = client_info
         _mark("registered", client_info.client_id)
 

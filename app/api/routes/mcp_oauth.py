@@ -115,7 +115,7 @@ class McpOAuthController(Controller):
         )
 
     @delete(
-        "/connections/{server:str}",
+        "/connections/{name:str}",
         operation_id="RevokeMcpConnection",
         status_code=204,
         security=[{"BearerToken": []}],
@@ -124,14 +124,14 @@ class McpOAuthController(Controller):
     async def revoke_connection(
         self,
         principal: NamedDependency[Principal],
-        server: FromPath[str],
+        name: FromPath[str],
         toolbox: NamedDependency[Toolbox],
     ) -> None:
         """Sign the caller out of one server: the tokens are revoked at its authorization server (when
         it offers revocation, RFC 7009) and deleted; the next call asks the user to sign in again."""
-        if not await revoke_grant(_runtime(toolbox), principal.user_id, server):
+        if not await revoke_grant(_runtime(toolbox), principal.user_id, name):
             raise NotFound("You are not signed in to this MCP server.", code="mcp_connection_not_found")
-        toolbox.pool.retire(server, principal.user_id)
+        toolbox.pool.retire(name, principal.user_id)
 
 
 def _runtime(toolbox: Toolbox) -> OAuthRuntime:
