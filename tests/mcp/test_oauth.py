@@ -35,7 +35,9 @@ from tests.support.oauth_flow import (
     text_of,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)]
+pytestmark = pytest.mark.slow
+SQLITE = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
+BOTH_ENGINES = pytest.mark.parametrize("engine_name", ["sqlite", "postgresql"], indirect=True)
 Client = AsyncTestClient[Litestar]
 SHORT_TTL = 2
 
@@ -75,6 +77,7 @@ def admin(auth: Callable[..., dict[str, str]]) -> dict[str, str]:
     return auth("root", role="admin")
 
 
+@SQLITE
 async def test_sign_in_resume_second_user_list_and_revoke(
     client: Client,
     admin: dict[str, str],
@@ -158,6 +161,7 @@ def no_token_in_clear(
         assert token not in traced
 
 
+@BOTH_ENGINES
 async def test_a_wrong_used_or_missing_state_changes_nothing(
     client: Client, admin: dict[str, str], auth: Callable[..., dict[str, str]], secure_url: str
 ) -> None:
@@ -183,6 +187,7 @@ async def test_a_wrong_used_or_missing_state_changes_nothing(
     assert (await client.get("/api/mcp/connections", headers=auth("bob"))).json()["connections"] == []
 
 
+@SQLITE
 @pytest.mark.parametrize("server_env", [{"ACCESS_TTL": str(SHORT_TTL)}])
 async def test_an_expired_token_is_refreshed_and_a_dead_refresh_token_asks_again(
     client: Client, admin: dict[str, str], auth: Callable[..., dict[str, str]], secure_url: str, marks: Path
@@ -210,6 +215,7 @@ async def test_an_expired_token_is_refreshed_and_a_dead_refresh_token_asks_again
     assert "user=alice" in text_of(output)
 
 
+@SQLITE
 async def test_step_up_asks_again_with_the_wider_scope(
     client: Client, admin: dict[str, str], auth: Callable[..., dict[str, str]], secure_url: str, marks: Path
 ) -> None:
@@ -232,6 +238,7 @@ async def test_step_up_asks_again_with_the_wider_scope(
     assert "scopes=mcp:admin mcp:read" in text_of(await called(client, alice, "secure__whoami"))
 
 
+@SQLITE
 @pytest.mark.parametrize("server_env", [{"CC_CLIENT_ID": "svc", "CC_CLIENT_SECRET": "s3cret"}])
 async def test_client_credentials_one_identity_for_everyone(
     client: Client, admin: dict[str, str], auth: Callable[..., dict[str, str]], secure_url: str, marks: Path
