@@ -34,7 +34,6 @@ from iris.app.catalogue.agent_tools import KnownTools
 from iris.app.catalogue.defaults import seed_catalogue
 from iris.app.catalogue.models_file import ModelsFile, ModelsFileError, apply_models_file, load_models_file
 from iris.app.mcp.oauth.grants import OAuthRuntime
-from iris.app.mcp.oauth.keys import TokenCipher
 from iris.app.mcp.pool import McpPool
 from iris.app.media.pipeline import ImageDelivery
 from iris.app.media.tool_media import MediaStore, ResultLimits
@@ -116,20 +115,6 @@ def build_toolbox(
     )
 
 
-def oauth_runtime(
-    settings: Settings, alchemy: SQLAlchemyAsyncConfig, environ: Mapping[str, str]
-) -> OAuthRuntime:
-    """What connections to OAuth-protected MCP servers share; :class:`ValueError` for an unusable
-    ``IRIS_MCP_TOKEN_KEY``."""
-    return OAuthRuntime(
-        alchemy=alchemy,
-        cipher=TokenCipher.from_settings(settings.mcp_token_key, settings.jwt_secret),
-        public_url=settings.effective_public_url,
-        ttl_seconds=settings.interrupt_ttl_seconds,
-        environ=environ,
-    )
-
-
 @dataclass
 class AppParts:
     """What one app is built from, made once by :func:`create_app` before Litestar starts: the pieces the
@@ -177,7 +162,7 @@ def build_parts(
         untrace_database = instrument_database(alchemy, telemetry.provider)
     tool_directory = build_tool_directory(toolbox.registry)
     try:
-        toolbox.pool.oauth = oauth_runtime(settings, alchemy, toolbox.pool.environ)
+        toolbox.pool.oauth = OAuthRuntime.from_settings(settings, alchemy, toolbox.pool.environ)
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)
         models_file = (

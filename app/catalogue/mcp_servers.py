@@ -10,7 +10,7 @@ import msgspec
 
 from iris.app.persistence.models import McpServer
 from iris.app.persistence.repositories import McpServerRepository
-from iris.app.schemas.mcp import HttpServerCreate, McpServerCreate, check_oauth, check_secrets
+from iris.app.schemas.mcp import HttpServerCreate, McpServerCreate, check_secrets
 
 
 def server_row(data: McpServerCreate) -> McpServer:
@@ -20,7 +20,6 @@ def server_row(data: McpServerCreate) -> McpServer:
     env = {} if isinstance(data, HttpServerCreate) else dict(data.env)
     check_secrets(headers, env)
     oauth = data.oauth if isinstance(data, HttpServerCreate) else None
-    check_oauth(oauth)
     return McpServer(
         name=data.name,
         transport="http" if http else "stdio",

@@ -43,14 +43,15 @@ class OAuthSettings(RequestStruct, kw_only=True):
     """How Iris authorizes at an OAuth-protected server. ``grant``: ``authorization_code`` (each user
     signs in; a call they are not signed in for ends the run with an ``authorization_required``
     interrupt) or ``client_credentials`` (one identity for everyone, no interrupt; needs ``clientId`` and
-    ``clientSecret``). ``clientId``/``clientSecret``: a client registered at the authorization server
-    (the secret written ``${VAR}``); without them Iris names its client ID metadata document where the
-    server supports that, else registers itself dynamically (RFC 7591). ``scopes``: asked for with the
-    client-credentials grant (a sign-in asks for the scopes the server names)."""
+    ``clientSecret``, or the server stays down saying so). ``clientId``/``clientSecret``: a client
+    registered at the authorization server (the secret must name a ``${VAR}``: it is never stored);
+    without them Iris names its client ID metadata document where the server supports that, else
+    registers itself dynamically (RFC 7591). ``scopes``: asked for with the client-credentials grant
+    (a sign-in asks for the scopes the server names)."""
 
     grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
     client_id: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
-    client_secret: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+    client_secret: Annotated[str, msgspec.Meta(pattern=r"\$\{", max_length=500)] | None = None
     scopes: Annotated[list[Scope], msgspec.Meta(max_length=50)] = msgspec.field(default_factory=list)
 
 
@@ -232,26 +233,6 @@ class ToolList(WireStruct):
 
 _SECRET_HEADERS = ("authorization", "proxy-authorization", "cookie", "x-api-key")
 _SECRET_WORDS = ("token", "secret", "password", "key", "auth")
-
-
-def check_oauth(oauth: OAuthSettings | None) -> None:
-    """A client secret is written ``${VAR}`` (422 ``secret_in_config``); the client-credentials grant
-    needs a client (422 ``validation_failed``)."""
-    if oauth is None:
-        return
-    if oauth.client_secret is not None and "${" not in oauth.client_secret:
-        raise Unprocessable(
-            "oauth.clientSecret is a credential: write it as ${VARIABLE} and set the variable in Iris's"
-            " environment, so it is never stored.",
-            code="secret_in_config",
-            field="oauth.clientSecret",
-        )
-    if oauth.grant == "client_credentials" and (oauth.client_id is None or oauth.client_secret is None):
-        raise Unprocessable(
-            "The client-credentials grant needs oauth.clientId and oauth.clientSecret.",
-            code="validation_failed",
-            field="oauth",
-        )
 
 
 def check_secrets(headers: dict[str, str], env: dict[str, str]) -> None:

@@ -187,14 +187,14 @@ def build(port: int) -> Any:
         """An admin-only tool (needs mcp:admin)."""
         return "audit: all quiet"
 
-    @server.custom_route("/login", methods=["GET"])
+    @server.custom_route("/login", methods=["GET"])  # type: ignore[untyped-decorator]
     async def login(request: Request) -> Response:
         tx, user = request.query_params.get("tx", ""), request.query_params.get("user", "anyone")
         if tx not in provider.pending:
             return JSONResponse({"error": "unknown tx"}, status_code=400)
         return RedirectResponse(provider.approve(tx, user), status_code=302)
 
-    @server.custom_route("/test/forget-refresh", methods=["POST"])
+    @server.custom_route("/test/forget-refresh", methods=["POST"])  # type: ignore[untyped-decorator]
     async def forget_refresh(request: Request) -> Response:
         provider.refresh.clear()
         return JSONResponse({"forgotten": True})
@@ -250,7 +250,8 @@ async def _body(receive: Any) -> tuple[bytes, Any]:
     async def replay() -> dict[str, Any]:
         nonlocal sent
         if sent:
-            return await receive()
+            following: dict[str, Any] = await receive()
+            return following
         sent = True
         return {"type": "http.request", "body": body, "more_body": False}
 

@@ -14,7 +14,7 @@ from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, QueryParameter
 
 from iris.app.api.openapi import documented
-from iris.app.errors import BadRequest, NotFound, ServiceUnavailable
+from iris.app.errors import Forbidden, NotFound, ServiceUnavailable
 from iris.app.mcp.oauth import signin
 from iris.app.mcp.oauth.grants import OAuthRuntime, client_document, list_grants, revoke_grant
 from iris.app.runs import Toolbox
@@ -41,7 +41,7 @@ class McpOAuthController(Controller):
         operation_id="McpOAuthCallback",
         operation_class=documented(
             ok={_HTML: Schema(type=OpenAPIType.STRING)},
-            problems={400: ["oauth_state_invalid"]},
+            problems={400: ["malformed_body"], 403: ["oauth_state_invalid"]},
         ),
     )
     async def callback(
@@ -58,7 +58,7 @@ class McpOAuthController(Controller):
     ) -> Response[str]:
         """Where an authorization server sends the user back after signing in to an MCP server: the code
         goes to the call waiting for it (its ``state`` is single use, bound to the user and server, and
-        expires with the interrupt); a page says to go back and continue. 400 ``oauth_state_invalid``
+        expires with the interrupt); a page says to go back and continue. 403 ``oauth_state_invalid``
         for a state no sign-in waits for (nothing is stored)."""
         given = signin.CallbackParams(
             state=oauth_state, code=code, iss=iss, error=error, error_description=error_description
@@ -66,7 +66,7 @@ class McpOAuthController(Controller):
         try:
             pending = signin.deliver(given)
         except signin.SignInUnknown as exc:
-            raise BadRequest(f"This sign-in link is not valid: {exc}.", code="oauth_state_invalid") from None
+            raise Forbidden(f"This sign-in link is not valid: {exc}.", code="oauth_state_invalid") from None
         try:
             async with asyncio.timeout(OUTCOME_SECONDS):
                 problem = await asyncio.shield(pending.outcome)

@@ -21,7 +21,6 @@ from iris.app.schemas.mcp import (
     McpServerOut,
     McpServerUpdate,
     ToolList,
-    check_oauth,
     check_secrets,
 )
 from iris.app.security.auth import Principal
@@ -71,7 +70,7 @@ class McpServerController(Controller):
             problems={
                 403: ["admin_required"],
                 409: ["mcp_server_exists"],
-                422: ["secret_in_config", "unset_variable", "validation_failed"],
+                422: ["secret_in_config", "unset_variable"],
             }
         ),
     )
@@ -98,7 +97,7 @@ class McpServerController(Controller):
             problems={
                 403: ["admin_required"],
                 404: ["mcp_server_not_found"],
-                422: ["secret_in_config", "field_not_for_transport", "unset_variable", "validation_failed"],
+                422: ["secret_in_config", "field_not_for_transport", "unset_variable"],
             }
         ),
     )
@@ -122,7 +121,6 @@ class McpServerController(Controller):
                     field=key,
                 )
         check_secrets(changes.get("headers", row.headers), changes.get("env", row.env))
-        check_oauth(changes.get("oauth"))
         if changes.get("oauth") is not None:
             changes["oauth"] = msgspec.to_builtins(changes["oauth"])
         for key, value in changes.items():

@@ -20,6 +20,7 @@ from advanced_alchemy.extensions.litestar import SQLAlchemyAsyncConfig
 from iris.app.mcp.oauth.keys import TokenCipher
 from iris.app.persistence.db import session_scope
 from iris.app.persistence.repositories import McpGrantRepository
+from iris.app.settings import Settings
 
 log = logging.getLogger("iris.mcp")
 
@@ -39,6 +40,19 @@ class OAuthRuntime:
     public_url: str
     ttl_seconds: float
     environ: Mapping[str, str]
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, alchemy: SQLAlchemyAsyncConfig, environ: Mapping[str, str]
+    ) -> OAuthRuntime:
+        """The runtime of an app; :class:`ValueError` for an unusable ``IRIS_MCP_TOKEN_KEY``."""
+        return cls(
+            alchemy=alchemy,
+            cipher=TokenCipher.from_settings(settings.mcp_token_key, settings.jwt_secret),
+            public_url=settings.effective_public_url,
+            ttl_seconds=settings.interrupt_ttl_seconds,
+            environ=environ,
+        )
 
     @property
     def redirect_uri(self) -> str:
