@@ -47,12 +47,14 @@ class OAuthSettings(RequestStruct, kw_only=True):
     registered at the authorization server (the secret must name a ``${VAR}``: it is never stored);
     without them Iris names its client ID metadata document where the server supports that, else
     registers itself dynamically (RFC 7591). ``scopes``: asked for with the client-credentials grant
-    (a sign-in asks for the scopes the server names)."""
+    (a sign-in asks for the scopes the server names). ``issuer``: the authorization server the client
+    belongs to; with it, the client's secret is only ever sent to that server."""
 
     grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
     client_id: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
     client_secret: Annotated[str, msgspec.Meta(pattern=r"\$\{", max_length=500)] | None = None
     scopes: Annotated[list[Scope], msgspec.Meta(max_length=50)] = msgspec.field(default_factory=list)
+    issuer: Url | None = None
 
 
 class HttpServerCreate(_ServerFields, tag="http", tag_field="transport", kw_only=True):

@@ -248,6 +248,7 @@ async def test_client_credentials_one_identity_for_everyone(
         "clientId": "svc",
         "clientSecret": "${SVC_SECRET}",
         "scopes": ["mcp:read"],
+        "issuer": secure_url.removesuffix("/mcp"),
     }
     await register(client, admin, secure_url, oauth)
     for user in ("alice", "bob"):

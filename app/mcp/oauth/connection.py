@@ -182,6 +182,7 @@ class AuthorizedConnection(ServerConnection):
                 client_secret=self.auth.secret(self._environ) or "",
                 token_endpoint_auth_method="client_secret_post",  # noqa: S106 -- a method name
                 scope=self.auth.scope,
+                issuer=self.auth.issuer,
             )
         else:
             secret = self.auth.secret(self._environ) if self.auth.client_id else None

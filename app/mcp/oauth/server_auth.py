@@ -22,6 +22,8 @@ class ServerAuth:
     client_id: str | None = None
     client_secret: str | None = None
     scopes: tuple[str, ...] = ()
+    issuer: str | None = None
+    """The authorization server the admin's client belongs to (its secret is sent nowhere else)."""
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any] | None) -> ServerAuth | None:
@@ -33,6 +35,7 @@ class ServerAuth:
             client_id=value.get("clientId"),
             client_secret=value.get("clientSecret"),
             scopes=tuple(value.get("scopes") or ()),
+            issuer=value.get("issuer"),
         )
 
     @property
