@@ -34,6 +34,7 @@ from tests.support.oauth_flow import (
     sign_in,
     text_of,
 )
+from tests.support.runs import of_type, run, run_input
 
 pytestmark = pytest.mark.slow
 SQLITE = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
@@ -259,3 +260,23 @@ async def test_client_credentials_one_identity_for_everyone(
     refused = await client.patch("/api/mcp-servers/secure", json={"oauth": plain}, headers=admin)
     assert (refused.status_code, refused.json()["code"]) == (422, "validation_failed")
     assert "s3cret" not in refused.text
+
+
+@SQLITE
+async def test_a_cancelled_sign_in_fails_the_call_and_its_link(
+    client: Client, admin: dict[str, str], auth: Callable[..., dict[str, str]], secure_url: str
+) -> None:
+    alice = auth("alice")
+    await register(client, admin, secure_url)
+    thread = str(uuid.uuid4())
+    interrupt = await interrupted(client, alice, thread, "secure__sign_in")
+    events = await run(
+        client, alice, run_input(thread, resume=[{"interruptId": interrupt["id"], "status": "cancelled"}])
+    )
+    (result,) = of_type(events, "TOOL_CALL_RESULT")
+    output = result["metadata"]["iris/toolAgentOutput"]
+    assert output["status"] == "failed"
+    assert "cancelled the sign-in" in output["error"]
+    back = await approve(authorization_url(interrupt), "alice")
+    assert (await client.get(back)).json()["code"] == "oauth_state_invalid"  # the link died with it
+    assert (await client.get("/api/mcp/connections", headers=alice)).json()["connections"] == []
