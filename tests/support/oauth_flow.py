@@ -55,6 +55,18 @@ async def approve(url: str, user: str) -> str:
     return f"{back.path}?{back.query}"
 
 
+def approve_now(url: str, user: str) -> str:
+    """:func:`approve` for synchronous tests."""
+    with httpx.Client(follow_redirects=False, timeout=30) as browser:
+        first = browser.get(url)
+        assert first.status_code == 302, first.text
+        login = browser.get(first.headers["location"] + f"&user={user}")
+        assert login.status_code == 302, login.text
+        back = urlsplit(login.headers["location"])
+    assert back.path == CALLBACK, back
+    return f"{back.path}?{back.query}"
+
+
 async def sign_in(
     client: AsyncTestClient[Litestar], interrupt: Mapping[str, Any], user: str
 ) -> httpx.Response:
