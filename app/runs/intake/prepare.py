@@ -79,7 +79,9 @@ async def prepare_run(
     thread = await _thread_line(body, ids, principal, repos, rewind)
     offer = await _offer(body, ids, thread, repos, registry, settings, toolbox, principal.user_id)
     principal.check_model(offer.model.row.ref)
-    prompted = await prompt_message(ids.forwarded, thread.agent.config.tools, toolbox, repos.mcp_servers)
+    prompted = await prompt_message(
+        ids.forwarded, thread.agent.config.tools, toolbox, repos.mcp_servers, principal.user_id
+    )
     new_rows = await new_messages(
         [m for m in ids.inbound if m.id not in thread.known] + ([prompted] if prompted else []),
         thread.history,

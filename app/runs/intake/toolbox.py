@@ -121,10 +121,11 @@ class Toolbox:
         return [await self.pool.connection(ServerConfig.from_row(row), owner) for row in rows]
 
     async def agent_prompts(
-        self, names: Sequence[str], servers: McpServerRepository
+        self, names: Sequence[str], servers: McpServerRepository, owner: str | None = None
     ) -> tuple[list[McpPrompt], dict[str, str]]:
-        """The prompts of an agent's MCP servers, and why a server's could not be listed (by name)."""
-        connections = await self.agent_servers(names, servers)
+        """The prompts of an agent's MCP servers (``owner``'s connections to those each user signs in
+        to), and why a server's could not be listed (by name)."""
+        connections = await self.agent_servers(names, servers, owner)
         listed = await asyncio.gather(*(c.prompts() for c in connections), return_exceptions=True)
         prompts: list[McpPrompt] = []
         failed: dict[str, str] = {}
