@@ -33,6 +33,7 @@ from iris.app.api.routes.web import static_routers, swagger_plugin
 from iris.app.catalogue.agent_tools import KnownTools
 from iris.app.catalogue.defaults import seed_catalogue
 from iris.app.catalogue.models_file import ModelsFile, ModelsFileError, apply_models_file, load_models_file
+from iris.app.mcp.oauth.grants import OAuthRuntime
 from iris.app.mcp.pool import McpPool
 from iris.app.media.pipeline import ImageDelivery
 from iris.app.media.tool_media import MediaStore, ResultLimits
@@ -161,6 +162,7 @@ def build_parts(
         untrace_database = instrument_database(alchemy, telemetry.provider)
     tool_directory = build_tool_directory(toolbox.registry)
     try:
+        toolbox.pool.oauth = OAuthRuntime.from_settings(settings, alchemy, toolbox.pool.environ)
         storage = create_storage(settings)
         url_policy = UrlPolicy.from_settings(settings)
         models_file = (

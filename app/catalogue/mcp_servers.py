@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from iris.app.persistence.models import McpServer
 from iris.app.persistence.repositories import McpServerRepository
 from iris.app.schemas.mcp import HttpServerCreate, McpServerCreate, check_secrets
@@ -17,6 +19,7 @@ def server_row(data: McpServerCreate) -> McpServer:
     headers = dict(data.headers) if isinstance(data, HttpServerCreate) else {}
     env = {} if isinstance(data, HttpServerCreate) else dict(data.env)
     check_secrets(headers, env)
+    oauth = data.oauth if isinstance(data, HttpServerCreate) else None
     return McpServer(
         name=data.name,
         transport="http" if http else "stdio",
@@ -30,6 +33,7 @@ def server_row(data: McpServerCreate) -> McpServer:
         connect_timeout_seconds=data.connect_timeout_seconds,
         call_timeout_seconds=data.call_timeout_seconds,
         enabled=data.enabled,
+        oauth=msgspec.to_builtins(oauth) if oauth is not None else None,
     )
 
 
@@ -45,6 +49,7 @@ _FIELDS = (
     "connect_timeout_seconds",
     "call_timeout_seconds",
     "enabled",
+    "oauth",
 )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
+from iris.app.mcp.oauth.server_auth import ServerAuth
 from iris.app.persistence.models import McpServer
 from iris.tools import Approval
 
@@ -72,6 +73,8 @@ class ServerConfig:
     connect_timeout_seconds: float = 10.0
     call_timeout_seconds: float = 60.0
     version: str = ""
+    oauth: ServerAuth | None = None
+    """How Iris authorizes at the server (an ``http`` one); ``None``: it needs no sign-in."""
 
     @classmethod
     def from_row(cls, row: McpServer) -> ServerConfig:
@@ -89,6 +92,7 @@ class ServerConfig:
             connect_timeout_seconds=row.connect_timeout_seconds,
             call_timeout_seconds=row.call_timeout_seconds,
             version=f"{row.id}:{updated.isoformat() if updated else ''}",
+            oauth=ServerAuth.from_json(row.oauth) if row.transport == "http" else None,
         )
 
     def approval_for(self, tool: str) -> Approval:

@@ -383,24 +383,23 @@ class ServerConnection:
                     config.connect_timeout_seconds, read=max(config.call_timeout_seconds, 30)
                 ),
                 event_hooks={"request": [carry_trace_context]},
+                auth=self._http_auth(),
             )
             stack.push_async_callback(http.aclose)
-            return Client(
-                streamable_http_client(config.url, http_client=http),
-                message_handler=on_message,
-                logging_callback=on_log,
-                elicitation_callback=self._elicit,
+            transport: Any = streamable_http_client(config.url, http_client=http)
+        else:
+            assert config.command is not None
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=config.expanded_env(self._environ)
             )
-        assert config.command is not None
-        params = StdioServerParameters(
-            command=config.command, args=list(config.args), env=config.expanded_env(self._environ)
-        )
+            transport = stdio_client(params, errlog=stderr_log(self._log_dir, config.name, stack))
         return Client(
-            stdio_client(params, errlog=stderr_log(self._log_dir, config.name, stack)),
-            message_handler=on_message,
-            logging_callback=on_log,
-            elicitation_callback=self._elicit,
+            transport, message_handler=on_message, logging_callback=on_log, elicitation_callback=self._elicit
         )
+
+    def _http_auth(self) -> httpx2.Auth | None:
+        """How an HTTP connection authorizes (:mod:`iris.app.mcp.oauth.connection` signs in per user)."""
+        return None
 
     async def _listen(self, client: Client) -> None:
         """2026-07-28 has no session to carry ``notifications/tools/list_changed``: a

@@ -41,12 +41,13 @@ FLAT_TYPES = {"string", "number", "integer", "boolean", "array"}
 @dataclass(frozen=True, slots=True)
 class Question:
     """One question a server asked: ``id`` is the interrupt's; ``schema`` the form's (form mode) or
-    ``url`` the page to visit (URL mode)."""
+    ``url`` the page to visit (URL mode), or the authorization URL to sign in at (``authorize``: the
+    server needs the user's own sign-in, :mod:`iris.app.mcp.oauth`)."""
 
     id: str
     server: str
     tool: str
-    mode: Literal["form", "url"]
+    mode: Literal["form", "url", "authorize"]
     message: str
     expires_at: dt.datetime
     schema: dict[str, Any] | None = None
@@ -122,11 +123,7 @@ class AskedCall:
     async def ask(self, question: Question) -> Answer:
         """Called from the connection's elicitation callback: put the question to the run, and wait
         (bounded by the TTL) for the answer; unanswered, the server hears ``cancel``."""
-        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self.answers[question.id] = future
-        _waiting[question.id] = self
-        self.asking = True
-        self.questions.put_nowait(question)
+        future = self.put(question)
         try:
             async with asyncio.timeout(self.ttl_seconds):
                 return await future
@@ -134,9 +131,23 @@ class AskedCall:
             log.info("mcp %s: question %s expired unanswered", self.server, question.id)
             return Answer("cancel")
         finally:
-            self.asking = False
-            self.answers.pop(question.id, None)
-            _waiting.pop(question.id, None)
+            self.settle(question.id)
+
+    def put(self, question: Question) -> asyncio.Future[Answer]:
+        """Put the question to the run (it ends with the question's interrupt); the future gets the
+        resuming run's answer (:func:`answer`) until :meth:`settle` is called."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self.answers[question.id] = future
+        _waiting[question.id] = self
+        self.asking = True
+        self.questions.put_nowait(question)
+        return future
+
+    def settle(self, question_id: str) -> None:
+        """The question is no longer waiting for an answer."""
+        self.asking = False
+        self.answers.pop(question_id, None)
+        _waiting.pop(question_id, None)
 
 
 def current_call(in_flight: list[AskedCall]) -> AskedCall | None:
@@ -157,7 +168,7 @@ def new_question(call: AskedCall, *, mode: str, message: str, **details: Any) ->
         id=f"int_{uuid_utils.uuid7()}",
         server=call.server,
         tool=call.tool,
-        mode="url" if mode == "url" else "form",
+        mode="url" if mode == "url" else "authorize" if mode == "authorize" else "form",
         message=message,
         expires_at=expires.replace(microsecond=0),
         **details,

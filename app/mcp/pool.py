@@ -17,15 +17,18 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iris.app.mcp.config import ServerConfig
 from iris.providers.registry import collection_paused
 
 if TYPE_CHECKING:
     from iris.app.mcp.connection import ServerConnection
+    from iris.app.mcp.listing import McpTool
+    from iris.app.mcp.oauth.grants import OAuthRuntime
 
 CONNECTION_MODULE = "iris.app.mcp.connection"
+OAUTH_MODULE = "iris.app.mcp.oauth.connection"
 
 _import_guard = threading.Lock()
 _import: Future[ModuleType] | None = None
@@ -83,29 +86,43 @@ class McpPool:
         self._ttl = tools_ttl_seconds
         self._ask_ttl = ask_ttl_seconds
         self._log_dir = log_dir
-        self._connections: dict[str, ServerConnection] = {}
+        self._connections: dict[tuple[str, str], ServerConnection] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._shared_tools: dict[str, list[McpTool]] = {}
+        self.oauth: OAuthRuntime | None = None
+        """Set by the app (it needs the database): without it an OAuth-protected server cannot be used."""
 
-    async def connection(self, config: ServerConfig) -> ServerConnection:
-        """The live connection for this configuration (a new one if it changed since)."""
-        current = self._connections.get(config.name)
+    async def connection(self, config: ServerConfig, owner: str | None = None) -> ServerConnection:
+        """The live connection for this configuration (a new one if it changed since); for a server
+        each user signs in to, ``owner``'s own (``None``: the one the admin API shows)."""
+        per_user = config.oauth is not None and config.oauth.per_user
+        key = (config.name, (owner or "") if per_user else "")
+        current = self._connections.get(key)
         if current is not None and current.config.version == config.version:
             return current
         module = await connection_module()
-        current = self._connections.get(config.name)  # another task may have made it meanwhile
+        current = self._connections.get(key)  # another task may have made it meanwhile
         if current is not None and current.config.version == config.version:
             return current
         if current is not None:
             self._retire(current)
-        fresh: ServerConnection = module.ServerConnection(
-            config,
-            self._environ,
-            tools_ttl_seconds=self._ttl,
-            log_dir=self._log_dir,
-            ask_ttl_seconds=self._ask_ttl,
-        )
-        self._connections[config.name] = fresh
+        self._connections[key] = fresh = self._connect(module, config, key[1])
         return fresh
+
+    def _connect(self, module: ModuleType, config: ServerConfig, owner: str) -> ServerConnection:
+        options: dict[str, Any] = {
+            "tools_ttl_seconds": self._ttl,
+            "log_dir": self._log_dir,
+            "ask_ttl_seconds": self._ask_ttl,
+        }
+        if config.oauth is None or self.oauth is None:
+            connection: ServerConnection = module.ServerConnection(config, self._environ, **options)
+            return connection
+        oauth = importlib.import_module(OAUTH_MODULE)  # cheap: the SDK is loaded by now
+        authorized: ServerConnection = oauth.AuthorizedConnection(
+            config, self._environ, runtime=self.oauth, owner=owner, shared_tools=self._shared_tools, **options
+        )
+        return authorized
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -114,17 +131,17 @@ class McpPool:
 
     def known(self, name: str) -> ServerConnection | None:
         """The connection made for this server, if any (health for the admin API)."""
-        return self._connections.get(name)
+        return self._connections.get((name, ""))
 
-    def retire(self, name: str) -> None:
-        """Leave a server that was disabled, deleted or renamed."""
-        current = self._connections.pop(name, None)
-        if current is not None:
-            self._retire(current)
+    def retire(self, name: str, owner: str | None = None) -> None:
+        """Leave a server that was disabled, deleted or renamed (every user's connection to it), or
+        only ``owner``'s (who revoked it)."""
+        for key in [k for k in self._connections if k[0] == name and owner in (None, k[1])]:
+            self._retire(self._connections.pop(key))
 
     def keep_only(self, names: Iterable[str]) -> None:
         """Leave every server not among ``names`` (the enabled ones)."""
-        for name in set(self._connections) - set(names):
+        for name in {key[0] for key in self._connections} - set(names):
             self.retire(name)
 
     async def close(self) -> None:

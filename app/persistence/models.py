@@ -33,6 +33,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from iris.app.persistence.access_models import ApiKey as ApiKey
 from iris.app.persistence.access_models import AuditEntry as AuditEntry
 from iris.app.persistence.access_models import SpendEntry as SpendEntry
+from iris.app.persistence.mcp_grant_models import McpGrant as McpGrant
 
 POSITION_MAX = 2_147_483_647
 """The largest ``Integer`` every engine stores (PostgreSQL's ``integer``): message positions and event
@@ -143,6 +144,9 @@ class McpServer(UUIDv7AuditBase):
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     from_file: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Managed by the models file: dropped from it, the server is disabled."""
+    oauth: Mapped[dict[str, Any] | None] = mapped_column(JsonB, nullable=True)
+    """How Iris authorizes at an OAuth-protected server (``grant``, ``clientId``, ``clientSecret`` as
+    ``${VAR}``, ``scopes``); ``None``: it needs no sign-in (see :mod:`iris.app.mcp.oauth`)."""
 
 
 class ChatSession(UUIDv7AuditBase):

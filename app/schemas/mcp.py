@@ -35,12 +35,36 @@ class _ServerFields(RequestStruct, kw_only=True):
     enabled: bool = True
 
 
+Scope = Annotated[str, msgspec.Meta(pattern=r"^[!#-\[\]-~]{1,200}$")]
+"""An OAuth scope token (RFC 6749 §3.3: printable ASCII but space, ``"`` and ``\\``)."""
+
+
+class OAuthSettings(RequestStruct, kw_only=True):
+    """How Iris authorizes at an OAuth-protected server. ``grant``: ``authorization_code`` (each user
+    signs in; a call they are not signed in for ends the run with an ``authorization_required``
+    interrupt) or ``client_credentials`` (one identity for everyone, no interrupt; needs ``clientId`` and
+    ``clientSecret``, or the server stays down saying so). ``clientId``/``clientSecret``: a client
+    registered at the authorization server (the secret must name a ``${VAR}``: it is never stored);
+    without them Iris names its client ID metadata document where the server supports that, else
+    registers itself dynamically (RFC 7591). ``scopes``: asked for with the client-credentials grant
+    (a sign-in asks for the scopes the server names). ``issuer``: the authorization server the client
+    belongs to; with it, the client's secret is only ever sent to that server."""
+
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    client_id: Annotated[str, msgspec.Meta(min_length=1, max_length=500)] | None = None
+    client_secret: Annotated[str, msgspec.Meta(pattern=r"\$\{", max_length=500)] | None = None
+    scopes: Annotated[list[Scope], msgspec.Meta(max_length=50)] = msgspec.field(default_factory=list)
+    issuer: Url | None = None
+
+
 class HttpServerCreate(_ServerFields, tag="http", tag_field="transport", kw_only=True):
     """A Streamable HTTP server: ``headers`` values may name environment variables
-    (``"Bearer ${GITHUB_TOKEN}"``), expanded at each connect and never stored expanded."""
+    (``"Bearer ${GITHUB_TOKEN}"``), expanded at each connect and never stored expanded; ``oauth`` when
+    the server is protected by OAuth (``{}`` for a per-user sign-in with Iris's own client)."""
 
     url: Url
     headers: dict[HeaderName, str] = msgspec.field(default_factory=dict)
+    oauth: OAuthSettings | None = None
 
 
 class StdioServerCreate(_ServerFields, tag="stdio", tag_field="transport", kw_only=True):
@@ -69,6 +93,7 @@ class McpServerUpdate(RequestStruct, kw_only=True):
     command: Command | msgspec.UnsetType = msgspec.UNSET
     args: list[str] | msgspec.UnsetType = msgspec.UNSET
     env: dict[EnvName, str] | msgspec.UnsetType = msgspec.UNSET
+    oauth: OAuthSettings | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class McpHealth(WireStruct, omit_defaults=True):
@@ -139,6 +164,24 @@ class McpServerOut(WireStruct, omit_defaults=True):
     command: str | None = None
     args: list[str] | None = None
     env: dict[str, str] | None = None
+    oauth: OAuthSettings | None = None
+
+
+class McpConnectionOut(WireStruct, omit_defaults=True):
+    """One server the caller signed in to: the scopes granted, when the access token expires (Iris
+    refreshes it), the authorization server, and when the user signed in. Never a token."""
+
+    server: str
+    scopes: list[str]
+    connected_at: dt.datetime
+    expires_at: dt.datetime | None = None
+    issuer: str | None = None
+
+
+class McpConnectionList(WireStruct):
+    """``GET /api/mcp/connections``: the caller's sign-ins at OAuth-protected MCP servers."""
+
+    connections: list[McpConnectionOut]
 
 
 class PromptArgumentOut(WireStruct, omit_defaults=True):

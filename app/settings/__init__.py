@@ -161,6 +161,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     """How long an MCP server's tool list is trusted before it is fetched again, unless the server says
     (``ttlMs``, 2026-07-28); the server's ``tools/list_changed`` refreshes it at once
     (IRIS_MCP_TOOLS_TTL_SECONDS)."""
+    mcp_token_key: str | None = None
+    """The key users' tokens at OAuth-protected MCP servers are encrypted with in the database: a Fernet
+    key, or any passphrase of 32 characters or more (stretched with HKDF). Unset: derived from the JWT
+    secret, so rotating that secret makes every user sign in to those servers again (ADR 0086)
+    (IRIS_MCP_TOKEN_KEY)."""
     tool_result_max_text_bytes: int = 100_000
     """Largest text (all text parts, UTF-8) one tool result may give the model; a larger result is a
     tool error the model reads (IRIS_TOOL_RESULT_MAX_TEXT_BYTES)."""

@@ -32,7 +32,7 @@ async def test_readyz_reports_head_revision(client: AsyncTestClient[Litestar]) -
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ready"
-    assert body["revision"] == body["head"] == ["0022_spend_ledger"]
+    assert body["revision"] == body["head"] == ["0023_mcp_grants"]
 
 
 async def test_unmigrated_database_starts_and_is_not_ready(tmp_path: Path) -> None:

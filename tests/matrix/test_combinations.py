@@ -6,14 +6,15 @@ Surfaces: ``agui`` (``POST /agent/runs`` and ``/agent/runs/resume``), ``chat`` (
 text cells whose caller is an ``iris_sk_`` API key, :func:`test_key_cell`), ``responses``
 (``POST /v1/responses``, :data:`RESPONSES_CELLS`), ``messages`` (``POST /v1/messages``, Anthropic's
 Messages API, :data:`MESSAGES_CELLS`) and ``uichat`` (the AI SDK's ``POST /api/agents/default/ui-chat``,
-``test_ui_chat_cell``: text, image, pdf by none, approved, declined), and ``question`` (an MCP tool
+``test_ui_chat_cell``: text, image, pdf by none, approved, declined), ``question`` (an MCP tool
 that asks the user, ``charts__ask_contact``, answered accept or decline on ``agui``, ``chat`` and
-``uichat``: :func:`test_question_cell`). Contents: ``text``; an
-``image``, a ``pdf`` or ``audio`` (a WAV made
-with :mod:`wave`) the user sends; ``tool_image``, an image a tool returned. Tool paths: ``none``,
-``approved``, ``declined``, ``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris
-(on a socket, with the test MCP server over stdio) per engine for the whole module; every cell on a
-thread and user of its own, on the offline ``local/multimodal`` model (reads images, PDFs and audio).
+``uichat``: :func:`test_question_cell`) and ``authorization`` (a call of an
+OAuth-protected MCP server: signed in and resumed, or cancelled, :data:`AUTHORIZATION_CELLS`).
+Contents: ``text``; an ``image``, a ``pdf`` or ``audio`` (a WAV made with :mod:`wave`) the user
+sends; ``tool_image``, an image a tool returned. Tool paths: ``none``, ``approved``, ``declined``,
+``failing``, ``timeout``. Engines: SQLite and PostgreSQL, one real Iris (on a socket, with the test
+MCP server over stdio) per engine for the whole module; every cell on a thread and user of its own, on
+the offline ``local/multimodal`` model (reads images, PDFs and audio).
 
 Every cell asserts: no 5xx; every stream well formed (AG-UI events through the oracle and the
 ``ag_ui.core`` types; ``/v1`` bodies and chunks through the ``openai`` SDK's types); history replays
@@ -77,6 +78,7 @@ from tests.support.http_server import serve_asgi
 from tests.support.images import image_bytes
 from tests.support.iris_process import iris_process
 from tests.support.mcp_servers import free_port, stdio_entry
+from tests.support.oauth_flow import approve_now, oauth_server
 from tests.support.responses_types import conforming_events, conforming_response
 from tests.support.ui_chat import ui_chunks
 
@@ -881,6 +883,64 @@ def test_question_cell(iris: Iris, engine_name: str, surface: str, given: str) -
         assert (output["status"], output["content"]) == ("succeeded", [{"type": "text", "text": TOLD[given]}])
         outputs = outputs_in(stored_history(iris, surface, user, thread))
         assert outputs[-1]["content"] == output["content"], outputs
+# -- authorization: a server each user signs in to ----------------------------------------------------
+
+AUTHORIZATION_CELLS = [("agui", "signed_in"), ("chat", "signed_in"), ("agui", "cancelled")]
+"""The ``authorization`` row: a call of the OAuth-protected ``secure`` server ends the run with an
+``authorization_required`` interrupt; the user signs in (browser-free) and resumes, or cancels."""
+
+
+@pytest.fixture(scope="module")
+def secured(iris: Iris, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The OAuth-protected test server as ``secure``, given to the default agent, its tools listed once
+    by a first user's sign-in; its marks directory (``issued`` holds every token it gave)."""
+    marks = tmp_path_factory.mktemp("secure-marks")
+    admin = bearer("root", role="admin")
+    with oauth_server(marks) as url:
+        entry = {"name": "secure", "transport": "http", "url": url, "approval": "never", "oauth": {}}
+        created = httpx.post(f"{iris.base}/api/mcp-servers", json=entry, headers=admin, timeout=60.0)
+        assert created.status_code == 201, created.text
+        tools = {"tools": ["mcp:charts/*", "mcp:secure/*"]}
+        changed = httpx.patch(f"{iris.base}/api/agents/default", json=tools, headers=admin, timeout=60.0)
+        assert changed.status_code == 200, changed.text
+        signed_in(iris, "agui", "m-secure-primer", "use tool secure__sign_in {}", "resolved")
+        yield marks
+
+
+def signed_in(iris: Iris, surface: str, user: str, text: str, status: str) -> tuple[str, Events]:
+    """A call that asks ``user`` to sign in; signed in when ``status`` is ``resolved``, then resumed
+    with it: ``(thread, the resuming run's events)``."""
+    thread = str(uuid.uuid4())
+    outcome = send(iris, surface, user, thread, text, None)[-1]["outcome"]
+    assert outcome["type"] == "interrupt", outcome
+    (interrupt,) = outcome["interrupts"]
+    assert interrupt["reason"] == "authorization_required", interrupt
+    if status == "resolved":
+        back = approve_now(interrupt["metadata"]["iris/authorization"]["url"], user)
+        page = httpx.get(f"{iris.base}{back}", timeout=60.0)
+        assert page.status_code == 200, page.text
+    return thread, resume(iris, surface, user, thread, interrupt["id"], status)
+
+
+@pytest.mark.parametrize(("surface", "path"), AUTHORIZATION_CELLS)
+def test_authorization_cell(iris: Iris, secured: Path, engine_name: str, surface: str, path: str) -> None:
+    """The cell: sign in and resume (the call runs as the user), or cancel (the call fails, the model is
+    told); history replays it and holds no token; then an unrelated write and run."""
+    user = f"m-{engine_name}-auth-{surface}-{path}"
+    status = "resolved" if path == "signed_in" else "cancelled"
+    thread, events = signed_in(iris, surface, user, "use tool secure__whoami {}", status)
+    assert events[-1]["outcome"]["type"] == "success", events[-1]
+    output = tool_output(events)
+    assert f"Tool {output['toolName']}" in answer(events)
+    if path == "signed_in":
+        assert output["status"] == "succeeded", output
+        assert f"user={user}" in json.dumps(output)
+    else:
+        assert output["status"] == "failed", output
+        assert "cancelled the sign-in" in output["error"], output
+    history = json.dumps(stored_history(iris, surface, user, thread))
+    assert "secure__whoami" in history
+    assert not any(token in history for token in (secured / "issued").read_text().split())
     still_writes(iris, f"{user}-after")
 
 

@@ -16,6 +16,7 @@ from iris.app.api.routes.chat import ChatController
 from iris.app.api.routes.files import FileController
 from iris.app.api.routes.health import HealthController
 from iris.app.api.routes.llm import LlmController
+from iris.app.api.routes.mcp_oauth import McpOAuthController
 from iris.app.api.routes.mcp_servers import McpServerController, ToolController
 from iris.app.api.routes.models import ModelController
 from iris.app.api.routes.providers import ProviderController
@@ -40,6 +41,7 @@ ROUTE_HANDLERS = [
     ProviderController,
     McpServerController,
     ToolController,
+    McpOAuthController,
     AgentController,
     AgentPickerController,
     AgentPromptController,

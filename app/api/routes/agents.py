@@ -249,7 +249,7 @@ class AgentPromptController(Controller):
         row = await _found(agent_repo, slug, principal)
         if principal.is_guest and not row.guest_access:
             raise Forbidden("Guests may not use this agent; sign in.", code="agent_not_for_guests")
-        prompts, failed = await toolbox.agent_prompts(row.tools, mcp_repo)
+        prompts, failed = await toolbox.agent_prompts(row.tools, mcp_repo, principal.user_id)
         return PromptList(
             prompts=[
                 PromptOut(

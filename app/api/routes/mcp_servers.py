@@ -26,7 +26,7 @@ from iris.app.schemas.mcp import (
 from iris.app.security.auth import Principal
 
 _STDIO_ONLY = ("command", "args", "env")
-_HTTP_ONLY = ("url", "headers")
+_HTTP_ONLY = ("url", "headers", "oauth")
 
 
 class McpServerController(Controller):
@@ -121,6 +121,8 @@ class McpServerController(Controller):
                     field=key,
                 )
         check_secrets(changes.get("headers", row.headers), changes.get("env", row.env))
+        if changes.get("oauth") is not None:
+            changes["oauth"] = msgspec.to_builtins(changes["oauth"])
         for key, value in changes.items():
             setattr(row, key, value)
         _check_variables(row, toolbox)

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * Questions an MCP tool asks the user mid-call (an ``input_required`` interrupt): a form built from the
- * server's flat JSON Schema (``responseSchema``), or a page to visit (``metadata["iris/elicitation"].url``).
+ * server's flat JSON Schema (``responseSchema``), or a page to visit (``metadata["iris/elicitation"].url``);
+ * and a server's sign-in (``authorization_required``: ``metadata["iris/authorization"].url``).
  * The answer goes back through resume: ``resolved`` with ``{content}`` accepts, ``resolved`` with
  * ``{action: "decline"}`` declines, ``cancelled`` cancels. runs.js shows and answers the interrupt.
  */
@@ -123,9 +124,9 @@ function formQuestion(interrupt, reply) {
   return form;
 }
 
-/** A page to visit, then Done. @param {string} url @param {Reply} reply */
-function urlQuestion(url, reply) {
-  const link = el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "question-link" }, [`Open ${url}`]);
+/** A page to visit (or an MCP server to sign in to), then Done. @param {string} url @param {Reply} reply @param {string} [label] */
+function urlQuestion(url, reply, label) {
+  const link = el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "question-link" }, [label || `Open ${url}`]);
   return el("div", { class: "question-buttons" }, [
     link,
     button("Done", () => reply("resolved")),
@@ -135,13 +136,15 @@ function urlQuestion(url, reply) {
 
 /** Show a tool's question, answered through ``reply``; focus goes to its first field (or its link). @param {Interrupt} interrupt @param {Reply} reply */
 export function showQuestion(interrupt, reply) {
-  const details = (interrupt.metadata && interrupt.metadata["iris/elicitation"]) || {};
+  const meta = interrupt.metadata || {};
+  const details = meta["iris/elicitation"] || meta["iris/authorization"] || {};
+  const signIn = details.mode === "authorize" ? `Sign in to ${details.server || "the server"}` : undefined;
   const tool = interrupt.metadata && interrupt.metadata["iris/toolCall"] ? interrupt.metadata["iris/toolCall"].name : null;
   const heading = tool ? `${tool} asks` : "A tool asks";
   section.replaceChildren(
     el("p", { class: "question-from" }, [details.server ? `${heading} (server ${details.server}):` : `${heading}:`]),
     el("p", { id: "question-message" }, [interrupt.message || "The tool needs an answer."]),
-    details.mode === "url" && details.url ? urlQuestion(details.url, reply) : formQuestion(interrupt, reply),
+    (details.mode === "url" || signIn) && details.url ? urlQuestion(details.url, reply, signIn) : formQuestion(interrupt, reply),
   );
   section.dataset.interruptId = interrupt.id;
   section.hidden = false;

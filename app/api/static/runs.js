@@ -244,9 +244,10 @@ ui.stop.addEventListener("click", async () => {
 
 /** @typedef {import("./questions.js").Interrupt} Interrupt */
 
-/** Show the chat's open interrupt: an approval, or a tool's question (``input_required``). @param {Interrupt | null} interrupt */
+/** Show the chat's open interrupt: an approval, a tool's question (``input_required``), or a sign-in (``authorization_required``). @param {Interrupt | null} interrupt */
 export function showInterrupt(interrupt) {
-  const question = interrupt && interrupt.reason === "input_required" ? interrupt : null;
+  const asks = interrupt && (interrupt.reason === "input_required" || interrupt.reason === "authorization_required");
+  const question = asks ? interrupt : null;
   const approval = question ? null : interrupt;
   ui.approval.hidden = !approval;
   ui.approvalQuestion.textContent = approval ? approval.message || "The assistant asks for approval." : "";

@@ -1,7 +1,8 @@
 """Repositories: advanced-alchemy's async repository plus the named queries the service needs.
 
 Controllers never build SQL; they call these methods. One module per aggregate (``catalogue``:
-models and agents; ``cooldowns``: failing models; ``mcp_servers``; ``api_keys``; ``audit``;
+models and agents; ``cooldowns``: failing models; ``mcp_servers``; ``mcp_grants``: sign-ins at MCP servers;
+``api_keys``; ``audit``;
 ``sessions``: threads and their messages; ``runs``: runs and their event logs; ``uploads``; ``usage``:
 spend summed from the runs and calls; ``spend``: the ledger of holds and calls (ADR 0085);
 ``quotas``; ``responses``: the Responses API's stored answers; ``search``: the full-text index over
@@ -22,6 +23,7 @@ from iris.app.persistence.repositories.closing_rows import (
 )
 from iris.app.persistence.repositories.cooldowns import CooldownRepository
 from iris.app.persistence.repositories.intake_rows import IntakeRows
+from iris.app.persistence.repositories.mcp_grants import McpGrantRepository
 from iris.app.persistence.repositories.mcp_servers import McpServerRepository
 from iris.app.persistence.repositories.quotas import QuotaRepository
 from iris.app.persistence.repositories.responses import GatewayResponseRepository
@@ -53,6 +55,7 @@ __all__ = [
     "GroupBy",
     "IntakeRead",
     "IntakeRows",
+    "McpGrantRepository",
     "McpServerRepository",
     "MessageRepository",
     "ModelRepository",

@@ -1,5 +1,6 @@
-"""Interrupts: a run stops to ask before a tool with side effects (``tool_approval``), or because an MCP
-tool asked the user a question mid-call (``input_required``), and a later run resumes.
+"""Interrupts: a run stops to ask before a tool with side effects (``tool_approval``), because an MCP
+tool asked the user a question mid-call (``input_required``), or because an MCP server needs the user's
+own sign-in (``authorization_required``), and a later run resumes.
 
 The interrupted run ends with ``RUN_FINISHED`` outcome ``interrupt``; the event store keeps its
 interrupts on the run row. A resuming run (``/agent/runs/resume``, or ``/agent/runs`` with ``resume``)
@@ -26,6 +27,9 @@ from iris.app.errors import Unprocessable
 from iris.app.mcp.elicitation import ELICITATION_KEY, Answer, Question, answer_from, form_problem
 
 TOOL_CALL_KEY = "iris/toolCall"
+AUTHORIZATION_KEY = "iris/authorization"
+QUESTION_REASONS = ("input_required", "authorization_required")
+"""Interrupts of a call still waiting at an MCP server: the resume gives it the answer."""
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "Resolve to run the tool, cancel to skip it; a resolved payload may edit the arguments, "
@@ -53,18 +57,24 @@ def approval_interrupt(call_id: str, tool_name: str, arguments: str, *, expires_
 
 def question_interrupt(call_id: str, tool_name: str, arguments: str, question: Question) -> Interrupt:
     """The interrupt that puts an MCP server's question to the user: its form's schema as the
-    ``responseSchema`` (form mode), or the page to visit in ``metadata["iris/elicitation"].url``."""
+    ``responseSchema`` (form mode), or the page to visit in ``metadata["iris/elicitation"].url``; a
+    server that needs the user's sign-in is an ``authorization_required`` interrupt, the authorization
+    URL in ``metadata["iris/authorization"].url`` (resolved once signed in, cancelled to give up)."""
     details: dict[str, Any] = {"server": question.server, "mode": question.mode}
     if question.url is not None:
         details["url"] = question.url
+    signing_in = question.mode == "authorize"
     return Interrupt(
         id=question.id,
-        reason="input_required",
+        reason="authorization_required" if signing_in else "input_required",
         message=question.message,
         tool_call_id=call_id,
         response_schema=question.schema,
         expires_at=question.expires_at.isoformat(timespec="seconds"),
-        metadata={TOOL_CALL_KEY: {"name": tool_name, "arguments": arguments}, ELICITATION_KEY: details},
+        metadata={
+            TOOL_CALL_KEY: {"name": tool_name, "arguments": arguments},
+            AUTHORIZATION_KEY if signing_in else ELICITATION_KEY: details,
+        },
     )
 
 
@@ -119,11 +129,11 @@ def match_resume(
                 tool_call_id=interrupt.tool_call_id or "",
                 tool_name=str(call.get("name", "")),
                 arguments=_arguments(entry, str(call.get("arguments", "")))
-                if interrupt.reason != "input_required"
+                if interrupt.reason not in QUESTION_REASONS
                 else str(call.get("arguments", "")),
                 status=entry.status,
                 reason=_reason(entry),
-                answer=question_answer(interrupt, entry) if interrupt.reason == "input_required" else None,
+                answer=question_answer(interrupt, entry) if interrupt.reason in QUESTION_REASONS else None,
             )
         )
     known = {d.interrupt_id for d in decisions}

@@ -87,9 +87,11 @@ async def prepare_run(
     stored only once the run is accepted (their rows join the intake's transaction)."""
     ids = _checked_ids(body, inline_images=inline is not None and inline.images)
     thread = await _thread_line(body, ids, principal, repos, rewind)
-    offer = await _offer(body, ids, thread, repos, registry, settings, toolbox)
+    offer = await _offer(body, ids, thread, repos, registry, settings, toolbox, principal.user_id)
     principal.check_model(offer.model.row.ref)
-    prompted = await prompt_message(ids.forwarded, thread.agent.config.tools, toolbox, repos.mcp_servers)
+    prompted = await prompt_message(
+        ids.forwarded, thread.agent.config.tools, toolbox, repos.mcp_servers, principal.user_id
+    )
     new_rows = await new_messages(
         [m for m in ids.inbound if m.id not in thread.known] + ([prompted] if prompted else []),
         thread.history,
@@ -236,6 +238,7 @@ async def _offer(
     registry: ProviderRegistry,
     settings: Settings,
     toolbox: Toolbox,
+    owner: str,
 ) -> _Offer:
     """The model (the agent's choice or the client's), its reasoning, and the tools offered to it."""
     agent = thread.agent
@@ -244,7 +247,7 @@ async def _offer(
     reasoning = reasoning_control(ids.forwarded, reasoning_defaults, model.capabilities, model.row.ref)
     tools_on = ids.forwarded.get("enableTools") is not False
     server_tools = (
-        await offered_server_tools(agent.config, model.capabilities, toolbox, repos.mcp_servers)
+        await offered_server_tools(agent.config, model.capabilities, toolbox, repos.mcp_servers, owner)
         if tools_on
         else ()
     )

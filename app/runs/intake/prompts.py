@@ -19,7 +19,11 @@ FIELD = "forwardedProps.prompt"
 
 
 async def prompt_message(
-    forwarded: Mapping[str, Any], tools: Sequence[str], toolbox: Toolbox, servers: McpServerRepository
+    forwarded: Mapping[str, Any],
+    tools: Sequence[str],
+    toolbox: Toolbox,
+    servers: McpServerRepository,
+    owner: str | None = None,
 ) -> InboundUser | None:
     """The user message a requested prompt gives (none when no prompt is asked for); 422
     ``prompt_not_found`` for a prompt none of the agent's servers offers, ``prompt_failed`` when the
@@ -30,7 +34,7 @@ async def prompt_message(
     name, arguments = _checked(asked)
     server, _, prompt = name.partition("__")
     connection = next(
-        (c for c in await toolbox.agent_servers(tools, servers) if c.config.name == server), None
+        (c for c in await toolbox.agent_servers(tools, servers, owner) if c.config.name == server), None
     )
     if connection is None or not prompt:
         raise Unprocessable(

@@ -166,13 +166,18 @@ def runnable(row: ModelRow, registry: ProviderRegistry, settings: Settings) -> R
 
 
 async def offered_server_tools(
-    agent: AgentSnapshot, caps: Capabilities, toolbox: Toolbox, servers: McpServerRepository
+    agent: AgentSnapshot,
+    caps: Capabilities,
+    toolbox: Toolbox,
+    servers: McpServerRepository,
+    owner: str | None = None,
 ) -> tuple[RunTool, ...]:
     """The agent's tools Iris runs itself (plugins and MCP servers), when the model can call tools (an
-    entry no tool source provides any more is skipped, so a removed plugin does not break the agent)."""
+    entry no tool source provides any more is skipped, so a removed plugin does not break the agent);
+    ``owner``'s connections to servers each user signs in to."""
     if not caps.tools:
         return ()
-    return await toolbox.for_agent(agent.tools, servers)
+    return await toolbox.for_agent(agent.tools, servers, owner)
 
 
 def offered_frontend_tools(

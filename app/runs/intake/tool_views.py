@@ -10,7 +10,15 @@ import msgspec
 from iris.app.mcp.config import MissingVariable, ServerConfig
 from iris.app.persistence.models import McpServer
 from iris.app.runs.intake.toolbox import RunTool, Toolbox, mcp_run_tool
-from iris.app.schemas.mcp import IconOut, McpHealth, McpServerOut, ToolFailureOut, ToolList, ToolOut
+from iris.app.schemas.mcp import (
+    IconOut,
+    McpHealth,
+    McpServerOut,
+    OAuthSettings,
+    ToolFailureOut,
+    ToolList,
+    ToolOut,
+)
 
 
 def tool_out(tool: RunTool) -> ToolOut:
@@ -61,6 +69,7 @@ def server_out(row: McpServer, toolbox: Toolbox) -> McpServerOut:
         command=None if http else row.command,
         args=None if http else list(row.args),
         env=None if http else dict(row.env),
+        oauth=msgspec.convert(row.oauth, OAuthSettings) if http and row.oauth is not None else None,
     )
 
 

@@ -81,13 +81,16 @@ class Toolbox:
             invoke=tool.call,
         )
 
-    async def for_agent(self, names: Sequence[str], servers: McpServerRepository) -> tuple[RunTool, ...]:
+    async def for_agent(
+        self, names: Sequence[str], servers: McpServerRepository, owner: str | None = None
+    ) -> tuple[RunTool, ...]:
         """The agent's tools in the order it names them, each once; names that resolve to nothing
-        (an uninstalled plugin, a disabled server, a tool a server no longer lists) are left out."""
+        (an uninstalled plugin, a disabled server, a tool a server no longer lists) are left out.
+        ``owner``: the user whose connections a server each user signs in to is reached through."""
         refs = [parse_tool_ref(name) for name in names]
         wanted = {ref.server for ref in refs if ref.server is not None}
         rows = await servers.enabled_named(wanted) if wanted else []
-        connections = [await self.pool.connection(ServerConfig.from_row(row)) for row in rows]
+        connections = [await self.pool.connection(ServerConfig.from_row(row), owner) for row in rows]
         listed = await asyncio.gather(*(c.tools() for c in connections))
         by_server = {c.config.name: (c, found) for c, found in zip(connections, listed, strict=True)}
         out: dict[str, RunTool] = {}
@@ -109,18 +112,20 @@ class Toolbox:
         return tuple(out.values())
 
     async def agent_servers(
-        self, names: Sequence[str], servers: McpServerRepository
+        self, names: Sequence[str], servers: McpServerRepository, owner: str | None = None
     ) -> list[ServerConnection]:
-        """The connections of the enabled MCP servers an agent's tool names name (not connected yet)."""
+        """The connections of the enabled MCP servers an agent's tool names name (not connected yet);
+        ``owner``'s own for a server each user signs in to."""
         wanted = {ref.server for ref in map(parse_tool_ref, names) if ref.server is not None}
         rows = await servers.enabled_named(wanted) if wanted else []
-        return [await self.pool.connection(ServerConfig.from_row(row)) for row in rows]
+        return [await self.pool.connection(ServerConfig.from_row(row), owner) for row in rows]
 
     async def agent_prompts(
-        self, names: Sequence[str], servers: McpServerRepository
+        self, names: Sequence[str], servers: McpServerRepository, owner: str | None = None
     ) -> tuple[list[McpPrompt], dict[str, str]]:
-        """The prompts of an agent's MCP servers, and why a server's could not be listed (by name)."""
-        connections = await self.agent_servers(names, servers)
+        """The prompts of an agent's MCP servers (``owner``'s connections to those each user signs in
+        to), and why a server's could not be listed (by name)."""
+        connections = await self.agent_servers(names, servers, owner)
         listed = await asyncio.gather(*(c.prompts() for c in connections), return_exceptions=True)
         prompts: list[McpPrompt] = []
         failed: dict[str, str] = {}
