@@ -883,6 +883,8 @@ def test_question_cell(iris: Iris, engine_name: str, surface: str, given: str) -
         assert (output["status"], output["content"]) == ("succeeded", [{"type": "text", "text": TOLD[given]}])
         outputs = outputs_in(stored_history(iris, surface, user, thread))
         assert outputs[-1]["content"] == output["content"], outputs
+
+
 # -- authorization: a server each user signs in to ----------------------------------------------------
 
 AUTHORIZATION_CELLS = [("agui", "signed_in"), ("chat", "signed_in"), ("agui", "cancelled")]
