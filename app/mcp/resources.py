@@ -29,6 +29,10 @@ def read_refusal(uri: str) -> str | None:
     return None
 
 
+class SignInRequired(ToolFailed):
+    """The link's server wants the reader's own sign-in, which only a call can ask for."""
+
+
 async def read_resource(connection: ServerConnection, uri: str) -> ResourceContent:
     """The resource ``uri`` as the server gives it (its entry for ``uri``, else its first), text or
     bytes; a :class:`ToolFailed` saying why when the server is down, refuses, answers nothing usable or
@@ -36,7 +40,13 @@ async def read_resource(connection: ServerConnection, uri: str) -> ResourceConte
     import mcp_types as mt
     from mcp.shared.exceptions import MCPError
 
+    from iris.app.mcp.oauth.connection import AuthorizedConnection
+
     name = connection.config.name
+    if isinstance(connection, AuthorizedConnection) and not await connection.signed_in():
+        raise SignInRequired(
+            f"sign in to the MCP server {name} first: call one of its tools and sign in when asked"
+        )
     client = await connection._ensure()  # the live client its calls use (connection.py is at its size limit)
     try:
         async with asyncio.timeout(connection.config.call_timeout_seconds):

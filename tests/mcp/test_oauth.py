@@ -34,7 +34,7 @@ from tests.support.oauth_flow import (
     sign_in,
     text_of,
 )
-from tests.support.runs import of_type, run, run_input
+from tests.support.runs import of_type, run, run_input, user_message
 
 pytestmark = pytest.mark.slow
 SQLITE = pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)
@@ -280,3 +280,38 @@ async def test_a_cancelled_sign_in_fails_the_call_and_its_link(
     back = await approve(authorization_url(interrupt), "alice")
     assert (await client.get(back)).json()["code"] == "oauth_state_invalid"  # the link died with it
     assert (await client.get("/api/mcp/connections", headers=alice)).json()["connections"] == []
+
+
+async def profile_link(client: Client, user: dict[str, str]) -> str:
+    """A call of ``secure__profile`` in a new thread: the path that reads the link it returned."""
+    thread = str(uuid.uuid4())
+    events = await run(client, user, run_input(thread, user_message("use tool secure__profile {}")))
+    (result,) = of_type(events, "TOOL_CALL_RESULT")
+    assert result["metadata"]["iris/toolAgentOutput"]["status"] == "succeeded", result
+    message = result["messageId"]
+    return f"/api/agents/default/sessions/{thread}/messages/{message}/resource-links/1/read"
+
+
+@SQLITE
+async def test_a_resource_link_is_read_with_the_readers_own_sign_in(
+    client: Client, admin: dict[str, str], auth: Callable[..., dict[str, str]], secure_url: str
+) -> None:
+    """Resource links meet per-user authorization: the link is read through the reader's own
+    connection (the server answers with their identity); signed out, the read is refused clearly."""
+    alice, bob = auth("alice"), auth("bob")
+    await register(client, admin, secure_url)
+    for name, headers, tool in (("alice", alice, "secure__sign_in"), ("bob", bob, "secure__whoami")):
+        thread = str(uuid.uuid4())
+        interrupt = await interrupted(client, headers, thread, tool)
+        assert (await sign_in(client, interrupt, name)).status_code == 200
+        assert (await resumed(client, headers, thread, interrupt))["status"] == "succeeded"
+    first, second = await profile_link(client, alice), await profile_link(client, alice)
+    read = await client.post(first, headers=alice)
+    assert read.status_code == 200, read.text
+    assert read.json()["text"] == "profile of alice"
+
+    assert (await client.delete("/api/mcp/connections/secure", headers=alice)).status_code == 204
+    refused = await client.post(second, headers=alice)
+    assert (refused.status_code, refused.json()["code"]) == (409, "mcp_sign_in_required"), refused.text
+    assert "sign in to the MCP server secure" in refused.json()["detail"], refused.text
+    assert (await client.post(first, headers=alice)).json()["text"] == "profile of alice"  # kept

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+import mcp_types as mt
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
     AccessToken,
@@ -181,6 +182,18 @@ def build(port: int) -> Any:
         token = get_access_token()
         assert token is not None
         return f"user={provider.users.get(token.token)} scopes={' '.join(sorted(token.scopes))}"
+
+    @server.tool()
+    def profile() -> mt.CallToolResult:
+        """A link to the bearer's profile (read on request, as the user who reads it)."""
+        link = mt.ResourceLink(uri="secure://profile", name="profile", mime_type="text/plain")
+        return mt.CallToolResult(content=[mt.TextContent(text="Your profile:"), link])
+
+    @server.resource("secure://profile", mime_type="text/plain")
+    def profile_text() -> str:
+        token = get_access_token()
+        assert token is not None
+        return f"profile of {provider.users.get(token.token)}"
 
     @server.tool()
     def audit_log() -> str:

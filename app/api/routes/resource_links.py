@@ -31,7 +31,7 @@ class ResourceLinkController(Controller):
         operation_class=documented(
             problems={
                 404: ["agent_not_found", "thread_not_found", "resource_link_not_found", "route_not_found"],
-                409: ["mcp_server_gone"],
+                409: ["mcp_server_gone", "mcp_sign_in_required"],
                 422: [
                     "invalid_thread_id",
                     "resource_link_unreadable",

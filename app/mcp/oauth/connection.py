@@ -89,6 +89,11 @@ class AuthorizedConnection(ServerConnection):
         self._needs_sign_in = False
         self._signing_in = asyncio.Lock()
 
+    async def signed_in(self) -> bool:
+        """Whether requests outside a call (a resource link read on request) can go out as the user:
+        nobody is there to ask, so without tokens they are refused rather than signed in."""
+        return not self.auth.per_user or (not self._needs_sign_in and await self._storage().has_tokens())
+
     async def tools(self) -> list[McpTool]:
         """The user's own list once signed in; before that, the server's last list, or ``sign_in``."""
         if self.auth.per_user and not await self._storage().has_tokens():

@@ -18,7 +18,7 @@ from uuid import UUID
 
 from iris.app.errors import Conflict, NotFound, Unprocessable, UpstreamFailed
 from iris.app.mcp.config import ServerConfig
-from iris.app.mcp.resources import read_refusal, read_resource
+from iris.app.mcp.resources import SignInRequired, read_refusal, read_resource
 from iris.app.media.tool_media import MediaStore, ResultTooLarge, canonical_parts, check_limits
 from iris.app.persistence.db import session_scope
 from iris.app.persistence.repositories import (
@@ -64,10 +64,12 @@ async def read_link(
     owner_id = principal.user_id
     if found.config is None:  # read before: what is stored
         return await _signed(found.link, media, ttl_seconds)
-    connection = await toolbox.pool.connection(found.config)
+    connection = await toolbox.pool.connection(found.config, owner_id)  # the reader's own sign-in
     try:
         content = await read_resource(connection, str(found.link["uri"]))
         check_limits([content], media.limits)
+    except SignInRequired as exc:
+        raise Conflict(f"Not read: {exc}.", code="mcp_sign_in_required") from None
     except ToolFailed as exc:
         raise UpstreamFailed(str(exc), code="mcp_read_failed") from None
     except ResultTooLarge as exc:
