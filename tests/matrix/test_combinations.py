@@ -887,7 +887,12 @@ def test_question_cell(iris: Iris, engine_name: str, surface: str, given: str) -
 
 # -- authorization: a server each user signs in to ----------------------------------------------------
 
-AUTHORIZATION_CELLS = [("agui", "signed_in"), ("chat", "signed_in"), ("agui", "cancelled")]
+AUTHORIZATION_CELLS = [
+    ("agui", "signed_in"),
+    ("chat", "signed_in"),
+    ("uichat", "signed_in"),
+    ("agui", "cancelled"),
+]
 """The ``authorization`` row: a call of the OAuth-protected ``secure`` server ends the run with an
 ``authorization_required`` interrupt; the user signs in (browser-free) and resumes, or cancels."""
 
@@ -924,11 +929,41 @@ def signed_in(iris: Iris, surface: str, user: str, text: str, status: str) -> tu
     return thread, resume(iris, surface, user, thread, interrupt["id"], status)
 
 
+def ui_authorization_cell(iris: Iris, secured: Path, user: str) -> None:
+    """On ``/ui-chat``: the sign-in is a ``data-interrupt`` part; signed in, its ``data.response``
+    resumes the call, which runs as the user; history holds no token."""
+    chat = str(uuid.uuid4())
+    text = {"type": "text", "text": "use tool secure__whoami {}"}
+    chunks = ui_post(iris, user, chat, {"id": "m1", "role": "user", "parts": [text]})
+    (part,) = [c for c in chunks if c["type"] == "data-interrupt"]
+    asked = part["data"]
+    assert asked["reason"] == "authorization_required", asked
+    back = approve_now(asked["metadata"]["iris/authorization"]["url"], user)
+    assert httpx.get(f"{iris.base}{back}", timeout=60.0).status_code == 200
+    answered = {
+        "type": "data-interrupt",
+        "id": asked["id"],
+        "data": {**asked, "response": {"status": "resolved"}},
+    }
+    chunks = ui_post(
+        iris, user, chat, {"id": chunks[0]["messageId"], "role": "assistant", "parts": [answered]}
+    )
+    assert [c["type"] for c in chunks][-1] == "finish", chunks
+    assert f"user={user}" in json.dumps(chunks), chunks
+    history = json.dumps(iris.get(f"/api/agents/default/ui-chat/{chat}/messages", user))
+    assert f"user={user}" in history
+    assert not any(token in history for token in (secured / "issued").read_text().split())
+
+
 @pytest.mark.parametrize(("surface", "path"), AUTHORIZATION_CELLS)
 def test_authorization_cell(iris: Iris, secured: Path, engine_name: str, surface: str, path: str) -> None:
     """The cell: sign in and resume (the call runs as the user), or cancel (the call fails, the model is
     told); history replays it and holds no token; then an unrelated write and run."""
     user = f"m-{engine_name}-auth-{surface}-{path}"
+    if surface == "uichat":
+        ui_authorization_cell(iris, secured, user)
+        still_writes(iris, f"{user}-after")
+        return
     status = "resolved" if path == "signed_in" else "cancelled"
     thread, events = signed_in(iris, surface, user, "use tool secure__whoami {}", status)
     assert events[-1]["outcome"]["type"] == "success", events[-1]
