@@ -51,6 +51,19 @@ def _mark(name: str, text: str = "") -> None:
     (MARKS / name).write_text(text or str(time.time()))
 
 
+CIMD = os.environ.get("CIMD_DOCUMENT")
+"""A client ID metadata document the test fetched from Iris (the test's Iris has no socket to fetch it
+from): when set, the metadata advertises ``client_id_metadata_document_supported`` and a ``client_id``
+that is its URL is that document's client."""
+
+
+def _client_document(client_id: str) -> dict[str, Any] | None:
+    if CIMD is None or not client_id.startswith("https://") or not Path(CIMD).exists():
+        return None
+    document: dict[str, Any] = json.loads(Path(CIMD).read_text())
+    return document if document.get("client_id") == client_id else None
+
+
 class AutoApproveProvider:
     """An in-memory authorization server: every registered client is approved at ``/login``."""
 
@@ -62,8 +75,15 @@ class AutoApproveProvider:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.users: dict[str, str] = {}  # token or code → user
+        if "STATIC_CLIENT" in os.environ:  # a client an admin registered by hand (id, secret, redirects)
+            static = OAuthClientInformationFull.model_validate(json.loads(os.environ["STATIC_CLIENT"]))
+            self.clients[static.client_id or ""] = static
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        document = _client_document(client_id)
+        if document is not None:
+            _mark("cimd.used", client_id)
+            return OAuthClientInformationFull.model_validate({**document, "scope": " ".join(SCOPES)})
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -221,6 +241,13 @@ def _guarded(app: Any, provider: AutoApproveProvider, issuer: str) -> Any:
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if (
+            CIMD is not None
+            and scope["type"] == "http"
+            and scope["path"] == "/.well-known/oauth-authorization-server"
+        ):
+            await _with_cimd(app, scope, receive, send)
+            return
+        if (
             scope["type"] != "http"
             or scope["method"] != "POST"
             or scope["path"] not in ("/token", "/mcp", "/revoke")
@@ -248,6 +275,19 @@ def _guarded(app: Any, provider: AutoApproveProvider, issuer: str) -> Any:
         await app(scope, replay, send)
 
     return guarded
+
+
+async def _with_cimd(app: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The SDK's authorization server metadata, saying it takes client ID metadata documents."""
+    sent: list[dict[str, Any]] = []
+
+    async def keep(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, keep)
+    metadata = json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
+    metadata["client_id_metadata_document_supported"] = True
+    await JSONResponse(metadata)(scope, receive, send)
 
 
 async def _body(receive: Any) -> tuple[bytes, Any]:
