@@ -7,9 +7,8 @@ wait is bounded: connecting by the server's connect timeout, a call by its call 
 then sends ``notifications/cancelled``, as it does when the calling run is cancelled). A server that
 is down or closes the connection gives the caller a :class:`tools.ToolFailed` (the model sees a
 tool error) and is reconnected after a backoff (0.5 s doubling to 30 s); an idle connection re-lists
-the tools every 30 s, so a crash is noticed before the next call.
-
-A call carries the W3C trace context of its ``execute_tool`` span (:mod:`iris.app.mcp.tracing`).
+the tools every 30 s, so a crash is noticed before the next call. A call carries the W3C trace
+context of its ``execute_tool`` span (:mod:`iris.app.mcp.tracing`).
 """
 
 from __future__ import annotations
@@ -54,8 +53,8 @@ STATELESS_REVISION = "2026-07-28"
 
 
 class ServerConnection:
-    """See the module docstring. ``tools_ttl_seconds``: how long a tool list is trusted before it is
-    fetched again (``notifications/tools/list_changed`` refreshes it at once)."""
+    """See the module docstring. ``tools_ttl_seconds``: how long a tool list is trusted (a
+    ``notifications/tools/list_changed`` refreshes it at once)."""
 
     def __init__(
         self,
@@ -92,9 +91,13 @@ class ServerConnection:
         self.connected_at: dt.datetime | None = None
         self.protocol_version: str | None = None
 
+    @property
+    def busy(self) -> bool:
+        """A call under way, a question to its user included (the pool closes no busy connection)."""
+        return self._in_flight > 0
+
     async def tools(self) -> list[McpTool]:
-        """Its tools, connecting (bounded) or re-listing when the list is stale; when the server cannot
-        be reached, the last list it gave (possibly none): a run then still starts."""
+        """Its tools, connected (bounded) or re-listed when stale; unreachable, its last list (or none)."""
         try:
             client = await self._ensure()
             if (
@@ -190,8 +193,7 @@ class ServerConnection:
         return await client.call_tool(tool, dict(arguments), progress_callback=progress, meta=meta)
 
     async def _elicit(self, context: Any, params: mt.ElicitRequestParams) -> mt.ElicitResult:
-        """A server's question (either revision): put to the user through the run of the call that
-        asked it; a question no call here can be found for is answered ``cancel``."""
+        """A server's question: put to the user by the asking call's run; with no such call, ``cancel``."""
         asked = current_call(self._asked)
         if asked is None:
             log.warning("mcp %s: a question with no single call in flight was cancelled", self.config.name)

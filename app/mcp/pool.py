@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 CONNECTION_MODULE = "iris.app.mcp.connection"
 OAUTH_MODULE = "iris.app.mcp.oauth.connection"
+SWEEP_EVERY_SECONDS = 60.0
+"""How often the pool looks for users' connections left idle (on its next use, never on a timer)."""
 
 _import_guard = threading.Lock()
 _import: Future[ModuleType] | None = None
@@ -89,6 +92,8 @@ class McpPool:
         self._connections: dict[tuple[str, str], ServerConnection] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._shared_tools: dict[str, list[McpTool]] = {}
+        self._used: dict[tuple[str, str], float] = {}
+        self._swept = time.monotonic()
         self.oauth: OAuthRuntime | None = None
         """Set by the app (it needs the database): without it an OAuth-protected server cannot be used."""
 
@@ -97,6 +102,10 @@ class McpPool:
         each user signs in to, ``owner``'s own (``None``: the one the admin API shows)."""
         per_user = config.oauth is not None and config.oauth.per_user
         key = (config.name, (owner or "") if per_user else "")
+        self._used[key] = now = time.monotonic()
+        if now - self._swept >= min(SWEEP_EVERY_SECONDS, self._ask_ttl):
+            self._swept = now
+            self._leave_idle(now)
         current = self._connections.get(key)
         if current is not None and current.config.version == config.version:
             return current
@@ -138,6 +147,20 @@ class McpPool:
         only ``owner``'s (who revoked it)."""
         for key in [k for k in self._connections if k[0] == name and owner in (None, k[1])]:
             self._retire(self._connections.pop(key))
+
+    def _leave_idle(self, now: float) -> None:
+        """Close users' own connections (a per-user OAuth server's) unused for longer than a question may
+        wait, none with a call or sign-in under way: a process would otherwise keep one per user who ever
+        called the server. The user's tokens stay stored; their next call connects again."""
+        for key, connection in list(self._connections.items()):
+            if key[1] and now - self._used.get(key, now) > self._ask_ttl and not connection.busy:
+                del self._connections[key]
+                self._used.pop(key, None)
+                self._retire(connection)
+
+    def owners(self, name: str) -> set[str]:
+        """The users with a connection of their own to server ``name`` in this process."""
+        return {key[1] for key in self._connections if key[0] == name and key[1]}
 
     def keep_only(self, names: Iterable[str]) -> None:
         """Leave every server not among ``names`` (the enabled ones)."""

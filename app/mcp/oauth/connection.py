@@ -89,6 +89,11 @@ class AuthorizedConnection(ServerConnection):
         self._needs_sign_in = False
         self._signing_in = asyncio.Lock()
 
+    @property
+    def busy(self) -> bool:
+        """A call under way, or a sign-in waiting for its user."""
+        return super().busy or self._signing_in.locked()
+
     async def signed_in(self) -> bool:
         """Whether requests outside a call (a resource link read on request) can go out as the user:
         nobody is there to ask, so without tokens they are refused rather than signed in."""
