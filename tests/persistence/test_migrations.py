@@ -42,6 +42,7 @@ TABLES = {
     "catalogue_generation",
     "gateway_responses",
     "spend_ledger",
+    "mcp_grants",
 }
 # The search index (0009): its documents, and on SQLite the FTS5 table with the tables FTS5 keeps behind it
 # and the documents waiting for it (0016).
