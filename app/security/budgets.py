@@ -67,13 +67,21 @@ async def within_budgets(db: Db, principal: Principal, settings: Settings, hold:
         await ledger.hold(hold, principal.user_id, principal.key_id)
 
 
-async def _within(ledger: SpendRepository, budget: _Budget) -> None:
-    now = dt.datetime.now(dt.UTC)
+Period = tuple[dt.datetime, dt.datetime]
+
+
+def budget_periods(now: dt.datetime) -> tuple[Period, Period]:
+    """The UTC day and the calendar month ``now`` falls in, each as (start, end): what budgets count."""
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     month = day.replace(day=1)
-    next_month = (month + dt.timedelta(days=32)).replace(day=1)
+    return (day, day + dt.timedelta(days=1)), (month, (month + dt.timedelta(days=32)).replace(day=1))
+
+
+async def _within(ledger: SpendRepository, budget: _Budget) -> None:
+    now = dt.datetime.now(dt.UTC)
+    (day, next_day), (month, next_month) = budget_periods(now)
     periods = (
-        (f"budget_{budget.subject}_day_usd", budget.amounts[0], day, day + dt.timedelta(days=1)),
+        (f"budget_{budget.subject}_day_usd", budget.amounts[0], day, next_day),
         (f"budget_{budget.subject}_month_usd", budget.amounts[1], month, next_month),
     )
     for limit, amount, start, end in periods:

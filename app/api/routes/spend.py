@@ -12,6 +12,7 @@ from iris.app.api.openapi import documented
 from iris.app.persistence.repositories import UsageRepository, spent_since
 from iris.app.schemas.spend import MySpend, PeriodSpend
 from iris.app.security.auth import Principal
+from iris.app.security.budgets import budget_periods
 from iris.app.settings import Settings
 
 
@@ -32,12 +33,10 @@ class MySpendController(Controller):
     ) -> MySpend:
         """What the caller's runs cost this UTC day and calendar month, and the budget for each
         (admins have none: budgets bind users and guests)."""
-        now = dt.datetime.now(dt.UTC)
-        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-        month = day.replace(day=1)
+        (day, next_day), (month, next_month) = budget_periods(dt.datetime.now(dt.UTC))
         periods = (
-            (day, day + dt.timedelta(days=1), settings.budget_user_day_usd),
-            (month, (month + dt.timedelta(days=32)).replace(day=1), settings.budget_user_month_usd),
+            (day, next_day, settings.budget_user_day_usd),
+            (month, next_month, settings.budget_user_month_usd),
         )
         spends = [
             PeriodSpend(
