@@ -32,6 +32,7 @@ from tests.support.oauth_flow import (
     register,
     resumed,
     sign_in,
+    signs_in,
     text_of,
 )
 from tests.support.runs import of_type, run, run_input, user_message
@@ -195,10 +196,7 @@ async def test_an_expired_token_is_refreshed_and_a_dead_refresh_token_asks_again
 ) -> None:
     alice = auth("alice")
     await register(client, admin, secure_url)
-    thread = str(uuid.uuid4())
-    interrupt = await interrupted(client, alice, thread, "secure__sign_in")
-    await sign_in(client, interrupt, "alice")
-    assert (await resumed(client, alice, thread, interrupt))["status"] == "succeeded"
+    await signs_in(client, alice, "alice", "secure__sign_in")
 
     await asyncio.sleep(SHORT_TTL + 0.5)
     assert "user=alice" in text_of(await called(client, alice, "secure__whoami"))
@@ -222,10 +220,7 @@ async def test_step_up_asks_again_with_the_wider_scope(
 ) -> None:
     alice = auth("alice")
     await register(client, admin, secure_url)
-    thread = str(uuid.uuid4())
-    interrupt = await interrupted(client, alice, thread, "secure__sign_in")
-    await sign_in(client, interrupt, "alice")
-    assert (await resumed(client, alice, thread, interrupt))["status"] == "succeeded"
+    await signs_in(client, alice, "alice", "secure__sign_in")
     assert "mcp:admin" not in (marks / "authorized.alice").read_text()
 
     thread = str(uuid.uuid4())
@@ -300,11 +295,8 @@ async def test_a_resource_link_is_read_with_the_readers_own_sign_in(
     connection (the server answers with their identity); signed out, the read is refused clearly."""
     alice, bob = auth("alice"), auth("bob")
     await register(client, admin, secure_url)
-    for name, headers, tool in (("alice", alice, "secure__sign_in"), ("bob", bob, "secure__whoami")):
-        thread = str(uuid.uuid4())
-        interrupt = await interrupted(client, headers, thread, tool)
-        assert (await sign_in(client, interrupt, name)).status_code == 200
-        assert (await resumed(client, headers, thread, interrupt))["status"] == "succeeded"
+    await signs_in(client, alice, "alice", "secure__sign_in")
+    await signs_in(client, bob, "bob", "secure__whoami")
     first, second = await profile_link(client, alice), await profile_link(client, alice)
     read = await client.post(first, headers=alice)
     assert read.status_code == 200, read.text

@@ -6,7 +6,6 @@ no new sign-in."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from litestar.testing import AsyncTestClient
 from iris.app.asgi import create_app
 from iris.app.mcp.pool import McpPool
 from iris.app.settings import Settings
-from tests.support.oauth_flow import called, interrupted, oauth_server, register, resumed, sign_in, text_of
+from tests.support.oauth_flow import called, oauth_server, register, signs_in, text_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("engine_name", ["sqlite"], indirect=True)]
 Client = AsyncTestClient[Litestar]
@@ -44,11 +43,8 @@ async def test_an_idle_users_connection_is_closed_and_comes_back_signed_in(
     pool: McpPool = client.app.state.toolbox.pool
     alice, bob = auth("alice"), auth("bob")
     await register(client, auth("root", role="admin"), secure_url)
-    for name, headers, tool in (("alice", alice, "secure__sign_in"), ("bob", bob, "secure__whoami")):
-        thread = str(uuid.uuid4())
-        interrupt = await interrupted(client, headers, thread, tool)
-        assert (await sign_in(client, interrupt, name)).status_code == 200
-        assert (await resumed(client, headers, thread, interrupt))["status"] == "succeeded"
+    await signs_in(client, alice, "alice", "secure__sign_in")
+    await signs_in(client, bob, "bob", "secure__whoami")
     assert pool.owners("secure") == {"alice", "bob"}
 
     await asyncio.sleep(TTL + 0.5)

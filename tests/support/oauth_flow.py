@@ -118,3 +118,14 @@ async def called(client: Client, user: dict[str, str], tool: str) -> dict[str, A
 
 def text_of(output: dict[str, Any]) -> str:
     return " ".join(part.get("text", "") for part in output.get("content") or [])
+
+
+async def signs_in(client: Client, headers: dict[str, str], user: str, tool: str) -> dict[str, Any]:
+    """A call of ``tool`` in a new thread that asks ``user`` to sign in; signed in and resumed, the
+    call succeeds: its output."""
+    thread = str(uuid.uuid4())
+    interrupt = await interrupted(client, headers, thread, tool)
+    assert (await sign_in(client, interrupt, user)).status_code == 200
+    output = await resumed(client, headers, thread, interrupt)
+    assert output["status"] == "succeeded", output
+    return output
