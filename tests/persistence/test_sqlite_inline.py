@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from sqlalchemy import event, text
@@ -21,7 +23,7 @@ from iris.app.api.loop_monitor import LoopMonitor
 from iris.app.persistence.db import create_engine
 from iris.app.persistence.sqlite import OFF_LOOP_BYTES
 from iris.app.persistence.sqlite_write_turn import CHECKPOINT_EVERY, WriteTurnHeld
-from tests.support.waits import REQUEST_SECONDS, until
+from tests.support.waits import DISK_SECONDS, REQUEST_SECONDS, until
 
 
 @pytest.fixture(params=[False, True], ids=["own-writers", "one-writer"])
@@ -141,42 +143,65 @@ async def test_reads_go_on_while_another_connection_writes(engine: AsyncEngine, 
 async def test_write_commits_are_checkpointed_into_the_database_file(
     engine: AsyncEngine, tmp_path: Path
 ) -> None:
-    commits = CHECKPOINT_EVERY * 2 + 10
-    for index in range(commits):
-        await _insert(engine, f"row {index}")
     path = tmp_path / "db.sqlite"
 
-    def in_file() -> int:
-        """Rows in the database file alone (the WAL ignored): what checkpoints copied back. The file's
-        bytes are read as they are and opened in memory, never through SQLite's file layer: a second
-        connection to the file in the writers' own process would share SQLite's per-file lock and
-        wal-index state with them. A checkpoint still copying pages in shows a torn file ("malformed"):
-        then it reads again, until it sees the file whole."""
-        deadline = time.monotonic() + REQUEST_SECONDS
-        while time.monotonic() < deadline:
-            image = bytearray(path.read_bytes())
-            image[18:20] = b"\x01\x01"  # WAL mode off in the copy: an in-memory database has no WAL
-            try:
-                with sqlite3.connect(":memory:") as conn:
-                    conn.deserialize(bytes(image))
-                    count: int = conn.execute("SELECT count(*) FROM t").fetchone()[0]
-            except sqlite3.DatabaseError as exc:
-                if "no such table" in str(exc):
-                    return 0  # no checkpoint has copied the table in yet
-                if "malformed" not in str(exc):
-                    raise
-                time.sleep(0.01)
-            else:
-                return count
-        raise AssertionError("the database file stayed torn: a checkpoint broke it")
+    def copied_all() -> WalIndex | None:
+        """The WAL index once every committed frame is in the database file (read twice: a checkpoint
+        that started in between changes it)."""
+        index = wal_index(path)
+        return index if index == wal_index(path) and index.backfilled == index.mx_frame else None
 
-    # Checkpoints run on a worker thread (not the loop, which may wait here): a loaded machine says when.
-    until(lambda: in_file() >= CHECKPOINT_EVERY, within=REQUEST_SECONDS, what="a checkpoint into the file")
-    assert in_file() <= commits
+    # The table's creation was the first commit: the CHECKPOINT_EVERY-th starts a checkpoint, on a worker
+    # thread (not the loop, which may wait here). No commit comes while it copies, so it copies them all.
+    # A disk that other processes flood with writes holds page writes back: DISK_SECONDS says how long.
+    for index in range(CHECKPOINT_EVERY - 1):
+        await _insert(engine, f"row {index}")
+    until(copied_all, within=DISK_SECONDS, what="a checkpoint into the file")
+    assert rows_in_file(path) == CHECKPOINT_EVERY - 1
+
+    for index in range(CHECKPOINT_EVERY - 1):
+        await _insert(engine, f"more {index}")
+    assert not copied_all()  # no checkpoint before the CHECKPOINT_EVERY-th commit since the last one…
+    assert rows_in_file(path) == CHECKPOINT_EVERY - 1
+    await _insert(engine, "the last")
+    until(copied_all, within=DISK_SECONDS, what="a second checkpoint into the file")  # …and one at it
+    assert rows_in_file(path) == CHECKPOINT_EVERY * 2 - 1
+
     with sqlite3.connect(path) as fresh:
         assert fresh.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000  # a fresh connection's own
     async with engine.connect() as conn:
         assert (await conn.execute(text("PRAGMA wal_autocheckpoint"))).scalar_one() == 0  # ours: off
+
+
+class WalIndex(NamedTuple):
+    """What a WAL's index (its ``-shm`` file) says of checkpoints: https://www.sqlite.org/walformat.html,
+    2.2; native byte order. Read as bytes, never through SQLite, which would share the writers' locks.
+
+    The database file alone is the database only when every frame is copied: a checkpoint that copies up
+    to a frame (a reader still needing it) leaves a page as it was when that page has a later frame too
+    (SQLite's readers read it from the WAL), so the file alone is no snapshot to count rows in."""
+
+    mx_frame: int
+    """The WAL's last committed frame (``mxFrame``, byte 16)."""
+    backfilled: int
+    """Frames checkpoints copied into the database file (``nBackfill``, byte 96)."""
+
+
+def wal_index(path: Path) -> WalIndex:
+    shm = Path(f"{path}-shm").read_bytes()
+    return WalIndex(*(int.from_bytes(shm[at : at + 4], sys.byteorder) for at in (16, 96)))
+
+
+def rows_in_file(path: Path) -> int:
+    """Rows of ``t`` in the database file alone (the WAL ignored). Its bytes are opened in memory, never
+    through SQLite's file layer: a second connection to the file in the writers' own process would share
+    SQLite's per-file lock and wal-index state with them."""
+    image = bytearray(path.read_bytes())
+    image[18:20] = b"\x01\x01"  # WAL mode off in the copy: an in-memory database has no WAL
+    with sqlite3.connect(":memory:") as conn:
+        conn.deserialize(bytes(image))
+        count: int = conn.execute("SELECT count(*) FROM t").fetchone()[0]
+    return count
 
 
 async def test_a_second_writer_of_this_process_queues_on_the_loop_and_has_the_same_deadline(

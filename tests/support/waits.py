@@ -29,6 +29,11 @@ REQUEST_SECONDS = 30.0
 one short thing that another thread or process does while a test waits for it (a row in its log, a
 checkpoint, a lock let go)."""
 
+DISK_SECONDS = 180.0
+"""A write that reaches the disk (a WAL checkpoint copying pages into the database file) while other
+processes flood it with writes: the kernel holds every writer back until their dirty pages drain,
+which beside a process writing gigabytes with fsync is minutes, not seconds."""
+
 SUBPROCESS_SECONDS = 300.0
 """A command runs to its end: the CLI, ``alembic``, ``lint-imports``, a Node script, a nested pytest."""
 
