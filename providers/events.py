@@ -86,6 +86,9 @@ class Usage(_Event, tag="usage", frozen=True):
 
 class Finish(_Event, tag="finish", frozen=True):
     reason: FinishReason
+    stop_sequence: str | None = None
+    """The request's stop sequence that ended the answer (``reason`` ``stop``), when the vendor says
+    which: Anthropic does, OpenAI's and Gemini's APIs do not."""
 
 
 class Warning(_Event, tag="warning", frozen=True):

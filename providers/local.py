@@ -239,14 +239,14 @@ class LocalProvider:
             else _answer(last, request["tools"])
         )
         text_id = f"local-{len(messages)}"
-        tokens, finish = _shaped(answer, request)
+        tokens, finish, stopped_by = _shaped(answer, request)
         yield TextStart(id=text_id)
         for token in tokens:
             await _pace(delay)
             yield TextDelta(id=text_id, delta=token)
         yield TextEnd(id=text_id)
         yield _usage(prompt_words, len(tokens), thought_tokens)
-        yield Finish(reason=finish)
+        yield Finish(reason=finish, stop_sequence=stopped_by)
 
 
 def _digest(part: DocumentPart | AudioPart, **measured: float) -> dict[str, Any]:
@@ -317,19 +317,20 @@ def _delay_ms(model: ModelSpec, options: RequestOptions) -> int:
         return 0
 
 
-def _shaped(answer: str, request: Mapping[str, Any]) -> tuple[list[str], FinishReason]:
-    """The answer's tokens as the request shapes them (JSON, stop sequences, a token limit), and why
-    it ends."""
+def _shaped(answer: str, request: Mapping[str, Any]) -> tuple[list[str], FinishReason, str | None]:
+    """The answer's tokens as the request shapes them (JSON, stop sequences, a token limit), why it
+    ends, and the stop sequence that ended it (the one that comes first in the answer)."""
     if request["json"]:
         answer = json.dumps({"answer": answer})
-    for stop in request["stop"]:
-        if stop and stop in answer:
-            answer = answer[: answer.index(stop)]
+    found = [(answer.index(stop), stop) for stop in request["stop"] if stop and stop in answer]
+    stopped_by = min(found)[1] if found else None
+    if found:
+        answer = answer[: min(found)[0]]
     tokens = _TOKEN.findall(answer)
     limit = request["maxTokens"]
     if limit is not None and len(tokens) > limit:
-        return tokens[:limit], "length"
-    return tokens, "stop"
+        return tokens[:limit], "length", None
+    return tokens, "stop", stopped_by
 
 
 def _requested_tool(

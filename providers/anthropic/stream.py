@@ -89,6 +89,7 @@ class Translator:
     output_tokens: int | None = None
     cached_tokens: int | None = None
     stop_reason: str | None = None
+    stop_sequence: str | None = None
 
     def feed(self, name: str, data: str) -> list[ProviderEvent]:
         try:
@@ -170,7 +171,9 @@ class Translator:
         return [*opened, ToolCallEnd(id=block.id)]
 
     def _on_message_delta(self, payload: dict[str, Any]) -> list[ProviderEvent]:
-        self.stop_reason = payload.get("delta", {}).get("stop_reason") or self.stop_reason
+        delta = payload.get("delta", {})
+        self.stop_reason = delta.get("stop_reason") or self.stop_reason
+        self.stop_sequence = delta.get("stop_sequence") or self.stop_sequence
         self._usage(payload.get("usage"))
         return []
 
@@ -185,7 +188,9 @@ class Translator:
                     cached_input_tokens=self.cached_tokens,
                 )
             )
-        events.append(Finish(reason=_STOP_REASONS.get(self.stop_reason or "", "other")))
+        reason = _STOP_REASONS.get(self.stop_reason or "", "other")
+        sequence = self.stop_sequence if self.stop_reason == "stop_sequence" else None
+        events.append(Finish(reason=reason, stop_sequence=sequence))
         return events
 
     def _on_error(self, payload: dict[str, Any]) -> list[ProviderEvent]:

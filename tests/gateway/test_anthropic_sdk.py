@@ -109,6 +109,31 @@ def test_the_sdks_stream_helper_accumulates_the_answer(gateway: Gateway) -> None
     assert gateway.openai.requests[-1].json["stop"] == ["END"]
 
 
+def test_a_stop_sequence_that_ended_the_answer_is_named_when_the_vendor_says_which(gateway: Gateway) -> None:
+    """Anthropic's API and the local model say which stop sequence ended an answer: the answer stops
+    with ``stop_sequence`` and names it, plain and streamed. OpenAI's does not: ``end_turn`` (above)."""
+    client = anthropic_client(gateway)
+    model, stops = "anthropic/claude-sonnet-4-5", ["3"]
+    gateway.anthropic.reply(fa.text_answer(["1, 2, "], stop_reason="stop_sequence", stop_sequence="3"))
+    plain = client.messages.create(model=model, max_tokens=64, messages=HELLO, stop_sequences=stops)
+    gateway.anthropic.reply(fa.text_answer(["1, 2, "], stop_reason="stop_sequence", stop_sequence="3"))
+    with client.messages.stream(model=model, max_tokens=64, messages=HELLO, stop_sequences=stops) as stream:
+        streamed = stream.get_final_message()
+    for final in (conforming(Message, plain.model_dump()), streamed):
+        assert (final.stop_reason, final.stop_sequence) == ("stop_sequence", "3")
+    assert [r.json["stop_sequences"] for r in gateway.anthropic.requests] == [stops, stops]
+    said = client.messages.create(
+        model="local/text",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "one, two, three"}],
+        stop_sequences=[", three", ", two"],  # the one that comes first in the answer ends it
+    )
+    assert (said.stop_reason, said.stop_sequence) == ("stop_sequence", ", two")
+    assert said.content[0].text.endswith("one")  # type: ignore[union-attr]
+    unmet = client.messages.create(model="local/text", max_tokens=64, messages=HELLO, stop_sequences=["zzz"])
+    assert (unmet.stop_reason, unmet.stop_sequence) == ("end_turn", None)
+
+
 def test_a_tool_call_streams_as_input_json_deltas(gateway: Gateway) -> None:
     call = ToolCallScript(id="call_1", name="get_weather", argument_pieces=['{"city"', ': "Paris"}'])
     gateway.openai.tool_calls([call])

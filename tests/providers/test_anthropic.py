@@ -404,10 +404,11 @@ async def test_tool_calls_stream_with_ids_names_and_arguments(
 async def test_stop_reasons_map(
     fake: FakeAnthropic, base_url: str, http: httpx.AsyncClient, stop_reason: str, reason: str
 ) -> None:
-    fake.reply(fa.text_answer(["x"], stop_reason=stop_reason))
+    sequence = "END" if stop_reason == "stop_sequence" else None
+    fake.reply(fa.text_answer(["x"], stop_reason=stop_reason, stop_sequence=sequence))
     events, error = await run(live(http, base_url))
     assert error is None
-    assert events[-1] == Finish(reason=reason)  # type: ignore[arg-type]
+    assert events[-1] == Finish(reason=reason, stop_sequence=sequence)  # type: ignore[arg-type]
     assert sum(isinstance(e, Finish) for e in events) == 1
 
 

@@ -147,13 +147,13 @@ def redacted_thinking_block(index: int, data: str) -> list[Event]:
     ]
 
 
-def message_end(stop_reason: str, output_tokens: int) -> list[Event]:
+def message_end(stop_reason: str, output_tokens: int, stop_sequence: str | None = None) -> list[Event]:
     return [
         (
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                "delta": {"stop_reason": stop_reason, "stop_sequence": stop_sequence},
                 "usage": {"output_tokens": output_tokens},
             },
         ),
@@ -162,11 +162,17 @@ def message_end(stop_reason: str, output_tokens: int) -> list[Event]:
 
 
 def text_answer(
-    pieces: Sequence[str], *, input_tokens: int = 25, output_tokens: int = 12, stop_reason: str = "end_turn"
+    pieces: Sequence[str],
+    *,
+    input_tokens: int = 25,
+    output_tokens: int = 12,
+    stop_reason: str = "end_turn",
+    stop_sequence: str | None = None,
 ) -> list[Event]:
     """A whole text answer as Anthropic streams it (a ``ping`` after the block starts)."""
     block = text_block(0, pieces)
-    return [message_start(input_tokens), block[0], PING, *block[1:], *message_end(stop_reason, output_tokens)]
+    end = message_end(stop_reason, output_tokens, stop_sequence)
+    return [message_start(input_tokens), block[0], PING, *block[1:], *end]
 
 
 def error_event(error_type: str, message: str) -> Event:

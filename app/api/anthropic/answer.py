@@ -83,13 +83,21 @@ class Answer:
     blocks: list[_Block] = field(default_factory=list)
     open: _Block | None = None
     vendor_finish: str = "stop"
+    stop_sequence: str | None = None
+    """The request's stop sequence that ended the answer, when the vendor said which."""
     usage: AnthropicUsage = field(default_factory=lambda: AnthropicUsage(input_tokens=0, output_tokens=0))
 
     @property
     def stop_reason(self) -> AnthropicStopReason:
         if any(isinstance(b.block, AnthropicToolUseBlock) for b in self.blocks):
             return "tool_use"
+        if self.vendor_finish == "stop" and self.stop_sequence is not None:
+            return "stop_sequence"
         return _STOP_REASONS.get(self.vendor_finish, "end_turn")
+
+    @property
+    def _stopped_by(self) -> str | None:
+        return self.stop_sequence if self.stop_reason == "stop_sequence" else None
 
     def take(self, event: AgUiEvent) -> list[AnthropicStreamEvent]:
         """Note ``event``; the stream events it makes (none for most)."""
@@ -115,7 +123,9 @@ class Answer:
             return self._stop()
         if isinstance(event, TextMessageEnd):
             if event.metadata and WORKER_OUTPUT_KEY in event.metadata:
-                self.vendor_finish = str(event.metadata[WORKER_OUTPUT_KEY].get("finishReason", "stop"))
+                output = event.metadata[WORKER_OUTPUT_KEY]
+                self.vendor_finish = str(output.get("finishReason", "stop"))
+                self.stop_sequence = output.get("stopSequence")
             return self._stop() if self.open is not None and self.open.key == event.message_id else []
         if isinstance(event, RunFinished | RunError):
             self.usage = run_usage(event) or self.usage
@@ -181,7 +191,7 @@ class Answer:
         usage = self.usage
         return [
             AnthropicMessageDelta(
-                delta=AnthropicStopDelta(stop_reason=self.stop_reason, stop_sequence=None),
+                delta=AnthropicStopDelta(stop_reason=self.stop_reason, stop_sequence=self._stopped_by),
                 usage=AnthropicDeltaUsage(
                     input_tokens=usage.input_tokens,
                     output_tokens=usage.output_tokens,
@@ -204,7 +214,7 @@ class Answer:
             content=content,
             model=self.model,
             stop_reason=stop,
-            stop_sequence=None,
+            stop_sequence=self._stopped_by if stop is not None else None,
             usage=usage,
         )
 

@@ -30,13 +30,15 @@ AGENT_KEY = "iris/agent"
 class WorkerAgentOutput(WireStruct, omit_defaults=True, kw_only=True):
     """The worker's answer for one assistant message (``TEXT_MESSAGE_END``): ``reasoningSummary`` is
     the start of what the model thought (redacted blocks never appear), ``reasoningTokens`` what it
-    cost, as the vendor reported it; ``agent`` the agent version that answered (absent for stateless
+    cost, as the vendor reported it; ``stopSequence`` the request's stop sequence that ended the
+    answer, when the vendor said which; ``agent`` the agent version that answered (absent for stateless
     chat)."""
 
     answer: str
     model: str
     provider: str
     finish_reason: str
+    stop_sequence: str | None = None
     tool_call_ids: list[str]
     usage: BillableUsage | None = None
     reasoning_summary: str | None = None

@@ -92,6 +92,7 @@ class Turn:
     text: list[str] = field(default_factory=list)
     calls: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     finish_reason: str = "stop"
+    stop_sequence: str | None = None
     counts: Counts = field(default_factory=Counts)
     text_open: bool = False
 
@@ -257,7 +258,7 @@ class ModelTurns:
                 elif isinstance(event, Usage):
                     turn.counts.report(event)
                 elif isinstance(event, Finish):
-                    turn.finish_reason = event.reason
+                    turn.finish_reason, turn.stop_sequence = event.reason, event.stop_sequence
                 elif isinstance(event, ProviderWarning):
                     log.info("run %s: %s warning: %s", plan.run_id, plan.provider.id, event.message)
 
@@ -295,6 +296,7 @@ class ModelTurns:
             model=plan.model.model_id,
             provider=plan.provider.id,
             finish_reason=turn.finish_reason,
+            stop_sequence=turn.stop_sequence,
             tool_call_ids=list(turn.calls),
             usage=billable(turn.counts, provider=plan.provider.id, model=plan.model),
             reasoning_summary=turn.reasoning.summary,
