@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
+import msgspec
 
 from iris.providers import image_formulas
 from iris.providers.anthropic.request import ignored_extras, messages_request
@@ -49,6 +50,11 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
     "baseUrl": BASE_URL,
     "apiKeyEnv": API_KEY_ENV,
     "maxTokens": MAX_TOKENS,
+    "structuredOutputs": OptionSpec(
+        type="boolean",
+        description="whether this model takes a JSON schema for its answer (output_config.format); "
+        "overrides what the provider infers from its name",
+    ),
     "urlFetch": OptionSpec(
         type="string",
         description='"none" sends images inline only (Claude behind gateways that take base64 only)',
@@ -58,6 +64,9 @@ MODEL_OPTIONS: Mapping[str, OptionSpec] = {
 
 _THINKING_MODELS = re.compile(r"claude-(3-7-sonnet|(sonnet|opus|haiku)-[4-9])")
 """Claude models with extended thinking (3.7 Sonnet, and the 4.x families and later)."""
+_STRUCTURED_MODELS = re.compile(r"claude-((sonnet|opus|haiku)-4-[5-9]|[a-z]+-[5-9]|mythos)")
+"""Claude models that take a JSON schema for the answer (``output_config.format``): Sonnet, Opus and
+Haiku 4.5 and later, and the families after 4 (Anthropic's structured outputs guide)."""
 
 
 PARAMETERS = ParameterSupport(
@@ -68,7 +77,15 @@ PARAMETERS = ParameterSupport(
     tool_choice=True,
     parallel_tool_calls=True,
 )
-"""What the Messages API takes: no ``seed``, and no JSON response format (Claude follows instructions)."""
+"""What the Messages API takes: no ``seed`` and no free-form JSON mode (``json_object``); a JSON schema
+(``json_schema``) where the model takes one (:func:`parameters`)."""
+
+
+def parameters(model: ModelSpec) -> ParameterSupport:
+    """:data:`PARAMETERS`, with ``json_schema`` for a model that takes structured outputs (by its name,
+    unless ``options["structuredOutputs"]`` says otherwise)."""
+    structured = model.options.get("structuredOutputs", bool(_STRUCTURED_MODELS.search(model.model_id)))
+    return msgspec.structs.replace(PARAMETERS, json_schema=structured is True)
 
 
 class AnthropicProvider:
@@ -105,7 +122,7 @@ class AnthropicProvider:
         )
         if model.type == "text":
             return Capabilities(
-                vision=False, tools=model.supports_tools, reasoning=reasoning, parameters=PARAMETERS
+                vision=False, tools=model.supports_tools, reasoning=reasoning, parameters=parameters(model)
             )
         url_fetch: UrlFetch = "none" if model.options.get("urlFetch") == "none" else "public_https"
         return Capabilities(
@@ -120,7 +137,7 @@ class AnthropicProvider:
             tools=model.supports_tools,
             max_request_bytes=MAX_REQUEST_BYTES,
             reasoning=reasoning,
-            parameters=PARAMETERS,
+            parameters=parameters(model),
             tool_result_images="native",  # image blocks inside tool_result content
             documents=PDF if model.type == "multimodal" else DocumentSupport(),
         )

@@ -99,6 +99,8 @@ def messages_request(
         body["top_p"] = options.top_p
     if options.stop:
         body["stop_sequences"] = list(options.stop)
+    if (fmt := options.response_format) is not None and fmt.type == "json_schema":
+        body["output_config"] = {"format": {"type": "json_schema", "schema": fmt.schema or {}}}
     if options.end_user is not None:
         body["metadata"] = {"user_id": options.end_user}
     if options.tools:

@@ -134,6 +134,40 @@ def test_a_stop_sequence_that_ended_the_answer_is_named_when_the_vendor_says_whi
     assert (unmet.stop_reason, unmet.stop_sequence) == ("end_turn", None)
 
 
+PLACE = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+def test_output_config_format_asks_every_model_that_takes_a_schema_for_it(gateway: Gateway) -> None:
+    """Structured outputs: a Claude model that takes a schema gets ``output_config.format`` as it came,
+    an OpenAI model a strict ``json_schema`` response format; a model that takes none is refused with a
+    400 naming the field, and no vendor is called."""
+    client = anthropic_client(gateway)
+    asked: Any = {"format": {"type": "json_schema", "schema": PLACE}}
+    gateway.anthropic.reply(fa.text_answer(['{"city": ', '"Paris"}']))
+    answer = client.messages.create(
+        model="anthropic/claude-sonnet-4-5", max_tokens=64, messages=HELLO, output_config=asked
+    )
+    assert json.loads(answer.content[0].text) == {"city": "Paris"}  # type: ignore[union-attr]
+    assert gateway.anthropic.requests[-1].json["output_config"] == asked
+    gateway.openai.text('{"city": "Paris"}')
+    client.messages.create(model="openai/gpt-4o", max_tokens=64, messages=HELLO, output_config=asked)
+    assert gateway.openai.requests[-1].json["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": PLACE, "strict": True},
+    }
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(model="local/text", max_tokens=64, messages=HELLO, output_config=asked)
+    assert refused.value.error_code == "parameter_unsupported"
+    said = refused.value.body["error"]["message"]  # type: ignore[index]
+    assert said == "output_config.format: local/text does not support 'output_config.format'."
+    assert (len(gateway.anthropic.requests), len(gateway.openai.requests)) == (1, 1)
+
+
 def test_a_tool_call_streams_as_input_json_deltas(gateway: Gateway) -> None:
     call = ToolCallScript(id="call_1", name="get_weather", argument_pieces=['{"city"', ': "Paris"}'])
     gateway.openai.tool_calls([call])

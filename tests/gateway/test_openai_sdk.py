@@ -76,6 +76,31 @@ def test_a_plain_answer(gateway: Gateway) -> None:
     assert answer.usage.prompt_tokens_details.cached_tokens == 0
 
 
+def test_a_json_schema_reaches_a_claude_model_as_output_config_format(gateway: Gateway) -> None:
+    """``response_format`` ``json_schema`` on Chat Completions is Anthropic's structured outputs for a
+    Claude model that takes a schema; ``json_object``, which Claude has no mode for, is refused."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+    gateway.anthropic.reply(fa.text_answer(['{"n": 3}']))
+    hello: Any = [{"role": "user", "content": "Three?"}]
+    answer = client(gateway).chat.completions.create(
+        model="anthropic/claude-sonnet-4-5",
+        messages=hello,
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "count", "schema": schema, "strict": True},
+        },
+    )
+    assert answer.choices[0].message.content == '{"n": 3}'
+    sent = gateway.anthropic.requests[-1].json["output_config"]
+    assert sent == {"format": {"type": "json_schema", "schema": schema}}
+    with pytest.raises(openai.BadRequestError) as refused:
+        client(gateway).chat.completions.create(
+            model="anthropic/claude-sonnet-4-5", messages=hello, response_format={"type": "json_object"}
+        )
+    assert (refused.value.code, refused.value.param) == ("parameter_unsupported", "response_format")
+    assert len(gateway.anthropic.requests) == 1
+
+
 def _image_sent(gateway: Gateway, provider: str) -> Any:
     """The image block as the vendor received it."""
     if provider == "openai":

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from iris.providers.anthropic import AnthropicProvider, create
@@ -29,6 +30,7 @@ from iris.providers.messages import (
     ImagePart,
     Message,
     RequestOptions,
+    ResponseFormat,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -117,7 +119,7 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
         tools=True,
         max_request_bytes=32_000_000,
         reasoning=ReasoningSupport(supported=True, streamed=True, encrypted=True, budget=True),
-        parameters=PARAMETERS,
+        parameters=msgspec.structs.replace(PARAMETERS, json_schema=True),  # Sonnet 4.5 takes a schema
         tool_result_images="native",
     )
     assert pure.capabilities(TEXT_ONLY) == Capabilities(vision=False, tools=False, parameters=PARAMETERS)
@@ -127,7 +129,40 @@ def test_capabilities_follow_the_vision_guide(pure: AnthropicProvider) -> None:
     assert pure.capabilities(gateway).url_fetch == "none"
 
 
+def test_structured_outputs_go_by_model_family_unless_the_row_says(pure: AnthropicProvider) -> None:
+    taking = {
+        "claude-sonnet-4-5-20250929",
+        "claude-haiku-4-5",
+        "claude-opus-4-6",
+        "claude-sonnet-5",
+        "claude-fable-5-1",
+        "claude-mythos-preview",
+    }
+    older = {"claude-sonnet-4-20250514", "claude-opus-4-1", "claude-3-7-sonnet-latest", "claude-3-5-haiku"}
+    for model_id in taking | older:
+        parameters = pure.capabilities(
+            ModelSpec(provider="anthropic", model_id=model_id, type="text")
+        ).parameters
+        assert (parameters.json_schema, parameters.json_object) == (model_id in taking, False), model_id
+    for said in (True, False):
+        row = ModelSpec(
+            provider="anthropic",
+            model_id="claude-opus-4-1",
+            type="vision",
+            options={"structuredOutputs": said},
+        )
+        assert pure.capabilities(row).parameters.json_schema is said
+
+
 # -- build_request -----------------------------------------------------------------------------------
+
+
+def test_a_json_schema_is_output_config_format(pure: AnthropicProvider) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "additionalProperties": False}
+    fmt = ResponseFormat(type="json_schema", schema=schema, name="place", strict=True)
+    body = pure.build_request(ASK[:1], VISION, RequestOptions(response_format=fmt))
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": schema}}
+    assert "output_config" not in pure.build_request(ASK[:1], VISION, RequestOptions())
 
 
 def test_system_text_and_inline_png_become_native_blocks(pure: AnthropicProvider) -> None:

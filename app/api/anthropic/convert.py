@@ -50,7 +50,7 @@ from iris.app.runs import PartLimits, canonical_user_parts, thread_of
 from iris.app.security.auth import Principal
 from iris.app.security.url_policy import UrlPolicy
 from iris.app.settings import Settings
-from iris.providers import RequestOptions, ToolChoice, ToolSpec
+from iris.providers import RequestOptions, ResponseFormat, ToolChoice, ToolSpec
 
 _EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 """``output_config.effort`` → Iris's effort (its highest is ``high``)."""
@@ -122,11 +122,15 @@ def request_options(body: MessagesRequest, *, cached: bool) -> RequestOptions:
         anthropic["top_k"] = body.top_k
     if cached:
         anthropic["cache_control"] = {"type": "ephemeral"}
+    fmt = body.output_config.format if body.output_config else None
     return RequestOptions(
         temperature=body.temperature,
         top_p=body.top_p,
         max_output_tokens=body.max_tokens,
         stop=tuple(body.stop_sequences or ()),
+        response_format=(
+            ResponseFormat(type="json_schema", schema=fmt.schema, name="output", strict=True) if fmt else None
+        ),
         tool_choice=tool_choice,
         parallel_tool_calls=False if parallel else None,
         end_user=body.metadata.user_id if body.metadata else None,

@@ -87,6 +87,14 @@ def error_response(
     )
 
 
+_FIELDS = {
+    "stop": "stop_sequences",
+    "response_format": "output_config.format",
+    "parallel_tool_calls": "tool_choice.disable_parallel_tool_use",
+}
+"""The core's names of refused knobs → the Messages fields that set them."""
+
+
 def _validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[bytes]:
     """A body that does not decode, or a field of the wrong type: 400, naming the field."""
     errors = field_errors(exc.extra)
@@ -105,8 +113,9 @@ def _reshaped(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes
     code = str(problem.get("code", "error"))
     status = status_for(answer.status_code or 500, code)
     message = str(problem.get("detail") or problem.get("title") or "Error")
-    if problem.get("field"):
-        message = f"{problem['field']}: {message}"
+    if field := problem.get("field"):
+        named = _FIELDS.get(field, field)
+        message = f"{named}: {message.replace(repr(field), repr(named))}"
     headers = {k: v for k, v in answer.headers.items() if k.lower() in _KEPT_HEADERS}
     if code == "route_not_found":
         code, message = "unknown_url", f"Not found: {request.method} {request.url.path}."

@@ -150,10 +150,19 @@ class ThinkingDisabled(AnthropicStruct, tag="disabled", tag_field="type"):
 ThinkingIn = ThinkingEnabled | ThinkingAdaptive | ThinkingDisabled
 
 
+class OutputFormatIn(AnthropicStruct):
+    """A JSON schema the answer must match (Anthropic's structured outputs)."""
+
+    type: Literal["json_schema"]
+    schema: dict[str, Any]
+
+
 class OutputConfigIn(AnthropicStruct):
-    """``effort`` sets the reasoning effort of adaptive thinking; ``format`` is not taken yet (ignored)."""
+    """``effort`` sets the reasoning effort of adaptive thinking; ``format`` the JSON schema the answer
+    must match, for models that take one (refused where they do not)."""
 
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    format: OutputFormatIn | None = None
 
 
 class MetadataIn(AnthropicStruct):
