@@ -34,13 +34,6 @@ def stdio_config(marks: Path, **extra: object) -> ServerConfig:
     )
 
 
-@pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    path = tmp_path / "marks"
-    path.mkdir()
-    return path
-
-
 @pytest.fixture(params=["stdio", "http"])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)

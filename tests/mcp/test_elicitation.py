@@ -40,13 +40,6 @@ EVERYTHING = "@modelcontextprotocol/server-everything"
 
 
 @pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    path = tmp_path / "marks"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def contact_url(marks: Path) -> Iterator[str]:
     with http_server(marks) as url:
         yield url

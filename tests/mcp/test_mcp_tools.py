@@ -32,13 +32,6 @@ CONNECT = 60.0
 
 
 @pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    path = tmp_path / "marks"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 async def client(settings: Settings, marks: Path) -> AsyncIterator[Client]:
     app = create_app(
         msgspec.structs.replace(settings, tool_result_max_media=4), environ={"MARKS": str(marks)}

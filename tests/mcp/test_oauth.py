@@ -45,13 +45,6 @@ SHORT_TTL = 2
 
 
 @pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    path = tmp_path / "marks"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def server_env() -> dict[str, str]:
     return {}
 

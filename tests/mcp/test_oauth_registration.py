@@ -35,13 +35,6 @@ SECRET = "by-hand-s3cret"
 
 
 @pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    path = tmp_path / "marks"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def secure_url(marks: Path) -> Iterator[str]:
     static = {
         "client_id": "iris-by-hand",

@@ -15,9 +15,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
+import pytest
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 STARTUP_SECONDS = 60.0  # a loaded 2-core machine imports the SDK slowly
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    """The folder the test MCP server leaves the files the tests wait on in (its ``MARK_DIR``), empty
+    at the start of each test."""
+    path = tmp_path / "marks"
+    path.mkdir()
+    return path
 
 
 def stdio_entry(name: str, mark_dir: Path, **extra: object) -> dict[str, object]:

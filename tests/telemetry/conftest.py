@@ -1,5 +1,6 @@
-"""Fixtures of the telemetry tests: the run tests' signed-in caller, a fake OpenAI on loopback, and an
-Iris client whose catalogue has a model served by it (``openai/gpt-4o``, offered by the default agent)."""
+"""Fixtures of the telemetry tests: the run tests' signed-in caller, a fake OpenAI on loopback, an
+Iris client whose catalogue has a model served by it (``openai/gpt-4o``, offered by the default agent),
+and the folder the test MCP server writes its marks into."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from iris.app.settings import Settings
 from tests.support.agents import offer
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.http_server import serve_asgi
+from tests.support.mcp_servers import marks
 from tests.support.run_fixtures import alice, stored
 
-__all__ = ["alice", "openai", "stored", "with_openai_model"]
+__all__ = ["alice", "marks", "openai", "stored", "with_openai_model"]
 
 OPENAI_KEY = "sk-test-123"
 Client = AsyncTestClient[Litestar]

@@ -36,13 +36,6 @@ def transport(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    path = tmp_path / "marks"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def server_entry(transport: str, marks: Path) -> Iterator[dict[str, Any]]:
     """A ``POST /api/mcp-servers`` body for the test server named ``traced``."""
     if transport == "stdio":
