@@ -146,7 +146,7 @@ class McpPool:
         """Leave a server that was disabled, deleted or renamed (every user's connection to it), or
         only ``owner``'s (who revoked it)."""
         for key in [k for k in self._connections if k[0] == name and owner in (None, k[1])]:
-            self._retire(self._connections.pop(key))
+            self._drop(key)
 
     def _leave_idle(self, now: float) -> None:
         """Close users' own connections (a per-user OAuth server's) unused for longer than a question may
@@ -154,9 +154,12 @@ class McpPool:
         called the server. The user's tokens stay stored; their next call connects again."""
         for key, connection in list(self._connections.items()):
             if key[1] and now - self._used.get(key, now) > self._ask_ttl and not connection.busy:
-                del self._connections[key]
-                self._used.pop(key, None)
-                self._retire(connection)
+                self._drop(key)
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        """Forget the connection under ``key``, and when it was last used, and close it."""
+        self._used.pop(key, None)
+        self._retire(self._connections.pop(key))
 
     def owners(self, name: str) -> set[str]:
         """The users with a connection of their own to server ``name`` in this process."""
